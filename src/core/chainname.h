@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Chain names exactly as kube-proxy derives them:
+ *   PREFIX + first 16 characters of base32(SHA-256(svcPortName + protocol [+ endpoint]))
+ * where svcPortName is "ns/name:port" ("ns/name" when the port is unnamed),
+ * protocol is lowercase ("tcp") and endpoint is "ip:port" ("[ip6]:port").
+ */
+#ifndef SVCNAT_CORE_CHAINNAME_H
+#define SVCNAT_CORE_CHAINNAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/ruleset.h"
+
+#define CHAIN_HASH_LEN 16
+
+/* out must hold CHAIN_HASH_LEN + 1 bytes. */
+void chain_hash(const char *svc_port_name, const char *proto, const char *endpoint,
+		char out[CHAIN_HASH_LEN + 1]);
+
+/* prefix is "KUBE-SVC-", "KUBE-SVL-", "KUBE-EXT-", "KUBE-FW-" or "KUBE-SEP-";
+ * endpoint only for KUBE-SEP-.  out holds RS_CHAIN_MAXLEN + 1 bytes. */
+void chain_name(const char *prefix, const char *svc_port_name, const char *proto,
+		const char *endpoint, char out[RS_CHAIN_MAXLEN + 1]);
+
+#endif

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The rule planner: desired state + node settings -> the complete ruleset
+ * svcnat owns (nat and filter), laid out as kube-proxy's iptables proxier
+ * lays it out.  Pure: no I/O, no globals; the same input gives the same
+ * output, byte for byte once rendered.
+ */
+#ifndef SVCNAT_CORE_PLAN_H
+#define SVCNAT_CORE_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/diag.h"
+#include "core/model.h"
+#include "core/ruleset.h"
+
+struct plan_settings {
+	int family;                    /* AF_INET */
+	const char *hostname;          /* for diagnostics; locality is resolved already */
+	const char *zone;              /* the node's topology zone, or NULL */
+	struct ipaddr *node_ips;       /* --node-ip; the first is the primary */
+	size_t n_node_ips;
+	struct ipaddr *local_addrs;    /* every address of the node (for --nodeport-addresses) */
+	size_t n_local_addrs;
+	struct ipnet *cluster_cidrs;   /* --cluster-cidr; none = no local-traffic detector */
+	size_t n_cluster_cidrs;
+	struct ipnet *nodeport_addresses; /* --nodeport-addresses; none = all local (addrtype LOCAL) */
+	size_t n_nodeport_addresses;
+	bool masquerade_all;
+	bool localhost_nodeports;      /* default true */
+	unsigned masquerade_bit;       /* default 14 -> mark 0x4000 */
+	bool random_fully;             /* MASQUERADE --random-fully */
+	/* Above this many endpoints in total, per-endpoint comments are left
+	 * out, as kube-proxy's large-cluster mode does (default 1000). */
+	size_t large_cluster_threshold;
+};
+
+/* Fill in kube-proxy's defaults. */
+void plan_settings_init(struct plan_settings *s);
+
+struct plan_stats {
+	size_t services;   /* service ports programmed */
+	size_t endpoints;  /* endpoints programmed */
+	size_t chains;
+	size_t rules;
+};
+
+/*
+ * Build the ruleset.  *ret is sorted (ruleset_sort) and owned by the
+ * caller.  Returns 0 or -ENOMEM (nothing in *ret then).  Problems with
+ * single service ports (e.g. an IPv6 address in an IPv4 run) are appended
+ * to diags (may be NULL) and do not fail the build.
+ */
+int plan_build(const struct desired *d, const struct plan_settings *s,
+	       struct ruleset **ret, struct plan_stats *stats, struct diag_list *diags);
+
+#endif

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * resolve: merged snapshot -> desired state (one svc_port per service port,
+ * with its endpoints), the way kube-proxy's change trackers build their
+ * ServicePortMap and EndpointsMap:
+ *  - a Service yields one svc_port per spec.ports[] entry;
+ *  - endpoints come from the EndpointSlices labelled with the service name,
+ *    matched to the service port by port name and protocol; several slices
+ *    per service are merged and deduplicated (same ip:port -> the first);
+ *  - v1 Endpoints objects are used for a service only when no EndpointSlice
+ *    names that service ("the slices win");
+ *  - only addresses of the run's family are kept (others: a DIAG_NOTE);
+ *  - endpoint.is_local = (node_name == hostname);
+ *  - headless, ExternalName and service-proxy-name services are kept with
+ *    skipped = true and a reason, so --dump-state can show them.
+ * Pure: no I/O.
+ */
+#ifndef SVCNAT_CORE_RESOLVE_H
+#define SVCNAT_CORE_RESOLVE_H
+
+#include "core/diag.h"
+#include "core/merge.h"
+#include "core/model.h"
+
+struct resolve_opts {
+	const char *hostname; /* which endpoints are local; may be NULL (none are) */
+	int family;           /* AF_INET (IPv6 later) */
+};
+
+/* Build *ret (caller frees with desired_free()).  0 or -ENOMEM. */
+int resolve_build(const struct merge_snapshot *snap, const struct resolve_opts *opts,
+		  struct desired *ret, struct diag_list *diags);
+
+/* Print the desired state, one line per service port (--dump-state). */
+void resolve_dump(const struct desired *d, FILE *f);
+
+#endif

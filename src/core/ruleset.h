@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The rule model: tables, chains and ordered rules with typed matches and
+ * targets.  The planner builds it; the iptables-save renderer, the libiptc
+ * writer, the text parser (for --diff and tests) and the test tracer read
+ * it.  Only the match and target kinds kube-proxy's iptables mode uses are
+ * modelled, so every consumer can handle every rule.
+ *
+ * A rule's matches are kept in the order they are written to the kernel and
+ * printed (iptables-save prints -s/-d/-p first, then the -m matches in
+ * kernel order, then -j).  Strings (comments, recent names, chain names of
+ * jump targets) live in the ruleset's string arena and stay valid until
+ * ruleset_free().
+ */
+#ifndef SVCNAT_CORE_RULESET_H
+#define SVCNAT_CORE_RULESET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/model.h"
+
+enum rs_table {
+	RS_FILTER,
+	RS_NAT,
+	RS_NTABLES,
+};
+
+/* Longest chain name the kernel takes (XT_EXTENSION_MAXNAMELEN - 1). */
+#define RS_CHAIN_MAXLEN 28
+#define RS_MAX_MATCHES 5
+
+enum rs_match_kind {
+	RS_M_COMMENT = 1, /* -m comment --comment STR */
+	RS_M_PORT,        /* -m tcp|udp|sctp --dport N (protocol is rule.proto) */
+	RS_M_ADDRTYPE,    /* -m addrtype [!] --src-type|--dst-type LOCAL */
+	RS_M_MARK,        /* -m mark [!] --mark V/M */
+	RS_M_CONNTRACK,   /* -m conntrack [!] --ctstate S[,S...] */
+	RS_M_STATISTIC,   /* -m statistic --mode random --probability P */
+	RS_M_RECENT,      /* -m recent --set|--rcheck [--seconds S --reap] --name N --mask 255.255.255.255 --rsource */
+};
+
+/* addrtype types (values as in linux/netfilter/xt_addrtype.h). */
+enum rs_addrtype {
+	RS_ADDRTYPE_LOCAL = 1 << 1,
+};
+
+/* conntrack states (bits as XT_CONNTRACK_STATE_BIT / xt_conntrack.h). */
+enum rs_ctstate {
+	RS_CT_INVALID = 1 << 0,
+	RS_CT_ESTABLISHED = 1 << 1,
+	RS_CT_RELATED = 1 << 2,
+	RS_CT_NEW = 1 << 3,
+	RS_CT_SNAT = 1 << 8,
+	RS_CT_DNAT = 1 << 9,
+};
+
+struct rs_match {
+	uint8_t kind;   /* enum rs_match_kind */
+	bool invert;    /* "!" before the match option */
+	union {
+		const char *comment;
+		struct {
+			uint16_t dport;
+		} port;
+		struct {
+			bool src;       /* --src-type if true, else --dst-type */
+			uint16_t type;  /* enum rs_addrtype */
+		} addrtype;
+		struct {
+			uint32_t value;
+			uint32_t mask;
+		} mark;
+		struct {
+			uint16_t states; /* enum rs_ctstate bits */
+		} ct;
+		struct {
+			/* As the planner computed it; the kernel stores it as
+			 * round(p * 2^31) in a u32. */
+			double probability;
+		} stat;
+		struct {
+			const char *name;
+			bool set;         /* --set, else --rcheck */
+			bool reap;        /* --reap (rcheck only) */
+			uint32_t seconds; /* --seconds (rcheck only; 0 = none) */
+		} recent;
+	} u;
+};
+
+enum rs_target_kind {
+	RS_T_JUMP = 1,  /* -j CHAIN */
+	RS_T_GOTO,      /* -g CHAIN */
+	RS_T_ACCEPT,
+	RS_T_DROP,
+	RS_T_RETURN,
+	RS_T_REJECT,    /* --reject-with icmp-port-unreachable (kernel default) */
+	RS_T_DNAT,      /* --to-destination addr[:port] */
+	RS_T_MARK,      /* --or-mark / --xor-mark / --set-xmark */
+	RS_T_MASQUERADE,/* [--random-fully] */
+};
+
+enum rs_mark_op {
+	RS_MARK_OR,
+	RS_MARK_XOR,
+	RS_MARK_SET,    /* --set-xmark value/mask */
+};
+
+struct rs_target {
+	uint8_t kind; /* enum rs_target_kind */
+	union {
+		const char *chain; /* JUMP / GOTO */
+		struct {
+			struct ipaddr addr;
+			uint16_t port; /* 0 = keep port */
+		} dnat;
+		struct {
+			uint8_t op;   /* enum rs_mark_op */
+			uint32_t value;
+			uint32_t mask; /* SET only */
+		} mark;
+		struct {
+			bool random_fully;
+		} masq;
+	} u;
+};
+
+struct rs_rule {
+	struct ipnet src;  /* src.addr.family == 0: any */
+	struct ipnet dst;
+	bool src_inv;
+	bool dst_inv;
+	uint8_t proto;     /* 0 = any */
+	uint8_t n_matches;
+	struct rs_match m[RS_MAX_MATCHES];
+	struct rs_target t;
+};
+
+struct rs_chain {
+	char name[RS_CHAIN_MAXLEN + 1];
+	uint8_t table;   /* enum rs_table */
+	bool builtin;    /* PREROUTING, INPUT, ...: holds only svcnat's jump rules */
+	struct rs_rule *rules;
+	size_t n_rules;
+	size_t cap_rules;
+};
+
+struct rs_chains {
+	struct rs_chain **chains; /* creation order until ruleset_sort() */
+	size_t n;
+	size_t cap;
+	bool sorted;
+};
+
+struct rs_arena;
+
+struct ruleset {
+	struct rs_chains t[RS_NTABLES];
+	struct rs_arena *arena;
+};
+
+struct ruleset *ruleset_new(void);
+void ruleset_free(struct ruleset *rs);
+
+const char *rs_table_name(enum rs_table t);     /* "filter", "nat" */
+bool rs_chain_is_builtin(enum rs_table t, const char *name);
+
+/*
+ * Add a chain (built-in chains are flagged as such).  Returns the chain or
+ * NULL (errno ENOMEM, EEXIST if the name is taken, ENAMETOOLONG).
+ * Pointers stay valid until ruleset_free().
+ */
+struct rs_chain *ruleset_add_chain(struct ruleset *rs, enum rs_table t, const char *name);
+/* Find a chain; O(log n) after ruleset_sort(), else O(n). */
+struct rs_chain *ruleset_find_chain(const struct ruleset *rs, enum rs_table t, const char *name);
+/* Get or create. */
+struct rs_chain *ruleset_get_chain(struct ruleset *rs, enum rs_table t, const char *name);
+
+/*
+ * Sort each table's chains into iptables-save order: built-in chains first
+ * (in the kernel's hook order), then user chains by strcmp().
+ */
+void ruleset_sort(struct ruleset *rs);
+
+/* Append a zeroed rule; NULL on ENOMEM.  The pointer is valid until the
+ * next append to the same chain. */
+struct rs_rule *rs_chain_append(struct rs_chain *c);
+/* Append a match slot of `kind`; NULL if the rule has RS_MAX_MATCHES. */
+struct rs_match *rs_rule_add_match(struct rs_rule *r, enum rs_match_kind kind);
+
+/* Copy a string into the arena; NULL on ENOMEM. */
+const char *ruleset_strdup(struct ruleset *rs, const char *s);
+const char *ruleset_printf(struct ruleset *rs, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+bool rs_rule_equal(const struct rs_rule *a, const struct rs_rule *b);
+bool rs_chain_equal(const struct rs_chain *a, const struct rs_chain *b);
+size_t ruleset_count_rules(const struct ruleset *rs);
+size_t ruleset_count_chains(const struct ruleset *rs);
+
+/*
+ * Copy chain `c` (with its rules and strings) into rs under the same table
+ * and name.  Used to keep the unchanged parts of a previous plan.
+ */
+struct rs_chain *ruleset_copy_chain(struct ruleset *rs, const struct rs_chain *c);
+
+#endif

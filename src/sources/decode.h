@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Decoding of configuration JSON (cJSON stays inside sources/):
+ *  - Kubernetes objects as `kubectl get services,endpointslices -A -o json`
+ *    (and `services,endpoints`) print them: a List or a single object of
+ *    kind Service (v1), EndpointSlice (discovery.k8s.io/v1), Endpoints (v1).
+ *    Unknown kinds and fields are ignored.
+ *  - The original (2014) kube-proxy config format:
+ *    {"Services": [{"Name": "nodejs", "Port": 10000,
+ *                   "Endpoints": ["10.240.180.168:8000", ...]}]}
+ *    with field names matched case-insensitively.  Each entry becomes a
+ *    NodePort-style service (namespace "default", type NodePort,
+ *    node_port = Port, no cluster IP, protocol TCP unless "Protocol" says
+ *    UDP) and an epslice (origin ORIGIN_LEGACY) with the listed endpoints,
+ *    all ready.
+ *  - The original etcd endpoint object {"Name": ..., "Endpoints": [...]}.
+ *
+ * An invalid object is skipped with one DIAG_ERROR naming the source (file),
+ * the object (ns/name) and the field path with the bad value; the rest is
+ * decoded.  Text that is not JSON (or not an object/List) fails as a whole:
+ * -EINVAL with a diag giving line:column.
+ */
+#ifndef SVCNAT_SOURCES_DECODE_H
+#define SVCNAT_SOURCES_DECODE_H
+
+#include <stddef.h>
+
+#include "core/diag.h"
+#include "core/model.h"
+
+/* Hostile-input limits. */
+#define DECODE_MAX_FILE_SIZE (256u << 20)   /* bytes of one file */
+#define DECODE_MAX_ITEMS 200000             /* objects in one List */
+#define DECODE_MAX_STRING 4096              /* bytes of one string field we keep */
+#define DECODE_MAX_PORTS 1024               /* ports per service / slice */
+#define DECODE_MAX_ENDPOINTS 10000          /* endpoints per slice / subset */
+#define DECODE_MAX_ADDRS 64                 /* IPs per list (clusterIPs, externalIPs, ...) */
+
+struct decoded {
+	struct service **services;
+	size_t n_services;
+	size_t cap_services;
+	struct epslice **slices;
+	size_t n_slices;
+	size_t cap_slices;
+};
+
+void decoded_done(struct decoded *d); /* unrefs every item */
+
+/*
+ * Decode a buffer (need not be NUL-terminated).  `source` names it in
+ * diagnostics.  Items are appended to *out.  Returns 0 (possibly with
+ * object errors in diags), -EINVAL (whole text rejected), -EFBIG, -ENOMEM.
+ */
+int decode_buffer(const char *buf, size_t len, const char *source, struct decoded *out,
+		  struct diag_list *diags);
+
+/*
+ * Decode one object of a known kind from an etcd value ("Service",
+ * "EndpointSlice", or the original layout's "legacy-service" /
+ * "legacy-endpoints"); key_ns/key_name come from the etcd key and fill in
+ * what the value lacks.  Same return values.
+ */
+int decode_object(const char *buf, size_t len, const char *kind, const char *key_ns,
+		  const char *key_name, const char *source, struct decoded *out,
+		  struct diag_list *diags);
+
+#endif

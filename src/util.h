@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Small helpers shared by every layer: cleanup attributes, array sizes,
+ * overflow-checked allocation.  Header-only, no state.
+ */
+#ifndef SVCNAT_UTIL_H
+#define SVCNAT_UTIL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _unused_ __attribute__((unused))
+#define _must_check_ __attribute__((warn_unused_result))
+
+/* Take ownership of a pointer out of a _cleanup_ variable. */
+#define TAKE_PTR(p)                                                            \
+	({                                                                     \
+		__typeof__(p) _p = (p);                                        \
+		(p) = NULL;                                                    \
+		_p;                                                            \
+	})
+
+#define TAKE_FD(fd)                                                            \
+	({                                                                     \
+		int _fd = (fd);                                                \
+		(fd) = -1;                                                     \
+		_fd;                                                           \
+	})
+
+static inline void freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void closep(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+}
+
+#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_close_ _cleanup_(closep)
+
+/* calloc-like array allocation that fails cleanly on overflow. */
+static inline void *reallocarray_z(void *p, size_t n, size_t sz)
+{
+	if (sz && n > SIZE_MAX / sz) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(p, n * sz ? n * sz : 1);
+}
+
+/*
+ * Grow *arr (of *cap elements of size sz) so that it holds at least need
+ * elements.  Returns 0 or -ENOMEM; *arr is untouched on failure.
+ */
+static inline int grow_array(void **arr, size_t *cap, size_t need, size_t sz)
+{
+	size_t ncap;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 8;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return -ENOMEM;
+		ncap *= 2;
+	}
+	n = reallocarray_z(*arr, ncap, sz);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+#define GROW(arr, cap, need) grow_array((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+static inline bool streq(const char *a, const char *b)
+{
+	return strcmp(a, b) == 0;
+}
+
+static inline bool streq_null(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+#endif
