@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Backends apply a planned ruleset to the kernel.  Two implementations of
+ * one interface: libiptc (in-process, legacy xtables) and restore (pipes
+ * rendered text to iptables-restore --noflush / iptables-nft-restore).
+ *
+ * Ownership: svcnat owns chains named KUBE-* in filter and nat, and its
+ * jump rules in the built-in chains; nothing else is touched.
+ */
+#ifndef SVCNAT_BACKEND_BACKEND_H
+#define SVCNAT_BACKEND_BACKEND_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "core/diag.h"
+#include "core/ruleset.h"
+
+enum backend_kind {
+	BACKEND_AUTO,
+	BACKEND_LIBIPTC,
+	BACKEND_RESTORE,
+};
+
+struct backend_options {
+	enum backend_kind kind;
+	const char *lock_path;   /* xtables lock, default /run/xtables.lock */
+	unsigned lock_wait_ms;   /* bounded wait for the lock (default 5000) */
+	unsigned commit_retries; /* on EAGAIN (table changed under us), default 3 */
+	const char *restore_cmd; /* restore backend: iptables-restore binary (auto) */
+	bool verbose;
+};
+
+struct apply_result {
+	bool committed[RS_NTABLES]; /* false: that table already matched the plan */
+	size_t chains_created;
+	size_t chains_replaced;
+	size_t chains_deleted;
+	size_t jumps_added;
+	size_t rules_written;
+	double seconds;
+};
+
+struct backend;
+
+/* Parse "auto" / "libiptc" / "restore"; -EINVAL otherwise. */
+int backend_kind_parse(const char *s, enum backend_kind *ret);
+const char *backend_kind_name(enum backend_kind k);
+
+/* Create a backend; BACKEND_AUTO picks by the host's iptables.  0 or -errno
+ * (with a diag saying why). */
+int backend_new(const struct backend_options *o, struct backend **ret, struct diag_list *d);
+void backend_free(struct backend *b);
+enum backend_kind backend_kind_of(const struct backend *b);
+
+/*
+ * Make the kernel's owned chains and jump rules equal the plan, one atomic
+ * commit per table, no commit for a table that already matches.  On failure
+ * the kernel keeps its previous rules; returns -errno and a diag with the
+ * kernel's error in words.
+ */
+int backend_apply(struct backend *b, const struct ruleset *rs, struct apply_result *res,
+		  struct diag_list *d);
+
+/*
+ * Print what a sync would add ("+" lines) and remove ("-" lines), in
+ * iptables-save rule syntax.  Returns 0 when equal, 1 when different, -errno.
+ */
+int backend_diff(struct backend *b, const struct ruleset *rs, FILE *out, struct diag_list *d);
+
+/* Remove every owned chain and jump rule (also kube-proxy's).  0 or -errno. */
+int backend_cleanup(struct backend *b, struct diag_list *d);
+
+#endif
