@@ -57,7 +57,7 @@ static inline void *reallocarray_z(void *p, size_t n, size_t sz)
 		errno = ENOMEM;
 		return NULL;
 	}
-	return realloc(p, n * sz ? n * sz : 1);
+	return realloc(p, n * sz != 0 ? n * sz : 1);
 }
 
 /*

@@ -1,1 +1,477 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ruleset.h"
+#include "util.h"
+
+/* --- string arena: bump allocation in chunks, freed all at once --- */
+
+#define ARENA_CHUNK (64 * 1024)
+
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t used;
+	size_t size;
+	char data[];
+};
+
+struct rs_arena {
+	struct arena_chunk *head;
+};
+
+static char *arena_alloc(struct rs_arena *a, size_t n)
+{
+	struct arena_chunk *c = a->head;
+
+	if (!c || c->size - c->used < n) {
+		size_t size = n > ARENA_CHUNK ? n : ARENA_CHUNK;
+
+		c = malloc(sizeof(*c) + size);
+		if (!c)
+			return NULL;
+		c->size = size;
+		c->used = 0;
+		c->next = a->head;
+		a->head = c;
+	}
+	c->used += n;
+	return c->data + c->used - n;
+}
+
+static void arena_free(struct rs_arena *a)
+{
+	struct arena_chunk *c, *n;
+
+	if (!a)
+		return;
+	for (c = a->head; c; c = n) {
+		n = c->next;
+		free(c);
+	}
+	free(a);
+}
+
+const char *ruleset_strdup(struct ruleset *rs, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = arena_alloc(rs->arena, n);
+
+	if (p)
+		memcpy(p, s, n);
+	return p;
+}
+
+const char *ruleset_printf(struct ruleset *rs, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	char *p;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return NULL;
+	p = arena_alloc(rs->arena, (size_t)n + 1);
+	if (!p)
+		return NULL;
+	if ((size_t)n < sizeof(buf)) {
+		memcpy(p, buf, (size_t)n + 1);
+	} else {
+		va_start(ap, fmt);
+		vsnprintf(p, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
+	return p;
+}
+
+/* --- chain index: open addressing on the name, per table --- */
+
+struct chain_index {
+	struct rs_chain **slots;
+	size_t cap; /* power of two */
+	size_t n;
+};
+
+struct ruleset_priv {
+	struct ruleset pub;
+	struct chain_index idx[RS_NTABLES];
+};
+
+static struct ruleset_priv *priv(const struct ruleset *rs)
+{
+	return (struct ruleset_priv *)rs;
+}
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static int index_insert(struct chain_index *ix, struct rs_chain *c)
+{
+	size_t i;
+
+	if ((ix->n + 1) * 2 > ix->cap) {
+		size_t ncap = ix->cap ? ix->cap * 2 : 64;
+		struct rs_chain **ns = calloc(ncap, sizeof(*ns));
+
+		if (!ns)
+			return -ENOMEM;
+		for (i = 0; i < ix->cap; i++) {
+			struct rs_chain *o = ix->slots[i];
+			size_t j;
+
+			if (!o)
+				continue;
+			for (j = name_hash(o->name) & (ncap - 1); ns[j]; j = (j + 1) & (ncap - 1))
+				;
+			ns[j] = o;
+		}
+		free(ix->slots);
+		ix->slots = ns;
+		ix->cap = ncap;
+	}
+	for (i = name_hash(c->name) & (ix->cap - 1); ix->slots[i]; i = (i + 1) & (ix->cap - 1))
+		;
+	ix->slots[i] = c;
+	ix->n++;
+	return 0;
+}
+
+static struct rs_chain *index_find(const struct chain_index *ix, const char *name)
+{
+	size_t i;
+
+	if (!ix->cap)
+		return NULL;
+	for (i = name_hash(name) & (ix->cap - 1); ix->slots[i]; i = (i + 1) & (ix->cap - 1))
+		if (streq(ix->slots[i]->name, name))
+			return ix->slots[i];
+	return NULL;
+}
+
+/* --- ruleset --- */
+
+struct ruleset *ruleset_new(void)
+{
+	struct ruleset_priv *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pub.arena = calloc(1, sizeof(*p->pub.arena));
+	if (!p->pub.arena) {
+		free(p);
+		return NULL;
+	}
+	return &p->pub;
+}
+
+void ruleset_free(struct ruleset *rs)
+{
+	struct ruleset_priv *p;
+	size_t t, i;
+
+	if (!rs)
+		return;
+	p = priv(rs);
+	for (t = 0; t < RS_NTABLES; t++) {
+		for (i = 0; i < rs->t[t].n; i++) {
+			free(rs->t[t].chains[i]->rules);
+			free(rs->t[t].chains[i]);
+		}
+		free(rs->t[t].chains);
+		free(p->idx[t].slots);
+	}
+	arena_free(rs->arena);
+	free(p);
+}
+
+const char *rs_table_name(enum rs_table t)
+{
+	return t == RS_NAT ? "nat" : "filter";
+}
+
+static const char *const builtin_filter[] = { "INPUT", "FORWARD", "OUTPUT" };
+static const char *const builtin_nat[] = { "PREROUTING", "INPUT", "OUTPUT", "POSTROUTING" };
+
+/* Position in the kernel's hook order, or -1 for a user chain. */
+static int builtin_rank(enum rs_table t, const char *name)
+{
+	const char *const *v = t == RS_NAT ? builtin_nat : builtin_filter;
+	size_t n = t == RS_NAT ? ARRAY_SIZE(builtin_nat) : ARRAY_SIZE(builtin_filter);
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (streq(v[i], name))
+			return (int)i;
+	return -1;
+}
+
+bool rs_chain_is_builtin(enum rs_table t, const char *name)
+{
+	return builtin_rank(t, name) >= 0;
+}
+
+struct rs_chain *ruleset_add_chain(struct ruleset *rs, enum rs_table t, const char *name)
+{
+	struct rs_chains *cs = &rs->t[t];
+	struct rs_chain *c;
+	size_t len = strlen(name);
+
+	if (len == 0 || len > RS_CHAIN_MAXLEN) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	if (index_find(&priv(rs)->idx[t], name)) {
+		errno = EEXIST;
+		return NULL;
+	}
+	if (GROW(cs->chains, cs->cap, cs->n + 1) < 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memcpy(c->name, name, len + 1);
+	c->table = (uint8_t)t;
+	c->builtin = rs_chain_is_builtin(t, name);
+	if (index_insert(&priv(rs)->idx[t], c) < 0) {
+		free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	cs->chains[cs->n++] = c;
+	cs->sorted = false;
+	return c;
+}
+
+struct rs_chain *ruleset_find_chain(const struct ruleset *rs, enum rs_table t, const char *name)
+{
+	return index_find(&priv(rs)->idx[t], name);
+}
+
+struct rs_chain *ruleset_get_chain(struct ruleset *rs, enum rs_table t, const char *name)
+{
+	struct rs_chain *c = ruleset_find_chain(rs, t, name);
+
+	return c ? c : ruleset_add_chain(rs, t, name);
+}
+
+static int chain_cmp(const void *a, const void *b)
+{
+	const struct rs_chain *ca = *(struct rs_chain *const *)a;
+	const struct rs_chain *cb = *(struct rs_chain *const *)b;
+	int ra = builtin_rank((enum rs_table)ca->table, ca->name);
+	int rb = builtin_rank((enum rs_table)cb->table, cb->name);
+
+	if (ra >= 0 || rb >= 0) {
+		if (ra < 0)
+			return 1;
+		if (rb < 0)
+			return -1;
+		return ra - rb;
+	}
+	return strcmp(ca->name, cb->name);
+}
+
+void ruleset_sort(struct ruleset *rs)
+{
+	size_t t;
+
+	for (t = 0; t < RS_NTABLES; t++) {
+		struct rs_chains *cs = &rs->t[t];
+
+		if (cs->sorted)
+			continue;
+		qsort(cs->chains, cs->n, sizeof(*cs->chains), chain_cmp);
+		cs->sorted = true;
+	}
+}
+
+struct rs_rule *rs_chain_append(struct rs_chain *c)
+{
+	struct rs_rule *r;
+
+	if (GROW(c->rules, c->cap_rules, c->n_rules + 1) < 0)
+		return NULL;
+	r = &c->rules[c->n_rules++];
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
+struct rs_match *rs_rule_add_match(struct rs_rule *r, enum rs_match_kind kind)
+{
+	struct rs_match *m;
+
+	if (r->n_matches >= RS_MAX_MATCHES)
+		return NULL;
+	m = &r->m[r->n_matches++];
+	memset(m, 0, sizeof(*m));
+	m->kind = (uint8_t)kind;
+	return m;
+}
+
+static bool net_equal(const struct ipnet *a, const struct ipnet *b)
+{
+	if (a->addr.family != b->addr.family)
+		return false;
+	if (!a->addr.family)
+		return true;
+	return a->plen == b->plen && ipaddr_cmp(&a->addr, &b->addr) == 0;
+}
+
+static bool match_equal(const struct rs_match *a, const struct rs_match *b)
+{
+	if (a->kind != b->kind || a->invert != b->invert)
+		return false;
+	switch (a->kind) {
+	case RS_M_COMMENT:
+		return streq_null(a->u.comment, b->u.comment);
+	case RS_M_PORT:
+		return a->u.port.dport == b->u.port.dport;
+	case RS_M_ADDRTYPE:
+		return a->u.addrtype.src == b->u.addrtype.src &&
+		       a->u.addrtype.type == b->u.addrtype.type;
+	case RS_M_MARK:
+		return a->u.mark.value == b->u.mark.value && a->u.mark.mask == b->u.mark.mask;
+	case RS_M_CONNTRACK:
+		return a->u.ct.states == b->u.ct.states;
+	case RS_M_STATISTIC:
+		/* Equal as the kernel stores them (u32 fixed point). */
+		return (uint32_t)(a->u.stat.probability * 2147483648.0 + 0.5) ==
+		       (uint32_t)(b->u.stat.probability * 2147483648.0 + 0.5);
+	case RS_M_RECENT:
+		return streq_null(a->u.recent.name, b->u.recent.name) &&
+		       a->u.recent.set == b->u.recent.set && a->u.recent.reap == b->u.recent.reap &&
+		       a->u.recent.seconds == b->u.recent.seconds;
+	default:
+		return false;
+	}
+}
+
+static bool target_equal(const struct rs_target *a, const struct rs_target *b)
+{
+	if (a->kind != b->kind)
+		return false;
+	switch (a->kind) {
+	case RS_T_JUMP:
+	case RS_T_GOTO:
+		return streq_null(a->u.chain, b->u.chain);
+	case RS_T_DNAT:
+		return a->u.dnat.port == b->u.dnat.port &&
+		       ipaddr_cmp(&a->u.dnat.addr, &b->u.dnat.addr) == 0;
+	case RS_T_MARK:
+		return a->u.mark.op == b->u.mark.op && a->u.mark.value == b->u.mark.value &&
+		       a->u.mark.mask == b->u.mark.mask;
+	case RS_T_MASQUERADE:
+		return a->u.masq.random_fully == b->u.masq.random_fully;
+	default:
+		return true;
+	}
+}
+
+bool rs_rule_equal(const struct rs_rule *a, const struct rs_rule *b)
+{
+	size_t i;
+
+	if (a->proto != b->proto || a->src_inv != b->src_inv || a->dst_inv != b->dst_inv ||
+	    a->n_matches != b->n_matches || !net_equal(&a->src, &b->src) ||
+	    !net_equal(&a->dst, &b->dst) || !target_equal(&a->t, &b->t))
+		return false;
+	for (i = 0; i < a->n_matches; i++)
+		if (!match_equal(&a->m[i], &b->m[i]))
+			return false;
+	return true;
+}
+
+bool rs_chain_equal(const struct rs_chain *a, const struct rs_chain *b)
+{
+	size_t i;
+
+	if (a->table != b->table || a->n_rules != b->n_rules || !streq(a->name, b->name))
+		return false;
+	for (i = 0; i < a->n_rules; i++)
+		if (!rs_rule_equal(&a->rules[i], &b->rules[i]))
+			return false;
+	return true;
+}
+
+size_t ruleset_count_rules(const struct ruleset *rs)
+{
+	size_t t, i, n = 0;
+
+	for (t = 0; t < RS_NTABLES; t++)
+		for (i = 0; i < rs->t[t].n; i++)
+			n += rs->t[t].chains[i]->n_rules;
+	return n;
+}
+
+size_t ruleset_count_chains(const struct ruleset *rs)
+{
+	size_t t, i, n = 0;
+
+	for (t = 0; t < RS_NTABLES; t++)
+		for (i = 0; i < rs->t[t].n; i++)
+			if (!rs->t[t].chains[i]->builtin)
+				n++;
+	return n;
+}
+
+static int copy_str(struct ruleset *rs, const char **s)
+{
+	if (!*s)
+		return 0;
+	*s = ruleset_strdup(rs, *s);
+	return *s ? 0 : -ENOMEM;
+}
+
+struct rs_chain *ruleset_copy_chain(struct ruleset *rs, const struct rs_chain *c)
+{
+	struct rs_chain *n = ruleset_add_chain(rs, (enum rs_table)c->table, c->name);
+	size_t i, j;
+
+	if (!n)
+		return NULL;
+	if (c->n_rules) {
+		n->rules = malloc(c->n_rules * sizeof(*n->rules));
+		if (!n->rules) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		memcpy(n->rules, c->rules, c->n_rules * sizeof(*n->rules));
+		n->n_rules = n->cap_rules = c->n_rules;
+	}
+	for (i = 0; i < n->n_rules; i++) {
+		struct rs_rule *r = &n->rules[i];
+
+		for (j = 0; j < r->n_matches; j++) {
+			struct rs_match *m = &r->m[j];
+
+			if ((m->kind == RS_M_COMMENT && copy_str(rs, &m->u.comment) < 0) ||
+			    (m->kind == RS_M_RECENT && copy_str(rs, &m->u.recent.name) < 0))
+				goto oom;
+		}
+		if ((r->t.kind == RS_T_JUMP || r->t.kind == RS_T_GOTO) &&
+		    copy_str(rs, &r->t.u.chain) < 0)
+			goto oom;
+	}
+	return n;
+oom:
+	errno = ENOMEM;
+	return NULL;
+}
