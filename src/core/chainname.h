@@ -15,7 +15,8 @@
 
 #define CHAIN_HASH_LEN 16
 
-/* out must hold CHAIN_HASH_LEN + 1 bytes. */
+/* out must hold CHAIN_HASH_LEN + 1 bytes.  If libcrypto fails (out of memory),
+ * out is the empty string; chain_name() then also yields "". */
 void chain_hash(const char *svc_port_name, const char *proto, const char *endpoint,
 		char out[CHAIN_HASH_LEN + 1]);
 

@@ -34,6 +34,10 @@ struct plan_settings {
 	/* Above this many endpoints in total, per-endpoint comments are left
 	 * out, as kube-proxy's large-cluster mode does (default 1000). */
 	size_t large_cluster_threshold;
+	/* net.netfilter.nf_conntrack_tcp_be_liberal is set: kube-proxy then
+	 * leaves out its KUBE-FORWARD "--ctstate INVALID -j DROP" rule
+	 * (default false: the rule is there). */
+	bool conntrack_tcp_liberal;
 };
 
 /* Fill in kube-proxy's defaults. */
@@ -48,7 +52,9 @@ struct plan_stats {
 
 /*
  * Build the ruleset.  *ret is sorted (ruleset_sort) and owned by the
- * caller.  Returns 0 or -ENOMEM (nothing in *ret then).  Problems with
+ * caller.  Returns 0, -ENOMEM, or -EINVAL for unusable settings
+ * (masquerade_bit > 31, family neither AF_INET nor AF_INET6); nothing in
+ * *ret then.  Problems with
  * single service ports (e.g. an IPv6 address in an IPv4 run) are appended
  * to diags (may be NULL) and do not fail the build.
  */

@@ -33,7 +33,8 @@ enum rs_table {
 
 enum rs_match_kind {
 	RS_M_COMMENT = 1, /* -m comment --comment STR */
-	RS_M_PORT,        /* -m tcp|udp|sctp --dport N (protocol is rule.proto) */
+	RS_M_PORT,        /* -m tcp|udp|sctp --dport N (protocol is rule.proto);
+			   * dport 0: the bare "-m tcp" of kube-proxy's DNAT rules */
 	RS_M_ADDRTYPE,    /* -m addrtype [!] --src-type|--dst-type LOCAL */
 	RS_M_MARK,        /* -m mark [!] --mark V/M */
 	RS_M_CONNTRACK,   /* -m conntrack [!] --ctstate S[,S...] */
@@ -90,6 +91,8 @@ struct rs_match {
 };
 
 enum rs_target_kind {
+	RS_T_NONE = 0,  /* no -j: the rule only counts and falls through (kube-proxy's
+			 * last KUBE-FW- rule, "other traffic to ... will be dropped") */
 	RS_T_JUMP = 1,  /* -j CHAIN */
 	RS_T_GOTO,      /* -g CHAIN */
 	RS_T_ACCEPT,
