@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/resolve.h"
+#include "pipeline.h"
+#include "sources/file.h"
+#include "util.h"
+
+void options_init(struct svcnat_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->mode = MODE_DAEMON;
+	plan_settings_init(&o->plan);
+	o->backend.kind = BACKEND_AUTO;
+	o->backend.lock_path = "/run/xtables.lock";
+	o->backend.lock_wait_ms = 5000;
+	o->backend.commit_retries = 3;
+}
+
+void options_done(struct svcnat_options *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->n_configs; i++)
+		free(o->configs[i]);
+	free(o->configs);
+	for (i = 0; i < o->n_args; i++)
+		free(o->args[i]);
+	free(o->args);
+	free(o->hostname);
+	free(o->zone);
+	free(o->plan.node_ips);
+	free(o->plan.cluster_cidrs);
+	free(o->plan.nodeport_addresses);
+	free(o->min_sync_period);
+	free(o->sync_period);
+	free(o->healthz_bind_address);
+	free(o->metrics_bind_address);
+	free(o->etcd_endpoints);
+	free(o->etcd_prefix);
+	free(o->etcd_cacert);
+	free(o->etcd_cert);
+	free(o->etcd_key);
+	memset(o, 0, sizeof(*o));
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int pipeline_new(const struct svcnat_options *o, struct pipeline **ret, struct diag_list *d)
+{
+	struct pipeline *p;
+	size_t i;
+	int r;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->o = o;
+	p->settings = o->plan;
+	p->settings.hostname = o->hostname;
+	p->settings.zone = o->zone;
+	/* Without --node-ip, --node-ip's addresses double as the local ones
+	 * only when given; learnt addresses come later. */
+	p->settings.local_addrs = o->plan.node_ips;
+	p->settings.n_local_addrs = o->plan.n_node_ips;
+	p->merge = merge_new();
+	p->source_ids = calloc(o->n_configs ? o->n_configs : 1, sizeof(*p->source_ids));
+	if (!p->merge || !p->source_ids) {
+		pipeline_free(p);
+		return -ENOMEM;
+	}
+	for (i = 0; i < o->n_configs; i++) {
+		r = merge_source_register(p->merge, o->configs[i]);
+		if (r < 0) {
+			if (r == -EEXIST)
+				diag_add(d, DIAG_ERROR, o->configs[i], NULL, NULL,
+					 "given twice with --config");
+			pipeline_free(p);
+			return r;
+		}
+		p->source_ids[i] = r;
+	}
+	*ret = p;
+	return 0;
+}
+
+void pipeline_free(struct pipeline *p)
+{
+	if (!p)
+		return;
+	backend_free(p->backend);
+	desired_free(&p->desired);
+	merge_free(p->merge);
+	free(p->source_ids);
+	free(p->learnt_addrs);
+	free(p);
+}
+
+int pipeline_read_source(struct pipeline *p, size_t i, struct diag_list *d)
+{
+	struct decoded dec = { 0 };
+	int r;
+
+	if (i >= p->o->n_configs)
+		return -EINVAL;
+	r = file_source_read(p->o->configs[i], &dec, d);
+	if (r < 0) {
+		decoded_done(&dec);
+		return r;
+	}
+	r = merge_update(p->merge, p->source_ids[i], MERGE_SET, dec.services, dec.n_services,
+			 dec.slices, dec.n_slices);
+	decoded_done(&dec);
+	return r;
+}
+
+int pipeline_read_sources(struct pipeline *p, struct diag_list *d)
+{
+	int first = 0;
+	size_t i;
+
+	for (i = 0; i < p->o->n_configs; i++) {
+		int r = pipeline_read_source(p, i, d);
+
+		if (r < 0 && first == 0)
+			first = r;
+	}
+	return first;
+}
+
+int pipeline_set_addresses(struct pipeline *p, const struct ipaddr *a, size_t n)
+{
+	struct ipaddr *copy;
+
+	if (p->learnt_addrs && n == p->settings.n_local_addrs &&
+	    memcmp(a, p->learnt_addrs, n * sizeof(*a)) == 0)
+		return 0;
+	copy = malloc((n ? n : 1) * sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	if (n)
+		memcpy(copy, a, n * sizeof(*a));
+	free(p->learnt_addrs);
+	p->learnt_addrs = copy;
+	p->settings.local_addrs = copy;
+	p->settings.n_local_addrs = n;
+	return 1;
+}
+
+int pipeline_learn_addresses(struct pipeline *p, struct diag_list *d)
+{
+	_cleanup_free_ struct ipaddr *v = NULL;
+	struct ifaddrs *ifa = NULL, *i;
+	size_t n = 0, cap = 0;
+	int r;
+
+	if (p->o->node_ips_given)
+		return 0;
+	if (getifaddrs(&ifa) < 0) {
+		r = -errno;
+		diag_add(d, DIAG_WARNING, NULL, NULL, NULL,
+			 "cannot list the node's addresses: %s", strerror(-r));
+		return r;
+	}
+	for (i = ifa; i; i = i->ifa_next) {
+		struct ipaddr a = { 0 };
+
+		if (!i->ifa_addr || i->ifa_addr->sa_family != p->settings.family)
+			continue;
+		a.family = AF_INET;
+		a.u.v4 = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+		if (GROW(v, cap, n + 1) < 0) {
+			freeifaddrs(ifa);
+			return -ENOMEM;
+		}
+		v[n++] = a;
+	}
+	freeifaddrs(ifa);
+	r = pipeline_set_addresses(p, v, n);
+	return r < 0 ? r : 0;
+}
+
+int pipeline_resolve(struct pipeline *p, struct diag_list *d)
+{
+	struct resolve_opts ro = { .hostname = p->o->hostname, .family = p->settings.family };
+	struct merge_snapshot *snap;
+	struct desired nd = { 0 };
+	int r;
+
+	snap = merge_snapshot_get(p->merge);
+	if (!snap)
+		return -ENOMEM;
+	if (p->desired_generation && snap->generation == p->desired_generation &&
+	    !merge_dirty(p->merge)) {
+		merge_snapshot_unref(snap);
+		return 0;
+	}
+	r = resolve_build(snap, &ro, &nd, d);
+	if (r >= 0) {
+		desired_free(&p->desired);
+		p->desired = nd;
+		p->desired_generation = snap->generation;
+	}
+	merge_snapshot_unref(snap);
+	return r;
+}
+
+int pipeline_plan(struct pipeline *p, struct ruleset **ret, struct plan_stats *st,
+		  struct diag_list *d)
+{
+	int r;
+
+	r = pipeline_resolve(p, d);
+	if (r < 0)
+		return r;
+	return plan_build(&p->desired, &p->settings, ret, st, d);
+}
+
+/* CAP_NET_ADMIN in the effective set, read from /proc (no libcap needed). */
+static bool have_net_admin(void)
+{
+	char line[256];
+	bool ok = geteuid() == 0;
+	FILE *f;
+
+	f = fopen("/proc/self/status", "re");
+	if (!f)
+		return ok;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long eff;
+
+		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+			ok = (eff >> 12) & 1; /* CAP_NET_ADMIN */
+			break;
+		}
+	}
+	fclose(f);
+	return ok;
+}
+
+int pipeline_backend(struct pipeline *p, struct backend **ret, struct diag_list *d)
+{
+	int r;
+
+	if (!p->backend) {
+		if (!have_net_admin()) {
+			diag_add(d, DIAG_ERROR, NULL, NULL, NULL,
+				 "writing iptables rules needs CAP_NET_ADMIN: run svcnat as root "
+				 "(or use --dry-run, which needs no privileges)");
+			return -EPERM;
+		}
+		r = backend_new(&p->o->backend, &p->backend, d);
+		if (r < 0)
+			return r;
+	}
+	*ret = p->backend;
+	return 0;
+}
+
+int pipeline_sync(struct pipeline *p, struct sync_report *rep, struct diag_list *d)
+{
+	struct sync_report local = { 0 };
+	struct ruleset *rs = NULL;
+	struct backend *b;
+	double t0 = now_seconds(), t1;
+	int r;
+
+	if (!rep)
+		rep = &local;
+	memset(rep, 0, sizeof(*rep));
+	r = pipeline_backend(p, &b, d);
+	if (r < 0)
+		return r;
+	r = pipeline_plan(p, &rs, &rep->plan, d);
+	if (r < 0)
+		return r;
+	t1 = now_seconds();
+	rep->plan_seconds = t1 - t0;
+	r = backend_apply(b, rs, &rep->apply, d);
+	ruleset_free(rs);
+	rep->total_seconds = now_seconds() - t0;
+	return r;
+}
+
+static int sysctl_read(const char *path, int *ret)
+{
+	char buf[32];
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	*ret = atoi(buf);
+	return 0;
+}
+
+static int sysctl_write(const char *path, const char *v)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, v, strlen(v));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+int pipeline_check_sysctls(struct pipeline *p, struct diag_list *d)
+{
+	static const struct {
+		const char *path;
+		const char *why;
+		bool localhost_only;
+	} need[] = {
+		{ "/proc/sys/net/ipv4/ip_forward",
+		  "service traffic from other hosts and pods is not forwarded", false },
+		{ "/proc/sys/net/ipv4/conf/all/route_localnet",
+		  "NodePorts on 127.0.0.1 do not work (--localhost-nodeports)", true },
+	};
+	size_t i;
+	int r, v;
+
+	for (i = 0; i < ARRAY_SIZE(need); i++) {
+		if (need[i].localhost_only && !p->settings.localhost_nodeports)
+			continue;
+		r = sysctl_read(need[i].path, &v);
+		if (r < 0 || v == 1)
+			continue;
+		if (p->o->set_sysctls) {
+			r = sysctl_write(need[i].path, "1");
+			if (r < 0) {
+				diag_add(d, DIAG_ERROR, NULL, NULL, NULL, "cannot set %s to 1: %s",
+					 need[i].path + strlen("/proc/sys/"), strerror(-r));
+				return r;
+			}
+			diag_add(d, DIAG_NOTE, NULL, NULL, NULL, "set %s to 1",
+				 need[i].path + strlen("/proc/sys/"));
+		} else {
+			diag_add(d, DIAG_WARNING, NULL, NULL, NULL,
+				 "%s is 0: %s (use --set-sysctls to turn it on)",
+				 need[i].path + strlen("/proc/sys/"), need[i].why);
+		}
+	}
+	return 0;
+}
