@@ -1,1 +1,1224 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The layout follows kube-proxy's iptables proxier (syncProxyRules,
+ * writeServiceToEndpointRules, iptablesJumpChains) and its endpoint
+ * selection (proxy.CategorizeEndpoints).  Everything a service port needs is
+ * written by plan_port(), which reads only the settings-derived context and
+ * that port, so its output can later be cached per service port.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/chainname.h"
+#include "core/plan.h"
+#include "util.h"
+
+void plan_settings_init(struct plan_settings *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->family = AF_INET;
+	s->localhost_nodeports = true;
+	s->masquerade_bit = 14;
+	s->random_fully = true;
+	s->large_cluster_threshold = 1000;
+}
+
+/* The chains shared by all service ports; plan_port() appends to them. */
+struct plan_shared {
+	struct rs_chain *nat_services;
+	struct rs_chain *nat_nodeports;
+	struct rs_chain *nat_mark_masq;
+	struct rs_chain *f_services;
+	struct rs_chain *f_ext_services;
+	struct rs_chain *f_nodeports;
+	struct rs_chain *f_proxy_fw;
+};
+
+/* Scratch per endpoint of the service port being planned. */
+struct ep_slot {
+	const struct endpoint *ep;
+	const char *comment;   /* "ns/svc:port -> ip:port" (NULL in large-cluster mode) */
+	bool cluster;          /* in the Cluster-policy set */
+	bool local;            /* in the Local-policy set */
+	struct rs_chain *sep;  /* its KUBE-SEP- chain when reachable from here */
+	char str[INET6_ADDRSTRLEN + 8];
+};
+
+struct plan_ctx {
+	const struct plan_settings *s;
+	struct ruleset *rs;
+	struct diag_list *diags;
+	struct plan_shared sh;
+	uint32_t masq_mark;
+	bool large_cluster;            /* leave out per-endpoint comments */
+	bool localhost_nodeports;      /* effective (needs IPv4 and a loopback node-port range) */
+	const struct ipnet *cluster_cidr; /* local-traffic detector; NULL: none */
+	const struct ipaddr *node_ip;  /* primary node IP of the family, or NULL */
+	struct ep_slot *eps;
+	size_t cap_eps;
+	size_t n_ports;
+	size_t n_seps;
+};
+
+static const char *zone_or_empty(const char *z)
+{
+	return z ? z : "";
+}
+
+static void set_host(struct ipnet *n, const struct ipaddr *a)
+{
+	n->addr = *a;
+	n->plen = a->family == AF_INET ? 32 : 128;
+}
+
+static bool is_loopback(const struct ipaddr *a)
+{
+	static const uint8_t v6_lo[16] = { [15] = 1 };
+
+	if (a->family == AF_INET)
+		return a->u.b[0] == 127;
+	return a->family == AF_INET6 && memcmp(a->u.b, v6_lo, 16) == 0;
+}
+
+static struct ipnet loopback_net(int family)
+{
+	struct ipnet n = { 0 };
+
+	n.addr.family = (uint8_t)family;
+	if (family == AF_INET) {
+		n.addr.u.b[0] = 127;
+		n.plen = 8;
+	} else {
+		n.addr.u.b[15] = 1;
+		n.plen = 128;
+	}
+	return n;
+}
+
+/* --- rule building: matches are added in kube-proxy's argument order --- */
+
+static struct rs_rule *rule_new(struct rs_chain *c)
+{
+	return rs_chain_append(c);
+}
+
+/* Every rule here has at most 3 matches (RS_MAX_MATCHES is 5), so adding a
+ * match cannot fail; the checks keep that true if rules grow. */
+static int m_comment(struct rs_rule *r, const char *text)
+{
+	struct rs_match *m;
+
+	if (!text)
+		return 0;
+	m = rs_rule_add_match(r, RS_M_COMMENT);
+	if (!m)
+		return -E2BIG;
+	m->u.comment = text;
+	return 0;
+}
+
+static int m_port(struct rs_rule *r, uint8_t proto, uint16_t dport)
+{
+	struct rs_match *m = rs_rule_add_match(r, RS_M_PORT);
+
+	if (!m)
+		return -E2BIG;
+	r->proto = proto;
+	m->u.port.dport = dport;
+	return 0;
+}
+
+static int m_addrtype(struct rs_rule *r, bool src)
+{
+	struct rs_match *m = rs_rule_add_match(r, RS_M_ADDRTYPE);
+
+	if (!m)
+		return -E2BIG;
+	m->u.addrtype.src = src;
+	m->u.addrtype.type = RS_ADDRTYPE_LOCAL;
+	return 0;
+}
+
+static int m_ctstate(struct rs_rule *r, bool invert, uint16_t states)
+{
+	struct rs_match *m = rs_rule_add_match(r, RS_M_CONNTRACK);
+
+	if (!m)
+		return -E2BIG;
+	m->invert = invert;
+	m->u.ct.states = states;
+	return 0;
+}
+
+static int m_mark(struct rs_rule *r, bool invert, uint32_t value, uint32_t mask)
+{
+	struct rs_match *m = rs_rule_add_match(r, RS_M_MARK);
+
+	if (!m)
+		return -E2BIG;
+	m->invert = invert;
+	m->u.mark.value = value;
+	m->u.mark.mask = mask;
+	return 0;
+}
+
+static int m_recent(struct rs_rule *r, const char *name, bool set, uint32_t seconds)
+{
+	struct rs_match *m = rs_rule_add_match(r, RS_M_RECENT);
+
+	if (!m)
+		return -E2BIG;
+	m->u.recent.name = name;
+	m->u.recent.set = set;
+	if (!set) {
+		m->u.recent.seconds = seconds;
+		m->u.recent.reap = true;
+	}
+	return 0;
+}
+
+static int m_statistic(struct rs_rule *r, double p)
+{
+	struct rs_match *m = rs_rule_add_match(r, RS_M_STATISTIC);
+
+	if (!m)
+		return -E2BIG;
+	m->u.stat.probability = p;
+	return 0;
+}
+
+static void t_jump(struct rs_rule *r, const struct rs_chain *to)
+{
+	r->t.kind = RS_T_JUMP;
+	r->t.u.chain = to->name;
+}
+
+static void t_verdict(struct rs_rule *r, enum rs_target_kind k)
+{
+	r->t.kind = (uint8_t)k;
+}
+
+/* --- endpoint categorization (proxy.CategorizeEndpoints) --- */
+
+static bool ep_hinted_for(const struct endpoint *ep, const char *zone)
+{
+	for (size_t i = 0; i < ep->n_hint_zones; i++)
+		if (ep->hint_zones[i] && streq(ep->hint_zones[i], zone))
+			return true;
+	return false;
+}
+
+/*
+ * Zone hints are used only when every ready endpoint has some and at least
+ * one is for this node's zone (all or nothing, as topologyModeFromHints).
+ */
+static bool use_zone_hints(const struct ep_slot *eps, size_t n, const char *zone)
+{
+	bool all_hinted = true, for_zone = false;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct endpoint *ep = eps[i].ep;
+
+		if (!ep->ready)
+			continue;
+		if (ep->n_hint_zones == 0)
+			all_hinted = false;
+		else if (ep_hinted_for(ep, zone))
+			for_zone = true;
+	}
+	return all_hinted && for_zone;
+}
+
+struct categories {
+	size_t n_cluster;
+	size_t n_local;
+	bool has_any; /* usable endpoints anywhere in the cluster */
+};
+
+static void categorize(struct ep_slot *eps, size_t n, bool uses_cluster, bool uses_local,
+		       const char *zone, struct categories *cat)
+{
+	memset(cat, 0, sizeof(*cat));
+
+	if (uses_cluster) {
+		bool topo = use_zone_hints(eps, n, zone);
+
+		for (size_t i = 0; i < n; i++) {
+			const struct endpoint *ep = eps[i].ep;
+
+			if (ep->ready && (!topo || ep_hinted_for(ep, zone))) {
+				eps[i].cluster = true;
+				cat->n_cluster++;
+			}
+		}
+		/* No ready endpoint anywhere: fall back to serving terminating
+		 * ones (topology would already have been ignored). */
+		if (!cat->n_cluster) {
+			for (size_t i = 0; i < n; i++) {
+				const struct endpoint *ep = eps[i].ep;
+
+				if (ep->serving && ep->terminating) {
+					eps[i].cluster = true;
+					cat->n_cluster++;
+				}
+			}
+		}
+		cat->has_any = cat->n_cluster > 0;
+	}
+
+	if (uses_local) {
+		bool local_ready = false, local_term = false;
+
+		for (size_t i = 0; i < n; i++) {
+			const struct endpoint *ep = eps[i].ep;
+
+			if (ep->ready) {
+				cat->has_any = true;
+				local_ready |= ep->is_local;
+			} else if (ep->serving && ep->terminating) {
+				cat->has_any = true;
+				local_term |= ep->is_local;
+			}
+		}
+		for (size_t i = 0; i < n; i++) {
+			const struct endpoint *ep = eps[i].ep;
+			bool use;
+
+			if (!ep->is_local)
+				continue;
+			if (local_ready)
+				use = ep->ready;
+			else
+				use = local_term && ep->serving && ep->terminating;
+			if (use) {
+				eps[i].local = true;
+				cat->n_local++;
+			}
+		}
+	}
+}
+
+static int ep_slot_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct ep_slot *)a)->str, ((const struct ep_slot *)b)->str);
+}
+
+/* --- per service port --- */
+
+static int note_family(struct plan_ctx *c, const struct svc_port *sp, const char *field,
+		       size_t skipped)
+{
+	char obj[512];
+
+	if (!skipped || !c->diags)
+		return 0;
+	snprintf(obj, sizeof(obj), "%s/%s", sp->ns, sp->name);
+	return diag_add(c->diags, DIAG_NOTE, NULL, obj, field,
+			"%zu IPv%d entr%s ignored in an IPv%d run", skipped,
+			c->s->family == AF_INET ? 6 : 4, skipped == 1 ? "y" : "ies",
+			c->s->family == AF_INET ? 4 : 6);
+}
+
+static size_t count_family(const struct ipaddr *a, size_t n, int family)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += a[i].family == family;
+	return k;
+}
+
+static size_t count_net_family(const struct ipnet *a, size_t n, int family)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += a[i].addr.family == family;
+	return k;
+}
+
+static size_t count_family_eps(const struct svc_port *sp, int family)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < sp->n_endpoints; i++)
+		k += sp->endpoints[i].addr.family == family;
+	return k;
+}
+
+static const struct ipaddr *first_of_family(const struct ipaddr *a, size_t n, int family)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].family == family)
+			return &a[i];
+	return NULL;
+}
+
+/* Fill c->eps with the port's endpoints of the run's family, in kube-proxy's
+ * order (by "ip:port" string, as its EndpointsMap sorts them). */
+static int gather_endpoints(struct plan_ctx *c, const struct svc_port *sp, size_t *ret_n)
+{
+	size_t n = 0;
+	int r;
+
+	r = GROW(c->eps, c->cap_eps, sp->n_endpoints);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < sp->n_endpoints; i++) {
+		const struct endpoint *ep = &sp->endpoints[i];
+		struct ep_slot *e;
+		char ip[INET6_ADDRSTRLEN];
+
+		if (ep->addr.family != c->s->family)
+			continue;
+		e = &c->eps[n++];
+		e->ep = ep;
+		e->comment = NULL;
+		e->cluster = e->local = false;
+		e->sep = NULL;
+		ipaddr_fmt(&ep->addr, ip, sizeof(ip));
+		if (ep->addr.family == AF_INET6)
+			snprintf(e->str, sizeof(e->str), "[%s]:%u", ip, ep->port);
+		else
+			snprintf(e->str, sizeof(e->str), "%s:%u", ip, ep->port);
+	}
+	qsort(c->eps, n, sizeof(*c->eps), ep_slot_cmp);
+	/* The model deduplicates endpoints; one KUBE-SEP- chain per ip:port
+	 * must hold even if it did not. */
+	if (n > 1) {
+		size_t w = 1;
+
+		for (size_t i = 1; i < n; i++)
+			if (strcmp(c->eps[i].str, c->eps[w - 1].str) != 0)
+				c->eps[w++] = c->eps[i];
+		n = w;
+	}
+	r = note_family(c, sp, "endpoints", sp->n_endpoints - n);
+	if (r < 0)
+		return r;
+	*ret_n = n;
+	return 0;
+}
+
+static bool in_set(const struct ep_slot *ep, bool local_set)
+{
+	return local_set ? ep->local : ep->cluster;
+}
+
+/* Rules from a KUBE-SVC-/KUBE-SVL- chain to its endpoints
+ * (writeServiceToEndpointRules): affinity checks first, then the random
+ * spread with probability 1/(n-i), the last endpoint unconditional. */
+static int write_svc_to_endpoints(struct plan_ctx *c, const struct svc_port *sp,
+				  struct rs_chain *svc, size_t n_eps, bool local_set, size_t n_set)
+{
+	struct rs_rule *r;
+	size_t i, k;
+	int e;
+
+	if (sp->affinity_client_ip) {
+		for (i = 0; i < n_eps; i++) {
+			const struct ep_slot *ep = &c->eps[i];
+
+			if (!in_set(ep, local_set))
+				continue;
+			r = rule_new(svc);
+			if (!r)
+				return -ENOMEM;
+			if ((e = m_comment(r, ep->comment)) < 0 ||
+			    (e = m_recent(r, ep->sep->name, false, sp->affinity_timeout)) < 0)
+				return e;
+			t_jump(r, ep->sep);
+		}
+	}
+
+	for (i = 0, k = 0; i < n_eps; i++) {
+		const struct ep_slot *ep = &c->eps[i];
+
+		if (!in_set(ep, local_set))
+			continue;
+		r = rule_new(svc);
+		if (!r)
+			return -ENOMEM;
+		if ((e = m_comment(r, ep->comment)) < 0)
+			return e;
+		if (k + 1 < n_set && (e = m_statistic(r, 1.0 / (double)(n_set - k))) < 0)
+			return e;
+		t_jump(r, ep->sep);
+		k++;
+	}
+	return 0;
+}
+
+/* The KUBE-SEP- chain of one endpoint: hairpin masquerade, then DNAT. */
+static int write_sep(struct plan_ctx *c, const struct svc_port *sp, const struct ep_slot *ep,
+		     const char *svc_comment)
+{
+	struct rs_rule *r;
+	int e;
+
+	r = rule_new(ep->sep);
+	if (!r)
+		return -ENOMEM;
+	if ((e = m_comment(r, svc_comment)) < 0)
+		return e;
+	set_host(&r->src, &ep->ep->addr);
+	t_jump(r, c->sh.nat_mark_masq);
+
+	r = rule_new(ep->sep);
+	if (!r)
+		return -ENOMEM;
+	if ((e = m_comment(r, svc_comment)) < 0)
+		return e;
+	if (sp->affinity_client_ip && (e = m_recent(r, ep->sep->name, true, 0)) < 0)
+		return e;
+	if ((e = m_port(r, sp->protocol, 0)) < 0)
+		return e;
+	r->t.kind = RS_T_DNAT;
+	r->t.u.dnat.addr = ep->ep->addr;
+	r->t.u.dnat.port = ep->ep->port;
+	return 0;
+}
+
+/* A rule "-d ip -p proto --dport port" with a comment, in `chain`. */
+static struct rs_rule *dst_rule(struct rs_chain *chain, const char *comment,
+				const struct ipaddr *dst, uint8_t proto, uint16_t port)
+{
+	struct rs_rule *r = rule_new(chain);
+
+	if (!r)
+		return NULL;
+	if (dst)
+		set_host(&r->dst, dst);
+	if (m_comment(r, comment) < 0 || m_port(r, proto, port) < 0)
+		return NULL;
+	return r;
+}
+
+static struct rs_chain *port_chain(struct plan_ctx *c, const char *prefix, const char *hash)
+{
+	char name[RS_CHAIN_MAXLEN + 1];
+
+	snprintf(name, sizeof(name), "%s%s", prefix, hash);
+	return ruleset_add_chain(c->rs, RS_NAT, name);
+}
+
+/*
+ * Everything one service port contributes: its own chains (KUBE-SVC-,
+ * KUBE-SVL-, KUBE-EXT-, KUBE-FW-, KUBE-SEP-) and its rules in the shared
+ * chains (c->sh).  Reads only c's settings-derived fields and sp.
+ */
+static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
+{
+	const int fam = c->s->family;
+	const struct ipaddr *cip;
+	const char *proto, *key = sp->key;
+	char hash[CHAIN_HASH_LEN + 1];
+	struct rs_chain *svc = NULL, *svl = NULL, *ext = NULL, *fw = NULL;
+	struct rs_chain *int_chain, *ext_policy_chain, *lb_chain;
+	const char *cip_comment, *key_comment, *sep_comment, *int_filter_comment = NULL, *ext_filter_comment = NULL;
+	enum rs_target_kind int_filter = RS_T_REJECT, ext_filter = RS_T_REJECT;
+	struct categories cat;
+	size_t n_eps, n_ext_ips, n_lb, n_src, i;
+	bool ext_access, ext_local, int_local, uses_cluster, uses_local;
+	bool has_internal, has_external, uses_ext_chain, uses_fw;
+	uint16_t hc_port;
+	struct rs_rule *r;
+	char obj[512];
+	int e;
+
+	if (sp->skipped)
+		return 0;
+	snprintf(obj, sizeof(obj), "%s/%s", sp->ns, sp->name);
+	proto = proto_name(sp->protocol);
+	if (!proto || !key) {
+		if (!c->diags)
+			return 0;
+		return diag_add(c->diags, DIAG_ERROR, NULL, obj, "spec.ports",
+				"protocol %u is not supported; service port skipped", sp->protocol);
+	}
+	/* A single-stack proxier sees only services with a cluster IP of its
+	 * family; it uses the first one. */
+	cip = first_of_family(sp->cluster_ips, sp->n_cluster_ips, fam);
+	if (!cip) {
+		if (!c->diags)
+			return 0;
+		return diag_add(c->diags, DIAG_NOTE, NULL, obj, "spec.clusterIPs",
+				"no IPv%d cluster IP; %s not programmed in this run",
+				fam == AF_INET ? 4 : 6, key);
+	}
+
+	n_ext_ips = count_family(sp->external_ips, sp->n_external_ips, fam);
+	n_lb = count_family(sp->lb_ips, sp->n_lb_ips, fam);
+	n_src = count_net_family(sp->lb_source_ranges, sp->n_lb_source_ranges, fam);
+	if ((e = note_family(c, sp, "spec.externalIPs", sp->n_external_ips - n_ext_ips)) < 0 ||
+	    (e = note_family(c, sp, "status.loadBalancer.ingress", sp->n_lb_ips - n_lb)) < 0 ||
+	    (e = note_family(c, sp, "spec.loadBalancerSourceRanges",
+			     sp->n_lb_source_ranges - n_src)) < 0)
+		return e;
+
+	ext_access = sp->node_port || n_ext_ips || n_lb;
+	ext_local = sp->ext_policy == POLICY_LOCAL &&
+		    (sp->type == SVC_NODE_PORT || sp->type == SVC_LOAD_BALANCER ||
+		     (sp->type == SVC_CLUSTER_IP && sp->n_external_ips > 0));
+	int_local = sp->int_policy == POLICY_LOCAL;
+	uses_cluster = !int_local || ext_access;
+	uses_local = int_local || (ext_local && ext_access);
+	hc_port = sp->type == SVC_LOAD_BALANCER && ext_local ? sp->health_check_node_port : 0;
+
+	if ((e = gather_endpoints(c, sp, &n_eps)) < 0)
+		return e;
+	categorize(c->eps, n_eps, uses_cluster, uses_local, zone_or_empty(c->s->zone), &cat);
+
+	has_internal = cat.has_any && (!int_local || cat.n_local > 0);
+	has_external = cat.has_any && (!ext_local || cat.n_local > 0);
+	uses_ext_chain = cat.has_any && ext_access;
+	uses_fw = cat.has_any && n_lb && n_src;
+
+	chain_hash(key, proto, NULL, hash);
+	if (!hash[0])
+		return -ENOMEM;
+	if (cat.n_cluster && uses_cluster && !(svc = port_chain(c, "KUBE-SVC-", hash)))
+		return -errno;
+	if (cat.n_local && uses_local && !(svl = port_chain(c, "KUBE-SVL-", hash)))
+		return -errno;
+	if (uses_ext_chain && !(ext = port_chain(c, "KUBE-EXT-", hash)))
+		return -errno;
+	if (uses_fw && !(fw = port_chain(c, "KUBE-FW-", hash)))
+		return -errno;
+	int_chain = int_local ? svl : svc;
+	ext_policy_chain = ext_local ? svl : svc;
+	lb_chain = fw ? fw : ext;
+
+	cip_comment = ruleset_printf(c->rs, "%s cluster IP", key);
+	key_comment = ruleset_strdup(c->rs, key);
+	if (!cip_comment || !key_comment)
+		return -ENOMEM;
+	sep_comment = c->large_cluster ? NULL : key_comment;
+	if (!cat.has_any) {
+		int_filter_comment = ruleset_printf(c->rs, "%s has no endpoints", key);
+		ext_filter_comment = int_filter_comment;
+		if (!int_filter_comment)
+			return -ENOMEM;
+	} else {
+		const char *no_local = NULL;
+
+		if (!has_internal || !has_external) {
+			no_local = ruleset_printf(c->rs, "%s has no local endpoints", key);
+			if (!no_local)
+				return -ENOMEM;
+		}
+		if (!has_internal) {
+			int_filter = RS_T_DROP;
+			int_filter_comment = no_local;
+		}
+		if (!has_external) {
+			ext_filter = RS_T_DROP;
+			ext_filter_comment = no_local;
+		}
+	}
+
+	/* Endpoint chains and the per-endpoint comments. */
+	for (i = 0; i < n_eps; i++) {
+		struct ep_slot *ep = &c->eps[i];
+		char name[RS_CHAIN_MAXLEN + 1];
+
+		if (!ep->cluster && !ep->local)
+			continue;
+		chain_name("KUBE-SEP-", key, proto, ep->str, name);
+		if (!name[0])
+			return -ENOMEM;
+		ep->sep = ruleset_add_chain(c->rs, RS_NAT, name);
+		if (!ep->sep)
+			return -errno;
+		if (!c->large_cluster) {
+			ep->comment = ruleset_printf(c->rs, "%s -> %s", key, ep->str);
+			if (!ep->comment)
+				return -ENOMEM;
+		}
+		c->n_seps++;
+	}
+
+	/* Cluster IP. */
+	if (has_internal) {
+		if (!(r = dst_rule(c->sh.nat_services, cip_comment, cip, sp->protocol, sp->port)))
+			return -ENOMEM;
+		t_jump(r, int_chain);
+	} else {
+		if (!(r = dst_rule(c->sh.f_services, int_filter_comment, cip, sp->protocol, sp->port)))
+			return -ENOMEM;
+		t_verdict(r, int_filter);
+	}
+
+	/* External IPs. */
+	if (n_ext_ips) {
+		const char *cm = NULL;
+
+		if (cat.has_any && !(cm = ruleset_printf(c->rs, "%s external IP", key)))
+			return -ENOMEM;
+		for (i = 0; i < sp->n_external_ips; i++) {
+			const struct ipaddr *a = &sp->external_ips[i];
+
+			if (a->family != fam)
+				continue;
+			if (cat.has_any) {
+				if (!(r = dst_rule(c->sh.nat_services, cm, a, sp->protocol, sp->port)))
+					return -ENOMEM;
+				t_jump(r, ext);
+			}
+			if (!has_external) {
+				if (!(r = dst_rule(c->sh.f_ext_services, ext_filter_comment, a,
+						   sp->protocol, sp->port)))
+					return -ENOMEM;
+				t_verdict(r, ext_filter);
+			}
+		}
+	}
+
+	/* Load-balancer ingress IPs. */
+	if (n_lb) {
+		const char *cm = ruleset_printf(c->rs, "%s loadbalancer IP", key);
+		const char *fw_cm = NULL;
+
+		if (!cm)
+			return -ENOMEM;
+		if (fw && !(fw_cm = ruleset_printf(c->rs, "%s traffic not accepted by %s", key,
+						   fw->name)))
+			return -ENOMEM;
+		for (i = 0; i < sp->n_lb_ips; i++) {
+			const struct ipaddr *a = &sp->lb_ips[i];
+
+			if (a->family != fam)
+				continue;
+			if (cat.has_any) {
+				if (!(r = dst_rule(c->sh.nat_services, cm, a, sp->protocol, sp->port)))
+					return -ENOMEM;
+				t_jump(r, lb_chain);
+			}
+			if (fw) {
+				if (!(r = dst_rule(c->sh.f_proxy_fw, fw_cm, a, sp->protocol, sp->port)))
+					return -ENOMEM;
+				t_verdict(r, RS_T_DROP);
+			}
+		}
+		for (i = 0; !has_external && i < sp->n_lb_ips; i++) {
+			const struct ipaddr *a = &sp->lb_ips[i];
+
+			if (a->family != fam)
+				continue;
+			if (!(r = dst_rule(c->sh.f_ext_services, ext_filter_comment, a, sp->protocol,
+					   sp->port)))
+				return -ENOMEM;
+			t_verdict(r, ext_filter);
+		}
+	}
+
+	/* Node port (not subject to loadBalancerSourceRanges, as in kube-proxy). */
+	if (sp->node_port) {
+		if (cat.has_any) {
+			if (!(r = dst_rule(c->sh.nat_nodeports, key_comment, NULL, sp->protocol,
+					   sp->node_port)))
+				return -ENOMEM;
+			t_jump(r, ext);
+		}
+		if (!has_external) {
+			r = rule_new(c->sh.f_ext_services);
+			if (!r)
+				return -ENOMEM;
+			if ((e = m_comment(r, ext_filter_comment)) < 0 || (e = m_addrtype(r, false)) < 0 ||
+			    (e = m_port(r, sp->protocol, sp->node_port)) < 0)
+				return e;
+			t_verdict(r, ext_filter);
+		}
+	}
+
+	/* Health check node port: accepted whether or not there are local
+	 * endpoints. */
+	if (hc_port) {
+		const char *cm = ruleset_printf(c->rs, "%s health check node port", key);
+
+		if (!cm || !(r = dst_rule(c->sh.f_nodeports, cm, NULL, PROTO_TCP, hc_port)))
+			return -ENOMEM;
+		t_verdict(r, RS_T_ACCEPT);
+	}
+
+	/* Masquerade off-cluster traffic to the cluster IP (or all of it). */
+	if (has_internal && (c->s->masquerade_all || c->cluster_cidr)) {
+		if (!(r = dst_rule(int_chain, cip_comment, cip, sp->protocol, sp->port)))
+			return -ENOMEM;
+		if (!c->s->masquerade_all) {
+			r->src = *c->cluster_cidr;
+			r->src_inv = true;
+		}
+		t_jump(r, c->sh.nat_mark_masq);
+	}
+
+	/* KUBE-EXT-: masquerade and short-circuit, then the policy chain. */
+	if (ext) {
+		if (!ext_local) {
+			const char *cm = ruleset_printf(c->rs,
+				"masquerade traffic for %s external destinations", key);
+
+			if (!cm || !(r = rule_new(ext)))
+				return -ENOMEM;
+			if ((e = m_comment(r, cm)) < 0)
+				return e;
+			t_jump(r, c->sh.nat_mark_masq);
+		} else {
+			const char *cm;
+
+			if (c->cluster_cidr) {
+				cm = ruleset_printf(c->rs, "pod traffic for %s external destinations", key);
+				if (!cm || !(r = rule_new(ext)))
+					return -ENOMEM;
+				if ((e = m_comment(r, cm)) < 0)
+					return e;
+				r->src = *c->cluster_cidr;
+				t_jump(r, svc);
+			}
+			cm = ruleset_printf(c->rs, "masquerade LOCAL traffic for %s external destinations",
+					    key);
+			if (!cm || !(r = rule_new(ext)))
+				return -ENOMEM;
+			if ((e = m_comment(r, cm)) < 0 || (e = m_addrtype(r, true)) < 0)
+				return e;
+			t_jump(r, c->sh.nat_mark_masq);
+
+			cm = ruleset_printf(c->rs, "route LOCAL traffic for %s external destinations", key);
+			if (!cm || !(r = rule_new(ext)))
+				return -ENOMEM;
+			if ((e = m_comment(r, cm)) < 0 || (e = m_addrtype(r, true)) < 0)
+				return e;
+			t_jump(r, svc);
+		}
+		if (has_external) {
+			if (!(r = rule_new(ext)))
+				return -ENOMEM;
+			t_jump(r, ext_policy_chain);
+		}
+	}
+
+	/* KUBE-FW-: loadBalancerSourceRanges. */
+	if (fw) {
+		const char *cm = ruleset_printf(c->rs, "%s loadbalancer IP", key);
+		bool allow_from_node = false;
+
+		if (!cm)
+			return -ENOMEM;
+		for (i = 0; i < sp->n_lb_source_ranges; i++) {
+			const struct ipnet *src = &sp->lb_source_ranges[i];
+
+			if (src->addr.family != fam)
+				continue;
+			if (!(r = rule_new(fw)))
+				return -ENOMEM;
+			if ((e = m_comment(r, cm)) < 0)
+				return e;
+			r->src = *src;
+			t_jump(r, ext);
+			if (c->node_ip && ipnet_contains(src, c->node_ip))
+				allow_from_node = true;
+		}
+		/* A VIP often is a local address too: the node's own requests
+		 * then come from the VIP. */
+		for (i = 0; allow_from_node && i < sp->n_lb_ips; i++) {
+			if (sp->lb_ips[i].family != fam)
+				continue;
+			if (!(r = rule_new(fw)))
+				return -ENOMEM;
+			if ((e = m_comment(r, cm)) < 0)
+				return e;
+			set_host(&r->src, &sp->lb_ips[i]);
+			t_jump(r, ext);
+		}
+		cm = ruleset_printf(c->rs, "other traffic to %s will be dropped by KUBE-PROXY-FIREWALL",
+				    key);
+		if (!cm || !(r = rule_new(fw)))
+			return -ENOMEM;
+		if ((e = m_comment(r, cm)) < 0)
+			return e;
+		t_verdict(r, RS_T_NONE);
+	}
+
+	if (svc && (e = write_svc_to_endpoints(c, sp, svc, n_eps, false, cat.n_cluster)) < 0)
+		return e;
+	if (svl && (e = write_svc_to_endpoints(c, sp, svl, n_eps, true, cat.n_local)) < 0)
+		return e;
+	for (i = 0; i < n_eps; i++) {
+		if (c->eps[i].sep && (e = write_sep(c, sp, &c->eps[i], sep_comment)) < 0)
+			return e;
+	}
+	c->n_ports++;
+	return 0;
+}
+
+/* --- the shared chains and the jumps from the built-in chains --- */
+
+struct jump_spec {
+	uint8_t table;
+	const char *from;     /* built-in chain */
+	const char *to;
+	const char *comment;  /* NULL: none */
+	bool ct_new;          /* -m conntrack --ctstate NEW before the comment */
+};
+
+/*
+ * kube-proxy's iptablesJumpChains followed by iptablesKubeletJumpChains.
+ * It inserts each rule at the top of its built-in chain, in this order, so
+ * the built-in chains end up holding them in reverse.
+ */
+static const struct jump_spec jump_specs[] = {
+	{ RS_FILTER, "INPUT", "KUBE-EXTERNAL-SERVICES", "kubernetes externally-visible service portals", true },
+	{ RS_FILTER, "FORWARD", "KUBE-EXTERNAL-SERVICES", "kubernetes externally-visible service portals", true },
+	{ RS_FILTER, "INPUT", "KUBE-NODEPORTS", "kubernetes health check service ports", false },
+	{ RS_FILTER, "FORWARD", "KUBE-SERVICES", "kubernetes service portals", true },
+	{ RS_FILTER, "OUTPUT", "KUBE-SERVICES", "kubernetes service portals", true },
+	{ RS_FILTER, "FORWARD", "KUBE-FORWARD", "kubernetes forwarding rules", false },
+	{ RS_FILTER, "INPUT", "KUBE-PROXY-FIREWALL", "kubernetes load balancer firewall", true },
+	{ RS_FILTER, "OUTPUT", "KUBE-PROXY-FIREWALL", "kubernetes load balancer firewall", true },
+	{ RS_FILTER, "FORWARD", "KUBE-PROXY-FIREWALL", "kubernetes load balancer firewall", true },
+	{ RS_NAT, "OUTPUT", "KUBE-SERVICES", "kubernetes service portals", false },
+	{ RS_NAT, "PREROUTING", "KUBE-SERVICES", "kubernetes service portals", false },
+	{ RS_NAT, "POSTROUTING", "KUBE-POSTROUTING", "kubernetes postrouting rules", false },
+	{ RS_FILTER, "INPUT", "KUBE-FIREWALL", NULL, false },
+	{ RS_FILTER, "OUTPUT", "KUBE-FIREWALL", NULL, false },
+};
+
+/* Chains kube-proxy declares in every sync, empty or not. */
+static const struct {
+	uint8_t table;
+	const char *name;
+} base_chains[] = {
+	{ RS_FILTER, "KUBE-SERVICES" },
+	{ RS_FILTER, "KUBE-EXTERNAL-SERVICES" },
+	{ RS_FILTER, "KUBE-FORWARD" },
+	{ RS_FILTER, "KUBE-NODEPORTS" },
+	{ RS_FILTER, "KUBE-PROXY-FIREWALL" },
+	{ RS_FILTER, "KUBE-FIREWALL" },
+	{ RS_NAT, "KUBE-SERVICES" },
+	{ RS_NAT, "KUBE-NODEPORTS" },
+	{ RS_NAT, "KUBE-POSTROUTING" },
+	{ RS_NAT, "KUBE-MARK-MASQ" },
+};
+
+static struct rs_chain *chain(struct plan_ctx *c, enum rs_table t, const char *name)
+{
+	return ruleset_get_chain(c->rs, t, name);
+}
+
+static int write_jumps(struct plan_ctx *c)
+{
+	for (size_t i = ARRAY_SIZE(jump_specs); i-- > 0;) {
+		const struct jump_spec *j = &jump_specs[i];
+		struct rs_chain *from = chain(c, j->table, j->from);
+		struct rs_chain *to = chain(c, j->table, j->to);
+		struct rs_rule *r;
+		int e;
+
+		if (!from || !to || !(r = rule_new(from)))
+			return -ENOMEM;
+		if (j->ct_new && (e = m_ctstate(r, false, RS_CT_NEW)) < 0)
+			return e;
+		if ((e = m_comment(r, j->comment)) < 0)
+			return e;
+		t_jump(r, to);
+	}
+	return 0;
+}
+
+static int write_fixed_rules(struct plan_ctx *c)
+{
+	struct rs_chain *post = chain(c, RS_NAT, "KUBE-POSTROUTING");
+	struct rs_chain *fwd = chain(c, RS_FILTER, "KUBE-FORWARD");
+	struct rs_chain *kfw = chain(c, RS_FILTER, "KUBE-FIREWALL");
+	const uint32_t mark = c->masq_mark;
+	struct rs_rule *r;
+	int e;
+
+	if (!post || !fwd || !kfw)
+		return -ENOMEM;
+
+	/* KUBE-POSTROUTING: only marked packets, clear the mark, masquerade. */
+	if (!(r = rule_new(post)))
+		return -ENOMEM;
+	if ((e = m_mark(r, true, mark, mark)) < 0)
+		return e;
+	t_verdict(r, RS_T_RETURN);
+	if (!(r = rule_new(post)))
+		return -ENOMEM;
+	r->t.kind = RS_T_MARK;
+	r->t.u.mark.op = RS_MARK_XOR;
+	r->t.u.mark.value = mark;
+	if (!(r = rule_new(post)))
+		return -ENOMEM;
+	if ((e = m_comment(r, "kubernetes service traffic requiring SNAT")) < 0)
+		return e;
+	r->t.kind = RS_T_MASQUERADE;
+	r->t.u.masq.random_fully = c->s->random_fully;
+
+	/* KUBE-MARK-MASQ */
+	if (!(r = rule_new(c->sh.nat_mark_masq)))
+		return -ENOMEM;
+	r->t.kind = RS_T_MARK;
+	r->t.u.mark.op = RS_MARK_OR;
+	r->t.u.mark.value = mark;
+
+	/* route_localnet, which localhost node ports need, would also let
+	 * outside packets reach 127/8; kube-proxy blocks those here. */
+	if (c->localhost_nodeports) {
+		struct ipnet lo = loopback_net(AF_INET);
+
+		if (!(r = rule_new(kfw)))
+			return -ENOMEM;
+		if ((e = m_comment(r, "block incoming localnet connections")) < 0 ||
+		    (e = m_ctstate(r, true, RS_CT_RELATED | RS_CT_ESTABLISHED | RS_CT_DNAT)) < 0)
+			return e;
+		r->dst = lo;
+		r->src = lo;
+		r->src_inv = true;
+		t_verdict(r, RS_T_DROP);
+	}
+
+	/* KUBE-FORWARD */
+	if (!c->s->conntrack_tcp_liberal) {
+		if (!(r = rule_new(fwd)))
+			return -ENOMEM;
+		if ((e = m_ctstate(r, false, RS_CT_INVALID)) < 0)
+			return e;
+		t_verdict(r, RS_T_DROP);
+	}
+	if (!(r = rule_new(fwd)))
+		return -ENOMEM;
+	if ((e = m_comment(r, "kubernetes forwarding rules")) < 0 ||
+	    (e = m_mark(r, false, mark, mark)) < 0)
+		return e;
+	t_verdict(r, RS_T_ACCEPT);
+	if (!(r = rule_new(fwd)))
+		return -ENOMEM;
+	if ((e = m_comment(r, "kubernetes forwarding conntrack rule")) < 0 ||
+	    (e = m_ctstate(r, false, RS_CT_RELATED | RS_CT_ESTABLISHED)) < 0)
+		return e;
+	t_verdict(r, RS_T_ACCEPT);
+	return 0;
+}
+
+/* --nodeport-addresses as kube-proxy's NodePortAddresses reads it. */
+struct nodeport_addrs {
+	bool match_all;
+	bool contains_loopback;
+};
+
+static void nodeport_addrs_init(const struct plan_settings *s, struct nodeport_addrs *npa)
+{
+	size_t n = 0;
+
+	npa->match_all = false;
+	npa->contains_loopback = false;
+	for (size_t i = 0; i < s->n_nodeport_addresses; i++) {
+		const struct ipnet *cidr = &s->nodeport_addresses[i];
+		struct ipaddr lo = { .family = AF_INET, .u.b = { 127 } };
+
+		if (cidr->addr.family != s->family)
+			continue;
+		n++;
+		if (cidr->addr.family == AF_INET &&
+		    (is_loopback(&cidr->addr) || ipnet_contains(cidr, &lo)))
+			npa->contains_loopback = true;
+		if (cidr->plen == 0)
+			npa->match_all = true;
+	}
+	if (!n || npa->match_all) {
+		npa->match_all = true;
+		npa->contains_loopback = true;
+	}
+}
+
+static bool nodeport_ip_seen(const struct plan_settings *s, size_t upto, const struct ipaddr *a)
+{
+	for (size_t i = 0; i < upto; i++)
+		if (ipaddr_cmp(&s->local_addrs[i], a) == 0)
+			return true;
+	return false;
+}
+
+/* The last rule(s) of nat KUBE-SERVICES: hand local destinations to
+ * KUBE-NODEPORTS. */
+static int write_nodeports_jump(struct plan_ctx *c, const struct nodeport_addrs *npa)
+{
+	static const char comment[] =
+		"kubernetes service nodeports; NOTE: this must be the last rule in this chain";
+	const struct plan_settings *s = c->s;
+	struct rs_chain *np = c->sh.nat_nodeports;
+	struct rs_rule *r;
+	int e;
+
+	if (npa->match_all) {
+		if (!(r = rule_new(c->sh.nat_services)))
+			return -ENOMEM;
+		if ((e = m_comment(r, comment)) < 0 || (e = m_addrtype(r, false)) < 0)
+			return e;
+		if (s->family == AF_INET6 || !c->localhost_nodeports) {
+			r->dst = loopback_net(s->family);
+			r->dst_inv = true;
+		}
+		t_jump(r, np);
+		return 0;
+	}
+
+	for (size_t k = 0; k < s->n_nodeport_addresses; k++) {
+		const struct ipnet *cidr = &s->nodeport_addresses[k];
+
+		if (cidr->addr.family != s->family)
+			continue;
+		for (size_t i = 0; i < s->n_local_addrs; i++) {
+			const struct ipaddr *a = &s->local_addrs[i];
+			bool earlier = false;
+
+			if (a->family != s->family || !ipnet_contains(cidr, a))
+				continue;
+			/* Emitted already for an earlier CIDR or a duplicate entry? */
+			for (size_t j = 0; j < k && !earlier; j++)
+				earlier = s->nodeport_addresses[j].addr.family == s->family &&
+					  ipnet_contains(&s->nodeport_addresses[j], a);
+			if (earlier || nodeport_ip_seen(s, i, a))
+				continue;
+			if (is_loopback(a) && (s->family == AF_INET6 || !c->localhost_nodeports)) {
+				char buf[INET6_ADDRSTRLEN];
+
+				if (c->diags &&
+				    (e = diag_add(c->diags, DIAG_WARNING, NULL, NULL, "--nodeport-addresses",
+						  "includes localhost (%s) but localhost node ports are %s; ignored",
+						  ipaddr_fmt(a, buf, sizeof(buf)),
+						  s->family == AF_INET6 ? "not supported on IPv6"
+									: "disabled")) < 0)
+					return e;
+				continue;
+			}
+			if (!(r = rule_new(c->sh.nat_services)))
+				return -ENOMEM;
+			if ((e = m_comment(r, comment)) < 0)
+				return e;
+			set_host(&r->dst, a);
+			t_jump(r, np);
+		}
+	}
+	return 0;
+}
+
+static int setup_ctx(struct plan_ctx *c, const struct desired *d)
+{
+	const struct plan_settings *s = c->s;
+	struct nodeport_addrs npa;
+	size_t total = 0;
+	int e;
+
+	c->masq_mark = 1u << s->masquerade_bit;
+	c->node_ip = first_of_family(s->node_ips, s->n_node_ips, s->family);
+
+	/* kube-proxy's detector takes one CIDR per family. */
+	for (size_t i = 0; i < s->n_cluster_cidrs; i++) {
+		const struct ipnet *n = &s->cluster_cidrs[i];
+
+		if (n->addr.family != s->family)
+			continue;
+		if (!c->cluster_cidr) {
+			c->cluster_cidr = n;
+		} else if (c->diags) {
+			char buf[INET6_ADDRSTRLEN];
+
+			e = diag_add(c->diags, DIAG_WARNING, NULL, NULL, "--cluster-cidr",
+				     "only one CIDR per address family is used; %s/%u ignored",
+				     ipaddr_fmt(&n->addr, buf, sizeof(buf)), n->plen);
+			if (e < 0)
+				return e;
+		}
+	}
+
+	nodeport_addrs_init(s, &npa);
+	c->localhost_nodeports = s->localhost_nodeports && s->family == AF_INET &&
+				 npa.contains_loopback;
+
+	for (size_t i = 0; i < d->n_ports; i++) {
+		const struct svc_port *sp = &d->ports[i];
+
+		if (sp->skipped || !first_of_family(sp->cluster_ips, sp->n_cluster_ips, s->family))
+			continue;
+		total += count_family_eps(sp, s->family);
+	}
+	c->large_cluster = total > s->large_cluster_threshold;
+	return 0;
+}
+
+int plan_build(const struct desired *d, const struct plan_settings *s,
+	       struct ruleset **ret, struct plan_stats *stats, struct diag_list *diags)
+{
+	struct plan_ctx c = { .s = s, .diags = diags };
+	struct nodeport_addrs npa;
+	int e;
+
+	if (s->masquerade_bit > 31 || (s->family != AF_INET && s->family != AF_INET6))
+		return -EINVAL;
+	c.rs = ruleset_new();
+	if (!c.rs)
+		return -ENOMEM;
+
+	e = setup_ctx(&c, d);
+	if (e < 0)
+		goto out;
+
+	for (size_t i = 0; i < ARRAY_SIZE(base_chains); i++) {
+		if (!chain(&c, base_chains[i].table, base_chains[i].name)) {
+			e = -ENOMEM;
+			goto out;
+		}
+	}
+	c.sh.nat_services = chain(&c, RS_NAT, "KUBE-SERVICES");
+	c.sh.nat_nodeports = chain(&c, RS_NAT, "KUBE-NODEPORTS");
+	c.sh.nat_mark_masq = chain(&c, RS_NAT, "KUBE-MARK-MASQ");
+	c.sh.f_services = chain(&c, RS_FILTER, "KUBE-SERVICES");
+	c.sh.f_ext_services = chain(&c, RS_FILTER, "KUBE-EXTERNAL-SERVICES");
+	c.sh.f_nodeports = chain(&c, RS_FILTER, "KUBE-NODEPORTS");
+	c.sh.f_proxy_fw = chain(&c, RS_FILTER, "KUBE-PROXY-FIREWALL");
+
+	e = write_jumps(&c);
+	if (e < 0)
+		goto out;
+	e = write_fixed_rules(&c);
+	if (e < 0)
+		goto out;
+	for (size_t i = 0; i < d->n_ports; i++) {
+		const struct svc_port *sp = &d->ports[i];
+
+		/* Ports are sorted by (key, protocol): a repeat is adjacent. */
+		if (i > 0 && sp->key && d->ports[i - 1].key && streq(sp->key, d->ports[i - 1].key) &&
+		    sp->protocol == d->ports[i - 1].protocol) {
+			if (diags && (e = diag_add(diags, DIAG_ERROR, NULL, sp->key, NULL,
+						   "service port defined twice; the first is used")) < 0)
+				goto out;
+			continue;
+		}
+		e = plan_port(&c, sp);
+		if (e < 0)
+			goto out;
+	}
+	nodeport_addrs_init(s, &npa);
+	e = write_nodeports_jump(&c, &npa);
+	if (e < 0)
+		goto out;
+
+	ruleset_sort(c.rs);
+	if (stats) {
+		stats->services = c.n_ports;
+		stats->endpoints = c.n_seps;
+		stats->chains = ruleset_count_chains(c.rs);
+		stats->rules = ruleset_count_rules(c.rs);
+	}
+	*ret = TAKE_PTR(c.rs);
+	e = 0;
+out:
+	ruleset_free(c.rs);
+	free(c.eps);
+	return e;
+}
