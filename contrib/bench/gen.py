@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Generate a Kubernetes List (Services + EndpointSlices) of N services x M
+endpoints, as `kubectl get services,endpointslices -A -o json` prints it.
+
+The mix: ClusterIP; about 1 in 4 NodePort; 1 in 100 LoadBalancer with
+loadBalancerSourceRanges and an ingress IP; 1 in 10 with ClientIP session
+affinity; 1 in 8 with two ports (http and https); 1 in 20 endpoints on this
+node (node-a), the rest on other nodes.  Addresses follow svcnat's address
+plan (198.18.0.0/15 only): cluster IPs in 198.19.0.0/16, endpoints in
+198.18.64.0/18, LB IPs in 198.18.200.0/24.
+
+Variants for sync benchmarks:
+  --change endpoint   service 0's first endpoint moves to another address
+  --change add        one more service (N+1 services)
+"""
+import argparse
+import ipaddress
+import json
+import sys
+
+CLUSTER_NET = ipaddress.ip_network("198.19.0.0/16")
+POD_NET = ipaddress.ip_network("198.18.64.0/18")
+LB_NET = ipaddress.ip_network("198.18.200.0/24")
+
+
+def cluster_ip(i):
+    return str(CLUSTER_NET.network_address + 1 + i)
+
+
+def pod_ip(n):
+    return str(POD_NET.network_address + 1 + (n % (POD_NET.num_addresses - 2)))
+
+
+def service(i, n_endpoints):
+    name = "svc-%05d" % i
+    ports = [{"name": "http", "protocol": "TCP", "port": 80, "targetPort": 8080}]
+    if i % 8 == 7:
+        ports.append({"name": "https", "protocol": "TCP", "port": 443, "targetPort": 8443})
+    spec = {"type": "ClusterIP", "clusterIP": cluster_ip(i), "clusterIPs": [cluster_ip(i)],
+            "ports": ports, "sessionAffinity": "None",
+            "internalTrafficPolicy": "Cluster", "ipFamilies": ["IPv4"]}
+    status = {"loadBalancer": {}}
+    if i % 100 == 99:
+        spec["type"] = "LoadBalancer"
+        spec["loadBalancerSourceRanges"] = ["198.18.1.0/25"]
+        status = {"loadBalancer": {"ingress": [{"ip": str(LB_NET.network_address + 1 + (i // 100) % 250)}]}}
+    elif i % 4 == 3:
+        spec["type"] = "NodePort"
+    if spec["type"] != "ClusterIP":
+        spec["externalTrafficPolicy"] = "Cluster"
+        for k, p in enumerate(ports):
+            p["nodePort"] = 30000 + (2 * i + k) % 2768
+    if i % 10 == 5:
+        spec["sessionAffinity"] = "ClientIP"
+        spec["sessionAffinityConfig"] = {"clientIP": {"timeoutSeconds": 10800}}
+    svc = {"apiVersion": "v1", "kind": "Service",
+           "metadata": {"name": name, "namespace": "bench", "uid": "svc-uid-%d" % i,
+                        "resourceVersion": str(1000 + i)},
+           "spec": spec, "status": status}
+    eps = []
+    for e in range(n_endpoints):
+        eps.append({"addresses": [pod_ip(i * n_endpoints + e)],
+                    "conditions": {"ready": True, "serving": True, "terminating": False},
+                    "nodeName": "node-a" if (i + e) % 20 == 0 else "node-%d" % (2 + (i + e) % 50),
+                    "zone": "zone-a"})
+    slice_ = {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+              "metadata": {"name": name + "-abcde", "namespace": "bench",
+                           "labels": {"kubernetes.io/service-name": name,
+                                      "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"}},
+              "addressType": "IPv4", "endpoints": eps,
+              "ports": [{"name": p["name"], "protocol": "TCP", "port": p["targetPort"]} for p in ports]}
+    return svc, slice_
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-n", "--services", type=int, required=True)
+    ap.add_argument("-m", "--endpoints", type=int, default=10)
+    ap.add_argument("--change", choices=["none", "endpoint", "add"], default="none")
+    ap.add_argument("-o", "--output", default="-")
+    a = ap.parse_args()
+    n = a.services + (1 if a.change == "add" else 0)
+    items = []
+    for i in range(n):
+        svc, sl = service(i, a.endpoints)
+        if a.change == "endpoint" and i == 0:
+            sl["endpoints"][0]["addresses"] = ["198.18.127.250"]
+        items.append(svc)
+        items.append(sl)
+    doc = {"apiVersion": "v1", "kind": "List", "items": items, "metadata": {"resourceVersion": ""}}
+    out = sys.stdout if a.output == "-" else open(a.output, "w")
+    json.dump(doc, out, separators=(",", ":"))
+    out.write("\n")
+
+
+if __name__ == "__main__":
+    main()
