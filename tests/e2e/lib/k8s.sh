@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
+#
+# Small Kubernetes config writers for the real-traffic tests: the objects
+# are written as `kubectl get services,endpointslices -A -o json` prints
+# them, which is what svcnat --config reads.
+#
+#   k8s_service NS NAME SPEC [STATUS]
+#       a v1 Service; SPEC (and STATUS) are the JSON members of spec (status)
+#       without the braces, e.g. '"clusterIP":"198.19.0.10","ports":[...]'
+#   k8s_slice NS SERVICE PORTS ENDPOINT...
+#       a discovery.k8s.io/v1 EndpointSlice; PORTS is the JSON ports array;
+#       each ENDPOINT is IP@NODE (ready) or IP@NODE@terminating
+#   k8s_list ITEM...
+#       a v1 List of the items
+
+k8s_service() {
+	local ns=$1 name=$2 spec=$3 status=${4:-}
+	printf '{"apiVersion":"v1","kind":"Service","metadata":{"namespace":"%s","name":"%s"},"spec":{%s},"status":{%s}}' \
+		"$ns" "$name" "$spec" "$status"
+}
+
+k8s_slice() {
+	local ns=$1 svc=$2 ports=$3 ep ip node state sep= eps=
+	shift 3
+	for ep in "$@"; do
+		IFS=@ read -r ip node state <<<"$ep"
+		if [ "$state" = terminating ]; then
+			state='"ready":false,"serving":true,"terminating":true'
+		else
+			state='"ready":true,"serving":true,"terminating":false'
+		fi
+		eps="$eps$sep$(printf '{"addresses":["%s"],"conditions":{%s},"nodeName":"%s"}' "$ip" "$state" "$node")"
+		sep=,
+	done
+	printf '{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"namespace":"%s","name":"%s-e2e","labels":{"kubernetes.io/service-name":"%s"}},"addressType":"IPv4","endpoints":[%s],"ports":%s}' \
+		"$ns" "$svc" "$svc" "$eps" "$ports"
+}
+
+k8s_list() {
+	local item sep=
+	printf '{"apiVersion":"v1","kind":"List","items":['
+	for item in "$@"; do
+		printf '%s\n%s' "$sep" "$item"
+		sep=,
+	done
+	printf '\n]}\n'
+}

@@ -1,0 +1,304 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
+#
+# A throwaway network-namespace topology for svcnat's real-traffic tests
+# (sourced by tests/e2e/traffic-*.sh and contrib/demo.sh; bash).  Also
+# sources servers.sh (name servers, clients, checks) and k8s.sh (config JSON).
+#
+#   client1 198.18.1.100 ─┐                              ┌─ pod 198.18.65.x (one ns per pod)
+#   client2 198.18.1.200 ─┼─ node (node-a) 198.18.0.1 ───┼─ podclient 198.18.65.200
+#                         │   svcnat runs here,          │
+#                         │   ip_forward=1               └─ node-b 198.18.0.2 ── pod 198.18.66.x
+#
+# Every link is a point-to-point veth made directly between two of our
+# namespaces (nothing is created in the caller's namespace).  The node side
+# of a link carries the node's address as /32 with a /32 route to the peer,
+# as Calico-style CNIs do; pods and clients route everything via their node.
+# node-a's default route points to node-b, so locally generated traffic to
+# cluster IPs has a route before OUTPUT's DNAT (node-b has no default route:
+# undelivered packets die there with "unreachable", never loop).
+#
+# Namespaces are named "$TOPO_PREFIX-<name>" with TOPO_PREFIX unique per
+# process and topology, so parallel runs never collide; topo_down (and the
+# EXIT/INT/TERM trap set by e2e_init) kills every process inside them and
+# deletes them.
+#
+# Functions:
+#   e2e_init NAME          root check (exit 77 "SKIPPED", or failure under
+#                          CI=true), tools, temp dir, traps, watchdog
+#   e2e_backends           the svcnat backends to run each test with
+#   topo_up                node, node-b, client1, client2, podclient
+#   topo_add_pod NAME IP   a pod on node-a (198.18.65.x) or node-b (198.18.66.x)
+#   topo_down              kill everything inside, delete the namespaces
+#   ns_name NAME           the real namespace name of a logical one
+#   in_ns NAME CMD...      run CMD in namespace NAME, bounded by timeout(1)
+#   svcnat_sync BACKEND CONFIG  svcnat --once, the test fails unless it succeeds
+#   svcnat_run BACKEND ARGS...  svcnat in the node namespace with the
+#                          node's settings (node-a, 198.18.0.1, cluster CIDR)
+
+_e2e_lib=$(dirname "${BASH_SOURCE[0]}")
+# shellcheck source=tests/e2e/lib/servers.sh
+. "$_e2e_lib/servers.sh"
+# shellcheck source=tests/e2e/lib/k8s.sh
+. "$_e2e_lib/k8s.sh"
+
+E2E_NODE_IP=198.18.0.1
+E2E_NODEB_IP=198.18.0.2
+E2E_CLIENT1_IP=198.18.1.100
+E2E_CLIENT2_IP=198.18.1.200
+E2E_PODCLIENT_IP=198.18.65.200
+E2E_CLUSTER_CIDR=198.18.64.0/18
+E2E_HOSTNAME=node-a
+
+E2E_CMD_TIMEOUT=${E2E_CMD_TIMEOUT:-60}
+E2E_SERVER_TIMEOUT=${E2E_SERVER_TIMEOUT:-300}
+E2E_SCRIPT_TIMEOUT=${E2E_SCRIPT_TIMEOUT:-600}
+
+TOPO_N=0
+TOPO_PREFIX=
+TOPO_PODS=()
+E2E_BG_PIDS=()
+E2E_WATCHDOG=
+E2E_TMP=
+E2E_NAME=e2e
+E2E_FAILED=0
+
+E2E_T0=${EPOCHREALTIME:-0}
+
+say() {
+	local now=${EPOCHREALTIME:-0}
+	printf '# [%6.2fs] %s\n' "$(echo "$now - $E2E_T0" | tr , . | awk '{ print $1 - $3 }')" "$*"
+}
+
+# Print the node's tables and the logs we have, then exit 1 (the EXIT trap
+# removes the topology).
+fail() {
+	printf 'FAIL: %s: %s\n' "$E2E_NAME" "$*" >&2
+	E2E_FAILED=1
+	if [ -n "$TOPO_PREFIX" ] && ip netns list 2>/dev/null | grep -q "^$TOPO_PREFIX-node "; then
+		echo "--- nat/filter tables in the node namespace (legacy) ---" >&2
+		ip netns exec "$TOPO_PREFIX-node" timeout 10 iptables-legacy-save 2>&1 | \
+			grep -v '^#' | head -n 200 >&2
+		if command -v iptables-nft-save >/dev/null; then
+			echo "--- (nft) ---" >&2
+			ip netns exec "$TOPO_PREFIX-node" timeout 10 iptables-nft-save 2>&1 | \
+				grep -v '^#' | head -n 200 >&2
+		fi
+	fi
+	exit 1
+}
+
+e2e_skip() {
+	if [ "${CI:-}" = true ]; then
+		printf 'FAIL: %s: cannot run under CI: %s\n' "$E2E_NAME" "$*" >&2
+		exit 1
+	fi
+	printf '\n*** SKIPPED: %s: %s ***\n\n' "$E2E_NAME" "$*" >&2
+	exit 77
+}
+
+e2e_init() {
+	E2E_NAME=$1
+	local t
+
+	if [ "$(id -u)" != 0 ]; then
+		e2e_skip "needs root (network namespaces, netfilter)"
+	fi
+	for t in ip timeout iptables-legacy iptables-legacy-save; do
+		command -v "$t" >/dev/null || e2e_skip "needs '$t'"
+	done
+	top_builddir=${top_builddir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}
+	top_srcdir=${top_srcdir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}
+	SVCNAT=${SVCNAT:-$top_builddir/svcnat}
+	NAMESRV=${NAMESRV:-$top_builddir/tests/e2e/namesrv}
+	[ -x "$NAMESRV" ] || fail "name server '$NAMESRV' not built (make check builds it)"
+
+	E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/svcnat-e2e.XXXXXX") || fail "mktemp"
+	trap e2e_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+
+	# A bound on the whole script, whatever hangs.  Killing the watchdog
+	# ends its sleep too (by pid, from its trap).
+	(
+		trap 'kill "$s" 2>/dev/null; exit 0' TERM
+		sleep "$E2E_SCRIPT_TIMEOUT" &
+		s=$!
+		wait "$s" || exit 0
+		echo "FAIL: $E2E_NAME: watchdog: over ${E2E_SCRIPT_TIMEOUT}s" >&2
+		kill -TERM $$
+	) </dev/null &
+	E2E_WATCHDOG=$!
+
+	if ! ip netns add "svcnat-e2e-probe-$$" 2>/dev/null; then
+		e2e_skip "cannot create network namespaces"
+	fi
+	ip netns del "svcnat-e2e-probe-$$"
+}
+
+e2e_need_svcnat() {
+	[ -x "$SVCNAT" ] || fail "svcnat binary '$SVCNAT' not found"
+}
+
+e2e_cleanup() {
+	local rc=$?
+
+	trap - EXIT INT TERM
+	topo_down_all
+	if [ -n "$E2E_WATCHDOG" ]; then
+		kill "$E2E_WATCHDOG" 2>/dev/null
+		wait "$E2E_WATCHDOG" 2>/dev/null
+	fi
+	[ -n "$E2E_TMP" ] && rm -rf "$E2E_TMP"
+	if [ "$rc" = 0 ]; then
+		echo "PASS: $E2E_NAME"
+	fi
+	exit "$rc"
+}
+
+e2e_backends() {
+	echo "${SVCNAT_E2E_BACKENDS:-libiptc restore}"
+}
+
+ns_name() {
+	printf '%s-%s' "$TOPO_PREFIX" "$1"
+}
+
+# in_ns NAME CMD...: bounded command inside one of our namespaces.
+in_ns() {
+	local ns
+	ns=$(ns_name "$1")
+	shift
+	ip netns exec "$ns" timeout --kill-after=5 "$E2E_CMD_TIMEOUT" "$@"
+}
+
+_ns_add() {
+	local ns
+	ns=$(ns_name "$1")
+	ip netns add "$ns" || fail "ip netns add $ns"
+	ip -n "$ns" link set lo up || fail "lo up in $ns"
+	ip netns exec "$ns" sysctl -qw net.ipv4.icmp_ratelimit=0 || fail "sysctl in $ns"
+}
+
+# _link A IF_A ADDR_A B IF_B ADDR_B: a veth between namespaces A and B, each
+# side with its /32 address and a /32 route to the other.
+_link() {
+	local a b
+	a=$(ns_name "$1")
+	b=$(ns_name "$4")
+	ip -n "$a" link add "$2" type veth peer name "$5" netns "$b" || fail "veth $1:$2 - $4:$5"
+	ip -n "$a" addr add "$3/32" dev "$2" || fail "addr $3 on $1:$2"
+	ip -n "$b" addr add "$6/32" dev "$5" || fail "addr $6 on $4:$5"
+	ip -n "$a" link set "$2" up || fail "up $1:$2"
+	ip -n "$b" link set "$5" up || fail "up $4:$5"
+	ip -n "$a" route add "$6/32" dev "$2" src "$3" || fail "route $6 in $1"
+	ip -n "$b" route add "$3/32" dev "$5" src "$6" || fail "route $3 in $4"
+}
+
+topo_up() {
+	TOPO_N=$((TOPO_N + 1))
+	TOPO_PREFIX="svcnat-e2e-$$-$TOPO_N"
+	TOPO_PODS=()
+
+	_ns_add node
+	_ns_add nodeb
+	_ns_add client1
+	_ns_add client2
+	ip netns exec "$(ns_name node)" sysctl -qw net.ipv4.ip_forward=1 || fail "ip_forward"
+	ip netns exec "$(ns_name nodeb)" sysctl -qw net.ipv4.ip_forward=1 || fail "ip_forward"
+
+	_link node vnb "$E2E_NODE_IP" nodeb eth0 "$E2E_NODEB_IP"
+	ip -n "$(ns_name node)" route add 198.18.66.0/24 via "$E2E_NODEB_IP" || fail "route to node-b pods"
+	ip -n "$(ns_name node)" route add default via "$E2E_NODEB_IP" || fail "node default route"
+	ip -n "$(ns_name nodeb)" route add 198.18.0.0/16 via "$E2E_NODE_IP" || fail "node-b route"
+
+	_link node vc1 "$E2E_NODE_IP" client1 eth0 "$E2E_CLIENT1_IP"
+	ip -n "$(ns_name client1)" route add default via "$E2E_NODE_IP" || fail "client1 route"
+	_link node vc2 "$E2E_NODE_IP" client2 eth0 "$E2E_CLIENT2_IP"
+	ip -n "$(ns_name client2)" route add default via "$E2E_NODE_IP" || fail "client2 route"
+
+	_pod_add podclient "$E2E_PODCLIENT_IP"
+}
+
+_pod_add() {
+	local name=$1 ip=$2 node gw
+	case $ip in
+	198.18.65.*) node=node gw=$E2E_NODE_IP ;;
+	198.18.66.*) node=nodeb gw=$E2E_NODEB_IP ;;
+	*) fail "pod $name: $ip is not in a node's pod range (198.18.65.0/24, 198.18.66.0/24)" ;;
+	esac
+	_ns_add "$name"
+	# interface name on the node: "p" + the last two octets (<= 15 chars)
+	_link "$node" "p${ip#198.18.}" "$gw" "$name" eth0 "$ip"
+	ip -n "$(ns_name "$name")" route add default via "$gw" || fail "route in pod $name"
+}
+
+# topo_add_pod NAME IP: a backend pod that start_servers will serve in.
+topo_add_pod() {
+	_pod_add "$1" "$2"
+	TOPO_PODS+=("$1")
+}
+
+# Kill every process inside our namespaces (they are all ours), delete them.
+_ns_del_all() {
+	local prefix=$1 ns pids i
+	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^$prefix-"); do
+		for i in 1 2 3 4 5 6 7 8 9 10; do
+			pids=$(ip netns pids "$ns" 2>/dev/null)
+			[ -z "$pids" ] && break
+			if [ "$i" -lt 8 ]; then
+				kill -TERM $pids 2>/dev/null
+			else
+				kill -KILL $pids 2>/dev/null
+			fi
+			sleep 0.1
+		done
+		ip netns del "$ns" 2>/dev/null
+	done
+}
+
+topo_down() {
+	[ -n "$TOPO_PREFIX" ] && _ns_del_all "$TOPO_PREFIX"
+	if [ ${#E2E_BG_PIDS[@]} -gt 0 ]; then
+		wait "${E2E_BG_PIDS[@]}" 2>/dev/null
+	fi
+	E2E_BG_PIDS=()
+	TOPO_PODS=()
+	TOPO_PREFIX=
+}
+
+# Everything this process ever made (also a topology half built when a
+# step failed).
+topo_down_all() {
+	local p
+	for p in "${E2E_BG_PIDS[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	_ns_del_all "svcnat-e2e-$$"
+	if [ ${#E2E_BG_PIDS[@]} -gt 0 ]; then
+		wait "${E2E_BG_PIDS[@]}" 2>/dev/null
+	fi
+	E2E_BG_PIDS=()
+	TOPO_PREFIX=
+}
+
+# svcnat_run BACKEND ARGS...: svcnat in the node namespace with node-a's
+# settings; stdout+stderr to $E2E_TMP/svcnat.log; returns svcnat's status.
+svcnat_run() {
+	local backend=$1 rc
+	shift
+	in_ns node "$SVCNAT" --backend="$backend" --hostname "$E2E_HOSTNAME" \
+		--node-ip "$E2E_NODE_IP" --cluster-cidr "$E2E_CLUSTER_CIDR" "$@" \
+		>"$E2E_TMP/svcnat.log" 2>&1
+	rc=$?
+	return $rc
+}
+
+# svcnat_sync BACKEND CONFIG [ARGS...]: svcnat --once, failing the test
+# when it does not exit 0.
+svcnat_sync() {
+	local backend=$1 config=$2
+	shift 2
+	svcnat_run "$backend" --once --config "$config" "$@" ||
+		fail "svcnat --once --backend=$backend --config $config failed ($?): $(cat "$E2E_TMP/svcnat.log")"
+}
