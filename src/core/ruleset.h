@@ -44,7 +44,7 @@ enum rs_match_kind {
 
 /* addrtype types (values as in linux/netfilter/xt_addrtype.h). */
 enum rs_addrtype {
-	RS_ADDRTYPE_LOCAL = 1 << 1,
+	RS_ADDRTYPE_LOCAL = 1 << 2,
 };
 
 /* conntrack states (bits as XT_CONNTRACK_STATE_BIT / xt_conntrack.h). */
