@@ -1,3 +1,797 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* placeholder: replaced by the module's real cmocka suite */
-int main(void) { return 77; }
+/*
+ * Merge engine and resolve tests.  Allocation failures are injected through
+ * -Wl,--wrap=malloc/calloc/realloc (see Makefile.am); strdup/asprintf
+ * allocate inside libc and are not covered.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core/merge.h"
+#include "core/resolve.h"
+#include "util.h"
+
+/* --- allocation failure injection --- */
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t sz);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t sz);
+void *__wrap_realloc(void *p, size_t n);
+
+static long alloc_budget = -1; /* -1: unlimited; else allocations left before failing */
+static unsigned long alloc_failures;
+
+static bool alloc_fail(void)
+{
+	if (alloc_budget < 0)
+		return false;
+	if (alloc_budget == 0) {
+		alloc_failures++;
+		return true;
+	}
+	alloc_budget--;
+	return false;
+}
+
+void *__wrap_malloc(size_t n)
+{
+	return alloc_fail() ? NULL : __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t n, size_t sz)
+{
+	return alloc_fail() ? NULL : __real_calloc(n, sz);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+	return alloc_fail() ? NULL : __real_realloc(p, n);
+}
+
+/* --- item builders --- */
+
+static char *xstrdup(const char *s)
+{
+	char *r = s ? strdup(s) : NULL;
+
+	if (s)
+		assert_non_null(r);
+	return r;
+}
+
+#define XGROW(arr, n)                                                                          \
+	do {                                                                                   \
+		(arr) = realloc((arr), ((n) + 1) * sizeof(*(arr)));                            \
+		assert_non_null(arr);                                                          \
+		memset(&(arr)[(n)], 0, sizeof(*(arr)));                                        \
+	} while (0)
+
+static struct ipaddr ip(const char *s)
+{
+	struct ipaddr a;
+
+	assert_int_equal(ipaddr_parse(s, &a), 0);
+	return a;
+}
+
+static struct service *svc_new(const char *ns, const char *name, enum item_origin origin,
+			       enum svc_type type)
+{
+	struct service *s = calloc(1, sizeof(*s));
+
+	assert_non_null(s);
+	s->refcnt = 1;
+	s->origin = origin;
+	s->ns = xstrdup(ns);
+	s->name = xstrdup(name);
+	s->type = type;
+	s->affinity_timeout = 10800;
+	return s;
+}
+
+/* A ClusterIP service with one cluster IP and one named TCP port. */
+static struct service *svc_simple(const char *ns, const char *name, const char *cip,
+				  uint16_t port)
+{
+	struct service *s = svc_new(ns, name, ORIGIN_K8S, SVC_CLUSTER_IP);
+
+	XGROW(s->cluster_ips, s->n_cluster_ips);
+	s->cluster_ips[s->n_cluster_ips++] = ip(cip);
+	XGROW(s->ports, s->n_ports);
+	s->ports[0].name = xstrdup("http");
+	s->ports[0].protocol = PROTO_TCP;
+	s->ports[0].port = port;
+	s->n_ports = 1;
+	return s;
+}
+
+static void svc_cip(struct service *s, const char *a)
+{
+	XGROW(s->cluster_ips, s->n_cluster_ips);
+	s->cluster_ips[s->n_cluster_ips++] = ip(a);
+}
+
+static void svc_extip(struct service *s, const char *a)
+{
+	XGROW(s->external_ips, s->n_external_ips);
+	s->external_ips[s->n_external_ips++] = ip(a);
+}
+
+static void svc_lb(struct service *s, const char *a, bool proxy)
+{
+	XGROW(s->lb_ingress, s->n_lb_ingress);
+	s->lb_ingress[s->n_lb_ingress].ip = ip(a);
+	s->lb_ingress[s->n_lb_ingress++].ipmode_proxy = proxy;
+}
+
+static void svc_range(struct service *s, const char *cidr)
+{
+	XGROW(s->lb_source_ranges, s->n_lb_source_ranges);
+	assert_int_equal(ipnet_parse(cidr, &s->lb_source_ranges[s->n_lb_source_ranges++]), 0);
+}
+
+static void svc_port(struct service *s, const char *name, uint8_t proto, uint16_t port,
+		     uint16_t node_port, const char *target)
+{
+	XGROW(s->ports, s->n_ports);
+	s->ports[s->n_ports].name = xstrdup(name);
+	s->ports[s->n_ports].protocol = proto;
+	s->ports[s->n_ports].port = port;
+	s->ports[s->n_ports].node_port = node_port;
+	s->ports[s->n_ports].target_port = xstrdup(target);
+	s->n_ports++;
+}
+
+static struct epslice *eps_new(const char *ns, const char *name, const char *svc,
+			       enum item_origin origin)
+{
+	struct epslice *e = calloc(1, sizeof(*e));
+
+	assert_non_null(e);
+	e->refcnt = 1;
+	e->origin = origin;
+	e->ns = xstrdup(ns);
+	e->name = xstrdup(name);
+	e->service_name = xstrdup(svc);
+	e->family = AF_INET;
+	return e;
+}
+
+static void eps_port(struct epslice *e, const char *name, uint8_t proto, uint16_t port)
+{
+	XGROW(e->ports, e->n_ports);
+	e->ports[e->n_ports].name = xstrdup(name);
+	e->ports[e->n_ports].protocol = proto;
+	e->ports[e->n_ports++].port = port;
+}
+
+enum { READY = 1, SERVING = 2, TERMINATING = 4 };
+
+static struct epslice_endpoint *eps_ep(struct epslice *e, const char *a, unsigned cond,
+				       const char *node, const char *zone)
+{
+	struct epslice_endpoint *ep;
+
+	XGROW(e->endpoints, e->n_endpoints);
+	ep = &e->endpoints[e->n_endpoints++];
+	ep->addr = ip(a);
+	ep->ready = cond & READY;
+	ep->serving = cond & SERVING;
+	ep->terminating = cond & TERMINATING;
+	ep->node_name = xstrdup(node);
+	ep->zone = xstrdup(zone);
+	return ep;
+}
+
+/* A slice for service `svc` with one "http" TCP port and the given ready addresses. */
+static struct epslice *eps_simple(const char *ns, const char *name, const char *svc,
+				  uint16_t port, const char *a1, const char *a2)
+{
+	struct epslice *e = eps_new(ns, name, svc, ORIGIN_K8S);
+
+	eps_port(e, "http", PROTO_TCP, port);
+	if (a1)
+		eps_ep(e, a1, READY | SERVING, "node-a", NULL);
+	if (a2)
+		eps_ep(e, a2, READY | SERVING, "node-b", NULL);
+	return e;
+}
+
+/* --- handler recorder --- */
+
+struct rec {
+	int calls;
+	unsigned changed;
+	unsigned long generation;
+	size_t n_services, n_slices;
+	struct merge_snapshot *kept;
+};
+
+static void rec_handler(const struct merge_snapshot *snap, unsigned changed, void *userdata)
+{
+	struct rec *r = userdata;
+
+	r->calls++;
+	r->changed = changed;
+	r->generation = snap->generation;
+	r->n_services = snap->n_services;
+	r->n_slices = snap->n_slices;
+}
+
+static void keep_handler(const struct merge_snapshot *snap, unsigned changed, void *userdata)
+{
+	struct rec *r = userdata;
+
+	rec_handler(snap, changed, userdata);
+	merge_snapshot_unref(r->kept);
+	r->kept = merge_snapshot_ref((struct merge_snapshot *)snap);
+}
+
+static int update1(struct merge *m, int src, enum merge_op op, struct service *s)
+{
+	return merge_update(m, src, op, &s, 1, NULL, 0);
+}
+
+static int update_eps(struct merge *m, int src, enum merge_op op, struct epslice *e)
+{
+	return merge_update(m, src, op, NULL, 0, &e, 1);
+}
+
+/* "ns/name=port,..." of the current union, for compact assertions. */
+static void union_str(struct merge *m, char *buf, size_t len)
+{
+	struct merge_snapshot *s = merge_snapshot_get(m);
+	size_t i, off = 0;
+
+	assert_non_null(s);
+	buf[0] = '\0';
+	for (i = 0; i < s->n_services; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s/%s=%u", i ? "," : "",
+					s->services[i]->ns, s->services[i]->name,
+					s->services[i]->n_ports ? s->services[i]->ports[0].port : 0);
+	for (i = 0; i < s->n_slices; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s[%s/%s]", off ? "," : "",
+					s->slices[i]->ns, s->slices[i]->name);
+	assert_true(off < len);
+	merge_snapshot_unref(s);
+}
+
+#define assert_union(m, expect)                                                                \
+	do {                                                                                   \
+		char _b[4096];                                                                 \
+		union_str((m), _b, sizeof(_b));                                                \
+		assert_string_equal(_b, (expect));                                             \
+	} while (0)
+
+/* --- merge tests --- */
+
+static void test_register(void **state)
+{
+	struct merge *m = merge_new();
+	struct rec r = { 0 };
+
+	assert_non_null(m);
+	assert_int_equal(merge_source_register(m, "a.json"), 0);
+	assert_int_equal(merge_source_register(m, "b.json"), 1);
+	assert_int_equal(merge_source_register(m, "a.json"), -EEXIST);
+	assert_int_equal(merge_source_count(m), 2);
+	assert_string_equal(merge_source_name(m, 1), "b.json");
+	assert_null(merge_source_name(m, 2));
+	assert_null(merge_source_name(m, -1));
+	assert_int_equal(merge_update(m, 2, MERGE_SET, NULL, 0, NULL, 0), -ENOENT);
+	assert_int_equal(merge_update(m, -1, MERGE_SET, NULL, 0, NULL, 0), -ENOENT);
+	assert_int_equal(merge_handler_register(m, 0, rec_handler, &r), -EINVAL);
+	assert_int_equal(merge_handler_register(m, 4, rec_handler, &r), -EINVAL);
+	assert_int_equal(merge_handler_register(m, MERGE_HANDLE_ALL, NULL, &r), -EINVAL);
+	/* An empty SET of an empty source changes nothing. */
+	assert_int_equal(merge_update(m, 0, MERGE_SET, NULL, 0, NULL, 0), 0);
+	assert_false(merge_dirty(m));
+	assert_int_equal(merge_flush(m), 0);
+	merge_free(m);
+	merge_free(NULL);
+}
+
+static void test_set_add_remove(void **state)
+{
+	struct merge *m = merge_new();
+	struct service *a = svc_simple("shop", "web", "198.19.0.10", 80);
+	struct service *b = svc_simple("shop", "api", "198.19.0.11", 81);
+	struct service *c = svc_simple("ops", "mon", "198.19.0.12", 82);
+	struct service *gone = svc_simple("shop", "nope", "198.19.0.13", 83);
+	struct service *set[] = { a, b };
+	struct rec r = { 0 };
+	int src;
+
+	src = merge_source_register(m, "a.json");
+	assert_int_equal(merge_handler_register(m, MERGE_HANDLE_ALL, rec_handler, &r), 0);
+
+	assert_int_equal(merge_update(m, src, MERGE_SET, set, 2, NULL, 0), 0);
+	assert_true(merge_dirty(m));
+	assert_int_equal(merge_flush(m), 1);
+	assert_false(merge_dirty(m));
+	assert_int_equal(r.calls, 1);
+	assert_int_equal(r.changed, MERGE_HANDLE_SERVICES);
+	assert_int_equal(r.generation, 1);
+	assert_union(m, "shop/api=81,shop/web=80");
+
+	assert_int_equal(update1(m, src, MERGE_ADD, c), 0);
+	assert_int_equal(merge_flush(m), 1);
+	assert_union(m, "ops/mon=82,shop/api=81,shop/web=80");
+
+	assert_int_equal(update1(m, src, MERGE_REMOVE, a), 0);
+	assert_int_equal(merge_flush(m), 1);
+	assert_union(m, "ops/mon=82,shop/api=81");
+	assert_int_equal(r.calls, 3);
+	assert_int_equal(r.generation, 3);
+
+	/* REMOVE of a key the source does not hold: nothing. */
+	assert_int_equal(update1(m, src, MERGE_REMOVE, gone), 0);
+	assert_int_equal(update1(m, src, MERGE_REMOVE, a), 0);
+	assert_false(merge_dirty(m));
+	assert_int_equal(merge_flush(m), 0);
+	assert_int_equal(r.calls, 3);
+
+	/* The engine took its own references: the caller's go away first. */
+	service_unref(a);
+	service_unref(b);
+	service_unref(c);
+	service_unref(gone);
+	assert_union(m, "ops/mon=82,shop/api=81");
+	merge_free(m);
+}
+
+static void test_set_replaces_and_drops(void **state)
+{
+	struct merge *m = merge_new();
+	struct service *a = svc_simple("shop", "web", "198.19.0.10", 80);
+	struct service *b = svc_simple("shop", "api", "198.19.0.11", 81);
+	struct service *b2 = svc_simple("shop", "api", "198.19.0.11", 8081);
+	struct service *c = svc_simple("shop", "cart", "198.19.0.12", 82);
+	struct epslice *e = eps_simple("shop", "web-1", "web", 8080, "198.18.65.11", NULL);
+	struct service *set1[] = { a, b }, *set2[] = { b2, c };
+	int src = merge_source_register(m, "dir");
+
+	assert_int_equal(merge_update(m, src, MERGE_SET, set1, 2, &e, 1), 0);
+	assert_int_equal(merge_flush(m), 1);
+	assert_union(m, "shop/api=81,shop/web=80,[shop/web-1]");
+	/* SET replaces b, drops a and the slice, adds c. */
+	assert_int_equal(merge_update(m, src, MERGE_SET, set2, 2, NULL, 0), 0);
+	assert_union(m, "shop/api=8081,shop/cart=82");
+	/* Removal of all of a source's items: an empty SET. */
+	assert_int_equal(merge_update(m, src, MERGE_SET, NULL, 0, NULL, 0), 0);
+	assert_int_equal(merge_flush(m), 1);
+	assert_union(m, "");
+	service_unref(a);
+	service_unref(b);
+	service_unref(b2);
+	service_unref(c);
+	epslice_unref(e);
+	merge_free(m);
+}
+
+static void test_precedence_and_conflicts(void **state)
+{
+	struct merge *m = merge_new();
+	struct service *from_a = svc_simple("shop", "web", "198.19.0.10", 80);
+	struct service *from_b = svc_simple("shop", "web", "198.19.0.10", 9999);
+	struct service *from_b2 = svc_simple("shop", "web", "198.19.0.10", 7777);
+	struct diag_list *dl = merge_diags(m);
+	struct merge_snapshot *snap;
+	struct rec r = { 0 };
+	int sa, sb;
+	char *line;
+
+	sa = merge_source_register(m, "a.json");
+	sb = merge_source_register(m, "b.json");
+	merge_handler_register(m, MERGE_HANDLE_ALL, rec_handler, &r);
+
+	/* b reports first, but a was registered first: a wins once it reports. */
+	assert_int_equal(update1(m, sb, MERGE_ADD, from_b), 0);
+	assert_union(m, "shop/web=9999");
+	assert_int_equal(dl->n, 0);
+	assert_int_equal(update1(m, sa, MERGE_ADD, from_a), 0);
+	assert_union(m, "shop/web=80");
+	assert_int_equal(dl->n, 1);
+	assert_int_equal(dl->items[0].level, DIAG_WARNING);
+	line = diag_format(&dl->items[0]);
+	assert_string_equal(line, "b.json: shop/web: service also defined by source 'a.json', "
+				  "which takes precedence");
+	free(line);
+	assert_int_equal(merge_flush(m), 1);
+
+	/* The loser changing its copy: no notification, no second warning. */
+	assert_int_equal(update1(m, sb, MERGE_ADD, from_b2), 0);
+	assert_false(merge_dirty(m));
+	assert_int_equal(dl->n, 1);
+	assert_int_equal(update1(m, sa, MERGE_ADD, from_a), 0);
+	assert_int_equal(dl->n, 1);
+
+	/* The winner leaves: b's copy takes over, the conflict is forgotten... */
+	assert_int_equal(update1(m, sa, MERGE_REMOVE, from_a), 0);
+	assert_true(merge_dirty(m));
+	assert_union(m, "shop/web=7777");
+	assert_int_equal(merge_flush(m), 1);
+	assert_int_equal(dl->n, 1);
+	/* ...so that it is reported again when it comes back. */
+	assert_int_equal(update1(m, sa, MERGE_ADD, from_a), 0);
+	assert_int_equal(dl->n, 2);
+	assert_union(m, "shop/web=80");
+	assert_int_equal(merge_flush(m), 1);
+	assert_int_equal(r.changed, MERGE_HANDLE_SERVICES);
+
+	/* Slices conflict the same way, with their own wording. */
+	{
+		struct epslice *ea = eps_simple("shop", "web-1", "web", 8080, "198.18.65.11", NULL);
+		struct epslice *eb = eps_simple("shop", "web-1", "web", 8080, "198.18.65.12", NULL);
+
+		assert_int_equal(update_eps(m, sb, MERGE_ADD, eb), 0);
+		assert_int_equal(update_eps(m, sa, MERGE_ADD, ea), 0);
+		assert_int_equal(dl->n, 3);
+		assert_string_equal(dl->items[2].source, "b.json");
+		assert_string_equal(dl->items[2].object, "shop/web-1");
+		assert_non_null(strstr(dl->items[2].msg, "endpoint slice also defined by source 'a.json'"));
+		assert_int_equal(merge_flush(m), 1);
+		assert_int_equal(r.changed, MERGE_HANDLE_ENDPOINTS);
+		snap = merge_snapshot_get(m);
+		assert_int_equal(snap->n_slices, 1);
+		assert_ptr_equal(snap->slices[0], ea);
+		merge_snapshot_unref(snap);
+		epslice_unref(ea);
+		epslice_unref(eb);
+	}
+	service_unref(from_a);
+	service_unref(from_b);
+	service_unref(from_b2);
+	merge_free(m);
+}
+
+static void test_coalescing(void **state)
+{
+	struct merge *m = merge_new();
+	struct rec r = { 0 };
+	char name[32];
+	int i, src = merge_source_register(m, "etcd");
+
+	merge_handler_register(m, MERGE_HANDLE_ALL, rec_handler, &r);
+	for (i = 0; i < 50; i++) {
+		struct service *s;
+		struct epslice *e;
+
+		snprintf(name, sizeof(name), "svc-%02d", i);
+		s = svc_simple("default", name, "198.19.1.1", (uint16_t)(1000 + i));
+		e = eps_simple("default", name, name, 8080, "198.18.65.1", NULL);
+		assert_int_equal(update1(m, src, MERGE_ADD, s), 0);
+		assert_int_equal(update_eps(m, src, MERGE_ADD, e), 0);
+		service_unref(s);
+		epslice_unref(e);
+	}
+	assert_int_equal(r.calls, 0);
+	assert_int_equal(merge_flush(m), 1);
+	assert_int_equal(r.calls, 1);
+	assert_int_equal(r.changed, MERGE_HANDLE_ALL);
+	assert_int_equal(r.generation, 1);
+	assert_int_equal(r.n_services, 50);
+	assert_int_equal(r.n_slices, 50);
+	assert_int_equal(merge_flush(m), 0);
+	assert_int_equal(r.calls, 1);
+	merge_free(m);
+}
+
+static void test_noop_suppression(void **state)
+{
+	struct merge *m = merge_new();
+	struct service *a = svc_simple("shop", "web", "198.19.0.10", 80);
+	struct service *a_copy = svc_simple("shop", "web", "198.19.0.10", 80);
+	struct epslice *e = eps_simple("shop", "web-1", "web", 8080, "198.18.65.11", "198.18.66.12");
+	struct epslice *e_copy = eps_simple("shop", "web-1", "web", 8080, "198.18.65.11", "198.18.66.12");
+	struct service *gone;
+	struct merge_snapshot *snap;
+	struct rec r = { 0 };
+	int src = merge_source_register(m, "a.json");
+
+	merge_handler_register(m, MERGE_HANDLE_ALL, rec_handler, &r);
+	assert_int_equal(merge_update(m, src, MERGE_SET, &a, 1, &e, 1), 0);
+	assert_int_equal(merge_flush(m), 1);
+
+	/* The same pointers again, then new objects with identical content. */
+	assert_int_equal(merge_update(m, src, MERGE_SET, &a, 1, &e, 1), 0);
+	assert_false(merge_dirty(m));
+	assert_int_equal(merge_update(m, src, MERGE_SET, &a_copy, 1, &e_copy, 1), 0);
+	assert_int_equal(merge_update(m, src, MERGE_ADD, &a_copy, 1, &e_copy, 1), 0);
+	assert_false(merge_dirty(m));
+	assert_int_equal(merge_flush(m), 0);
+	assert_int_equal(r.calls, 1);
+	/* The engine kept the first pointer. */
+	snap = merge_snapshot_get(m);
+	assert_ptr_equal(snap->services[0], a);
+	assert_ptr_equal(snap->slices[0], e);
+	assert_int_equal(snap->generation, 1);
+	merge_snapshot_unref(snap);
+
+	/* Changes that cancel out before the flush notify nothing. */
+	gone = svc_simple("shop", "tmp", "198.19.0.99", 99);
+	assert_int_equal(update1(m, src, MERGE_ADD, gone), 0);
+	assert_true(merge_dirty(m));
+	assert_int_equal(update1(m, src, MERGE_REMOVE, gone), 0);
+	assert_int_equal(merge_flush(m), 0);
+	assert_false(merge_dirty(m));
+	assert_int_equal(r.calls, 1);
+
+	service_unref(a);
+	service_unref(a_copy);
+	service_unref(gone);
+	epslice_unref(e);
+	epslice_unref(e_copy);
+	merge_free(m);
+}
+
+static void test_handler_kinds(void **state)
+{
+	struct merge *m = merge_new();
+	struct rec rs = { 0 }, re = { 0 }, ra = { 0 };
+	struct service *a = svc_simple("shop", "web", "198.19.0.10", 80);
+	struct epslice *e = eps_simple("shop", "web-1", "web", 8080, "198.18.65.11", NULL);
+	struct epslice *e2 = eps_simple("shop", "web-1", "web", 8080, "198.18.65.12", NULL);
+	int src = merge_source_register(m, "a.json");
+
+	merge_handler_register(m, MERGE_HANDLE_SERVICES, rec_handler, &rs);
+	merge_handler_register(m, MERGE_HANDLE_ENDPOINTS, rec_handler, &re);
+	merge_handler_register(m, MERGE_HANDLE_ALL, rec_handler, &ra);
+
+	assert_int_equal(update_eps(m, src, MERGE_ADD, e), 0);
+	assert_int_equal(merge_flush(m), 1);
+	assert_int_equal(rs.calls, 0);
+	assert_int_equal(re.calls, 1);
+	assert_int_equal(ra.calls, 1);
+	assert_int_equal(re.changed, MERGE_HANDLE_ENDPOINTS);
+
+	assert_int_equal(update1(m, src, MERGE_ADD, a), 0);
+	assert_int_equal(merge_flush(m), 1);
+	assert_int_equal(rs.calls, 1);
+	assert_int_equal(re.calls, 1);
+	assert_int_equal(ra.calls, 2);
+	assert_int_equal(rs.changed, MERGE_HANDLE_SERVICES);
+	/* Both handlers see the full snapshot, whatever they registered for. */
+	assert_int_equal(rs.n_slices, 1);
+
+	assert_int_equal(update1(m, src, MERGE_REMOVE, a), 0);
+	assert_int_equal(update_eps(m, src, MERGE_ADD, e2), 0);
+	assert_int_equal(merge_flush(m), 1);
+	assert_int_equal(rs.calls, 2);
+	assert_int_equal(re.calls, 2);
+	assert_int_equal(ra.calls, 3);
+	assert_int_equal(ra.changed, MERGE_HANDLE_ALL);
+	assert_int_equal(ra.generation, 3);
+	service_unref(a);
+	epslice_unref(e);
+	epslice_unref(e2);
+	merge_free(m);
+}
+
+static void test_snapshot_lifetime(void **state)
+{
+	struct merge *m = merge_new();
+	struct rec r = { 0 };
+	struct service *a = svc_simple("shop", "web", "198.19.0.10", 80);
+	struct service *a2 = svc_simple("shop", "web", "198.19.0.10", 81);
+	struct merge_snapshot *before, *kept;
+	int src = merge_source_register(m, "a.json");
+
+	merge_handler_register(m, MERGE_HANDLE_ALL, keep_handler, &r);
+	assert_int_equal(update1(m, src, MERGE_ADD, a), 0);
+	/* Not dirty-checked: get returns the current union before any flush. */
+	before = merge_snapshot_get(m);
+	assert_int_equal(before->n_services, 1);
+	assert_int_equal(before->generation, 0);
+	assert_int_equal(merge_flush(m), 1);
+	kept = merge_snapshot_ref(r.kept);
+	service_unref(a);
+
+	/* The engine moves on; the kept snapshot (and its items) stay valid. */
+	assert_int_equal(update1(m, src, MERGE_ADD, a2), 0);
+	assert_int_equal(merge_flush(m), 1);
+	assert_int_equal(update1(m, src, MERGE_REMOVE, a2), 0);
+	assert_int_equal(merge_flush(m), 1);
+	assert_int_equal(r.n_services, 0);
+	merge_snapshot_unref(r.kept);
+	r.kept = NULL;
+	service_unref(a2);
+	merge_free(m);
+
+	assert_int_equal(kept->generation, 1);
+	assert_int_equal(kept->n_services, 1);
+	assert_string_equal(kept->services[0]->name, "web");
+	assert_int_equal(kept->services[0]->ports[0].port, 80);
+	assert_int_equal(before->services[0]->ports[0].port, 80);
+	merge_snapshot_unref(kept);
+	merge_snapshot_unref(before);
+	merge_snapshot_unref(NULL);
+}
+
+/*
+ * Two sources of 10,000 services each, half the keys shared; then every
+ * key updated one at a time as an etcd watch would.  Checks the union
+ * against a straightforward model after each phase.
+ */
+#define BIG 10000
+static void check_big(struct merge *m, const int *port_a, const int *port_b)
+{
+	struct merge_snapshot *s = merge_snapshot_get(m);
+	size_t i, n = 0;
+	char name[32];
+
+	assert_non_null(s);
+	for (i = 0; i < 3 * BIG; i++) {
+		int want = port_a[i] ? port_a[i] : port_b[i];
+
+		if (!want)
+			continue;
+		snprintf(name, sizeof(name), "svc-%05zu", i);
+		assert_true(n < s->n_services);
+		assert_string_equal(s->services[n]->name, name);
+		assert_int_equal(s->services[n]->ports[0].port, want);
+		n++;
+	}
+	assert_int_equal(n, s->n_services);
+	merge_snapshot_unref(s);
+}
+
+static void test_large_single_item_updates(void **state)
+{
+	struct merge *m = merge_new();
+	static struct service *items[BIG];
+	static int port_a[3 * BIG], port_b[3 * BIG];
+	struct rec r = { 0 };
+	char name[32];
+	int sa, sb;
+	size_t i;
+
+	sa = merge_source_register(m, "a");
+	sb = merge_source_register(m, "etcd");
+	merge_handler_register(m, MERGE_HANDLE_ALL, rec_handler, &r);
+	memset(port_a, 0, sizeof(port_a));
+	memset(port_b, 0, sizeof(port_b));
+	/* etcd: keys 0..BIG-1 ; a: keys BIG/2..BIG/2+BIG-1 */
+	for (i = 0; i < BIG; i++) {
+		snprintf(name, sizeof(name), "svc-%05zu", i);
+		items[i] = svc_simple("default", name, "198.19.0.1", 2000);
+		port_b[i] = 2000;
+	}
+	assert_int_equal(merge_update(m, sb, MERGE_SET, items, BIG, NULL, 0), 0);
+	for (i = 0; i < BIG; i++)
+		service_unref(items[i]);
+	for (i = 0; i < BIG; i++) {
+		snprintf(name, sizeof(name), "svc-%05zu", i + BIG / 2);
+		items[i] = svc_simple("default", name, "198.19.0.1", 1000);
+		port_a[i + BIG / 2] = 1000;
+	}
+	assert_int_equal(merge_update(m, sa, MERGE_SET, items, BIG, NULL, 0), 0);
+	for (i = 0; i < BIG; i++)
+		service_unref(items[i]);
+	assert_int_equal(merge_flush(m), 1);
+	assert_int_equal(r.n_services, BIG + BIG / 2);
+	assert_int_equal(merge_diags(m)->n, BIG / 2);
+	check_big(m, port_a, port_b);
+
+	/* Watch events: each etcd key changes, every 1000th event is flushed. */
+	for (i = 0; i < BIG; i++) {
+		struct service *s;
+
+		snprintf(name, sizeof(name), "svc-%05zu", i);
+		s = svc_simple("default", name, "198.19.0.1", 3000);
+		assert_int_equal(update1(m, sb, MERGE_ADD, s), 0);
+		port_b[i] = 3000;
+		service_unref(s);
+		if (i % 1000 == 999)
+			merge_flush(m);
+	}
+	check_big(m, port_a, port_b);
+	/* Half the etcd keys deleted, one event each, and new keys added. */
+	for (i = 0; i < BIG; i += 2) {
+		struct service *s;
+
+		snprintf(name, sizeof(name), "svc-%05zu", i);
+		s = svc_simple("default", name, "198.19.0.1", 1);
+		assert_int_equal(update1(m, sb, MERGE_REMOVE, s), 0);
+		port_b[i] = 0;
+		service_unref(s);
+		snprintf(name, sizeof(name), "svc-%05zu", i + BIG + BIG / 2);
+		s = svc_simple("default", name, "198.19.0.1", 4000);
+		assert_int_equal(update1(m, sb, MERGE_ADD, s), 0);
+		port_b[i + BIG + BIG / 2] = 4000;
+		service_unref(s);
+	}
+	assert_int_equal(merge_flush(m), 1);
+	check_big(m, port_a, port_b);
+	merge_free(m);
+}
+
+/*
+ * Every allocation of an update / flush / get fails in turn: the call
+ * reports -ENOMEM and the state is what it was, or it succeeds.
+ */
+static void test_alloc_failures(void **state)
+{
+	struct service *a = svc_simple("shop", "web", "198.19.0.10", 80);
+	struct service *b = svc_simple("shop", "api", "198.19.0.11", 81);
+	struct service *b2 = svc_simple("shop", "api", "198.19.0.11", 82);
+	struct epslice *e = eps_simple("shop", "web-1", "web", 8080, "198.18.65.11", NULL);
+	struct service *set1[] = { a, b }, *set2[] = { b2 };
+	long budget;
+	bool done = false;
+
+	for (budget = 0; !done; budget++) {
+		struct merge *m = merge_new();
+		struct rec r = { 0 };
+		struct merge_snapshot *s;
+		int src, r1;
+
+		assert_non_null(m);
+		src = merge_source_register(m, "a.json");
+		assert_int_equal(src, 0);
+		merge_handler_register(m, MERGE_HANDLE_ALL, rec_handler, &r);
+		assert_int_equal(merge_update(m, src, MERGE_SET, set1, 2, NULL, 0), 0);
+		assert_int_equal(merge_flush(m), 1);
+		alloc_failures = 0;
+		alloc_budget = budget;
+
+		r1 = merge_update(m, src, MERGE_SET, set2, 1, &e, 1);
+		if (r1 < 0) {
+			alloc_budget = -1;
+			assert_int_equal(r1, -ENOMEM);
+			assert_false(merge_dirty(m));
+			assert_union(m, "shop/api=81,shop/web=80");
+			merge_free(m);
+			continue;
+		}
+		r1 = merge_flush(m);
+		if (r1 < 0) {
+			alloc_budget = -1;
+			assert_int_equal(r1, -ENOMEM);
+			assert_true(merge_dirty(m));
+			assert_int_equal(r.calls, 1);
+			assert_int_equal(merge_flush(m), 1);
+		} else {
+			assert_int_equal(r1, 1);
+		}
+		s = merge_snapshot_get(m);
+		alloc_budget = -1;
+		if (s)
+			merge_snapshot_unref(s);
+		assert_union(m, "shop/api=82,[shop/web-1]");
+		assert_int_equal(r.calls, 2);
+		done = alloc_failures == 0;
+		merge_free(m);
+	}
+	assert_true(budget > 3);
+	service_unref(a);
+	service_unref(b);
+	service_unref(b2);
+	epslice_unref(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_register),
+		cmocka_unit_test(test_set_add_remove),
+		cmocka_unit_test(test_set_replaces_and_drops),
+		cmocka_unit_test(test_precedence_and_conflicts),
+		cmocka_unit_test(test_coalescing),
+		cmocka_unit_test(test_noop_suppression),
+		cmocka_unit_test(test_handler_kinds),
+		cmocka_unit_test(test_snapshot_lifetime),
+		cmocka_unit_test(test_large_single_item_updates),
+		cmocka_unit_test(test_alloc_failures),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
