@@ -778,6 +778,488 @@ static void test_alloc_failures(void **state)
 	epslice_unref(e);
 }
 
+/* --- resolve --- */
+
+struct rfix {
+	struct service *svcs[16];
+	size_t n_svcs;
+	struct epslice *slices[16];
+	size_t n_slices;
+	struct desired d;
+	struct diag_list diags;
+	char *dump;
+};
+
+static void rfix_run(struct rfix *f, const char *hostname)
+{
+	struct merge *m = merge_new();
+	struct merge_snapshot *snap;
+	struct resolve_opts o = { .hostname = hostname, .family = AF_INET };
+	size_t len, i;
+	FILE *mf;
+
+	assert_int_equal(merge_source_register(m, "t"), 0);
+	assert_int_equal(merge_update(m, 0, MERGE_SET, f->svcs, f->n_svcs, f->slices, f->n_slices),
+			 0);
+	for (i = 0; i < f->n_svcs; i++)
+		service_unref(f->svcs[i]);
+	for (i = 0; i < f->n_slices; i++)
+		epslice_unref(f->slices[i]);
+	snap = merge_snapshot_get(m);
+	assert_non_null(snap);
+	diag_list_init(&f->diags);
+	assert_int_equal(resolve_build(snap, &o, &f->d, &f->diags), 0);
+	merge_snapshot_unref(snap);
+	merge_free(m);
+	mf = open_memstream(&f->dump, &len);
+	assert_non_null(mf);
+	resolve_dump(&f->d, mf);
+	fclose(mf);
+}
+
+static void rfix_done(struct rfix *f)
+{
+	desired_free(&f->d);
+	diag_list_done(&f->diags);
+	free(f->dump);
+}
+
+static const struct svc_port *find_port(const struct desired *d, const char *key, uint8_t proto)
+{
+	size_t i;
+
+	for (i = 0; i < d->n_ports; i++)
+		if (streq(d->ports[i].key, key) && d->ports[i].protocol == proto)
+			return &d->ports[i];
+	fail_msg("no port %s", key);
+	return NULL;
+}
+
+/* Endpoints of a port as "ip:port/c ..." with c = R(eady) T(erminating) N(ot ready) + L(ocal). */
+static void eps_str(const struct svc_port *p, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+	size_t i, off = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < p->n_endpoints; i++) {
+		const struct endpoint *e = &p->endpoints[i];
+
+		off += (size_t)snprintf(buf + off, len - off, "%s%s:%u/%s%s", i ? " " : "",
+					ipaddr_fmt(&e->addr, a, sizeof(a)), e->port,
+					e->ready ? "R" : e->terminating ? "T" : "N",
+					e->is_local ? "L" : "");
+	}
+	assert_true(off < len);
+}
+
+#define assert_eps(p, expect)                                                                  \
+	do {                                                                                   \
+		char _b[1024];                                                                 \
+		eps_str((p), _b, sizeof(_b));                                                  \
+		assert_string_equal(_b, (expect));                                             \
+	} while (0)
+
+static void test_resolve_port_matching(void **state)
+{
+	struct rfix f = { 0 };
+	struct service *s = svc_new("shop", "web", ORIGIN_K8S, SVC_CLUSTER_IP);
+	struct epslice *e1 = eps_new("shop", "web-a", "web", ORIGIN_K8S);
+	struct epslice *e2 = eps_new("shop", "web-b", "web", ORIGIN_K8S);
+	struct epslice *other = eps_new("shop", "api-a", "api", ORIGIN_K8S);
+	struct epslice *other_ns = eps_new("prod", "web-a", "web", ORIGIN_K8S);
+
+	svc_cip(s, "198.19.0.10");
+	svc_port(s, "http", PROTO_TCP, 80, 0, "8080");
+	svc_port(s, "dns", PROTO_UDP, 53, 0, "5353");
+	svc_port(s, "metrics", PROTO_TCP, 9090, 0, "9090");
+	/* e1: http TCP, dns on TCP only (wrong protocol), a zero port (ignored). */
+	eps_port(e1, "http", PROTO_TCP, 8080);
+	eps_port(e1, "dns", PROTO_TCP, 5353);
+	eps_port(e1, "metrics", PROTO_TCP, 0);
+	eps_ep(e1, "198.18.65.11", READY | SERVING, "node-a", NULL);
+	eps_ep(e1, "198.18.66.12", READY | SERVING, "node-b", NULL);
+	/* e2: the same service, dns on UDP and http on another target port. */
+	eps_port(e2, "dns", PROTO_UDP, 5353);
+	eps_port(e2, "http", PROTO_TCP, 8081);
+	eps_ep(e2, "198.18.65.13", READY | SERVING, "node-a", NULL);
+	eps_port(other, "http", PROTO_TCP, 8080);
+	eps_ep(other, "198.18.65.99", READY | SERVING, "node-a", NULL);
+	eps_port(other_ns, "http", PROTO_TCP, 8080);
+	eps_ep(other_ns, "198.18.65.98", READY | SERVING, "node-a", NULL);
+
+	f.svcs[f.n_svcs++] = s;
+	f.slices[f.n_slices++] = e1;
+	f.slices[f.n_slices++] = e2;
+	f.slices[f.n_slices++] = other;
+	f.slices[f.n_slices++] = other_ns;
+	rfix_run(&f, "node-a");
+
+	assert_int_equal(f.d.n_ports, 3);
+	/* Sorted by key: dns < http < metrics. */
+	assert_string_equal(f.d.ports[0].key, "shop/web:dns");
+	assert_string_equal(f.d.ports[1].key, "shop/web:http");
+	assert_string_equal(f.d.ports[2].key, "shop/web:metrics");
+	assert_eps(find_port(&f.d, "shop/web:http", PROTO_TCP),
+		   "198.18.65.11:8080/RL 198.18.65.13:8081/RL 198.18.66.12:8080/R");
+	assert_eps(find_port(&f.d, "shop/web:dns", PROTO_UDP), "198.18.65.13:5353/RL");
+	assert_eps(find_port(&f.d, "shop/web:metrics", PROTO_TCP), "");
+	assert_string_equal(find_port(&f.d, "shop/web:http", PROTO_TCP)->target_port, "8080");
+	rfix_done(&f);
+}
+
+/*
+ * Duplicates across slices: the first in slice-key order is kept, except
+ * that a non-terminating copy replaces a terminating one (kube-proxy's
+ * endpointSliceCache.addEndpoints).
+ */
+static void test_resolve_dedupe(void **state)
+{
+	struct rfix f = { 0 };
+	struct service *s = svc_simple("shop", "web", "198.19.0.10", 80);
+	struct epslice *a = eps_new("shop", "web-a", "web", ORIGIN_K8S);
+	struct epslice *b = eps_new("shop", "web-b", "web", ORIGIN_K8S);
+	const struct svc_port *p;
+
+	eps_port(a, "http", PROTO_TCP, 8080);
+	eps_ep(a, "198.18.65.12", TERMINATING | SERVING, "node-a", NULL);
+	eps_ep(a, "198.18.65.11", READY | SERVING, "node-a", NULL);
+	eps_ep(a, "198.18.65.13", READY | SERVING, "node-a", "zone-1");
+	eps_ep(a, "198.18.65.14", TERMINATING, "node-a", NULL);
+	eps_port(b, "http", PROTO_TCP, 8080);
+	eps_ep(b, "198.18.65.12", READY | SERVING, "node-b", NULL);
+	eps_ep(b, "198.18.65.13", 0, "node-b", "zone-2");
+	eps_ep(b, "198.18.65.14", TERMINATING | SERVING, "node-b", NULL);
+	eps_ep(b, "198.18.65.2", READY | SERVING, "node-b", NULL);
+
+	f.svcs[f.n_svcs++] = s;
+	f.slices[f.n_slices++] = b; /* registration order does not matter */
+	f.slices[f.n_slices++] = a;
+	rfix_run(&f, "node-a");
+	p = find_port(&f.d, "shop/web:http", PROTO_TCP);
+	/* Sorted by address (numerically), then port. */
+	assert_eps(p, "198.18.65.2:8080/R 198.18.65.11:8080/RL 198.18.65.12:8080/R "
+		      "198.18.65.13:8080/RL 198.18.65.14:8080/TL");
+	assert_string_equal(p->endpoints[2].node_name, "node-b");
+	assert_string_equal(p->endpoints[3].zone, "zone-1");
+	assert_false(p->endpoints[4].serving);
+	rfix_done(&f);
+}
+
+static void test_resolve_slices_win(void **state)
+{
+	struct rfix f = { 0 };
+	struct service *both = svc_simple("shop", "web", "198.19.0.10", 80);
+	struct service *eponly = svc_simple("shop", "api", "198.19.0.11", 80);
+	struct service *empty_slice = svc_simple("shop", "cart", "198.19.0.12", 80);
+	struct service *legacy = svc_new("default", "nodejs", ORIGIN_LEGACY, SVC_NODE_PORT);
+	struct epslice *e;
+
+	svc_port(legacy, "", PROTO_TCP, 10000, 10000, NULL);
+	f.svcs[f.n_svcs++] = both;
+	f.svcs[f.n_svcs++] = eponly;
+	f.svcs[f.n_svcs++] = empty_slice;
+	f.svcs[f.n_svcs++] = legacy;
+
+	e = eps_simple("shop", "web-x1", "web", 8080, "198.18.65.11", NULL);
+	f.slices[f.n_slices++] = e;
+	e = eps_new("shop", "web", "web", ORIGIN_K8S_EP);
+	eps_port(e, "http", PROTO_TCP, 8080);
+	eps_ep(e, "198.18.65.50", READY | SERVING, NULL, NULL);
+	f.slices[f.n_slices++] = e;
+	e = eps_new("shop", "api", "api", ORIGIN_K8S_EP);
+	eps_port(e, "http", PROTO_TCP, 8080);
+	eps_ep(e, "198.18.65.51", READY | SERVING, NULL, NULL);
+	eps_ep(e, "198.18.65.52", SERVING, NULL, NULL);
+	f.slices[f.n_slices++] = e;
+	/* A slice without ports or endpoints still hides the Endpoints object. */
+	e = eps_new("shop", "cart-x1", "cart", ORIGIN_K8S);
+	f.slices[f.n_slices++] = e;
+	e = eps_new("shop", "cart", "cart", ORIGIN_K8S_EP);
+	eps_port(e, "http", PROTO_TCP, 8080);
+	eps_ep(e, "198.18.65.53", READY | SERVING, NULL, NULL);
+	f.slices[f.n_slices++] = e;
+	/* Legacy endpoints pair with the legacy service only. */
+	e = eps_new("default", "nodejs", "nodejs", ORIGIN_LEGACY);
+	eps_port(e, "", PROTO_TCP, 8000);
+	eps_ep(e, "198.18.65.60", READY | SERVING, NULL, NULL);
+	f.slices[f.n_slices++] = e;
+	e = eps_new("default", "nodejs-k8s", "nodejs", ORIGIN_K8S);
+	eps_port(e, "", PROTO_TCP, 8000);
+	eps_ep(e, "198.18.65.61", READY | SERVING, NULL, NULL);
+	f.slices[f.n_slices++] = e;
+
+	rfix_run(&f, NULL);
+	assert_eps(find_port(&f.d, "shop/web:http", PROTO_TCP), "198.18.65.11:8080/R");
+	assert_eps(find_port(&f.d, "shop/api:http", PROTO_TCP),
+		   "198.18.65.51:8080/R 198.18.65.52:8080/N");
+	assert_eps(find_port(&f.d, "shop/cart:http", PROTO_TCP), "");
+	assert_false(find_port(&f.d, "default/nodejs", PROTO_TCP)->skipped);
+	assert_eps(find_port(&f.d, "default/nodejs", PROTO_TCP), "198.18.65.60:8000/R");
+	rfix_done(&f);
+}
+
+static void test_resolve_family(void **state)
+{
+	struct rfix f = { 0 };
+	struct service *s = svc_new("shop", "web", ORIGIN_K8S, SVC_LOAD_BALANCER);
+	struct service *v6 = svc_new("shop", "v6only", ORIGIN_K8S, SVC_CLUSTER_IP);
+	struct service *clean = svc_simple("shop", "clean", "198.19.0.12", 80);
+	struct epslice *e = eps_simple("shop", "web-1", "web", 8080, "198.18.65.11", NULL);
+	const struct svc_port *p;
+	char a[INET6_ADDRSTRLEN];
+	size_t i;
+
+	svc_cip(s, "fd00::10");
+	svc_cip(s, "198.19.0.10");
+	svc_cip(s, "198.19.0.99");
+	svc_extip(s, "198.18.200.1");
+	svc_extip(s, "fd00::200");
+	svc_lb(s, "198.18.200.10", false);
+	svc_lb(s, "198.18.200.11", true);
+	svc_lb(s, "fd00::210", false);
+	svc_range(s, "198.18.1.0/25");
+	svc_range(s, "fd00::/64");
+	svc_port(s, "http", PROTO_TCP, 80, 30080, NULL);
+	svc_cip(v6, "fd00::11");
+	svc_port(v6, "http", PROTO_TCP, 80, 0, NULL);
+	eps_ep(e, "fd00::1:11", READY | SERVING, "node-a", NULL);
+	eps_ep(e, "fd00::1:12", READY | SERVING, "node-a", NULL);
+	f.svcs[f.n_svcs++] = s;
+	f.svcs[f.n_svcs++] = v6;
+	f.svcs[f.n_svcs++] = clean;
+	f.slices[f.n_slices++] = e;
+	rfix_run(&f, NULL);
+
+	p = find_port(&f.d, "shop/web:http", PROTO_TCP);
+	assert_false(p->skipped);
+	assert_int_equal(p->n_cluster_ips, 1);
+	assert_string_equal(ipaddr_fmt(&p->cluster_ips[0], a, sizeof(a)), "198.19.0.10");
+	assert_int_equal(p->n_external_ips, 1);
+	assert_int_equal(p->n_lb_ips, 1); /* the ipMode Proxy one is left out */
+	assert_string_equal(ipaddr_fmt(&p->lb_ips[0], a, sizeof(a)), "198.18.200.10");
+	assert_int_equal(p->n_lb_source_ranges, 1);
+	assert_eps(p, "198.18.65.11:8080/R");
+	p = find_port(&f.d, "shop/v6only:http", PROTO_TCP);
+	assert_true(p->skipped);
+	assert_string_equal(p->skip_reason, "no IPv4 cluster IP");
+
+	/* One note per object, naming the first ignored entry. */
+	assert_int_equal(f.diags.n, 3);
+	for (i = 0; i < f.diags.n; i++)
+		assert_int_equal(f.diags.items[i].level, DIAG_NOTE);
+	{
+		char *l0 = diag_format(&f.diags.items[0]);
+		char *l1 = diag_format(&f.diags.items[1]);
+		char *l2 = diag_format(&f.diags.items[2]);
+
+		assert_string_equal(l0, "EndpointSlice shop/web-1: endpoints: IPv6 address "
+					"fd00::1:11 ignored in an IPv4 run (and 1 more)");
+		assert_string_equal(l1, "shop/v6only: spec.clusterIPs: IPv6 address fd00::11 "
+					"ignored in an IPv4 run");
+		assert_string_equal(l2, "shop/web: spec.clusterIPs: IPv6 address fd00::10 ignored "
+					"in an IPv4 run (and 3 more)");
+		free(l0);
+		free(l1);
+		free(l2);
+	}
+	rfix_done(&f);
+}
+
+struct skip_case {
+	const char *name;
+	enum svc_type type;
+	bool headless;
+	const char *proxy_name;
+	const char *cip;
+	const char *reason; /* NULL = not skipped */
+};
+
+static void test_resolve_skips(void **state)
+{
+	static const struct skip_case cases[] = {
+		{ "plain", SVC_CLUSTER_IP, false, NULL, "198.19.0.10", NULL },
+		{ "nodeport-no-port", SVC_NODE_PORT, false, NULL, "198.19.0.11", NULL },
+		{ "headless", SVC_CLUSTER_IP, true, NULL, NULL, "headless" },
+		{ "external", SVC_EXTERNAL_NAME, false, NULL, "198.19.0.12",
+		  "type ExternalName" },
+		{ "proxied-elsewhere", SVC_CLUSTER_IP, false, "other", "198.19.0.13",
+		  "has label service.kubernetes.io/service-proxy-name" },
+		{ "no-ip", SVC_CLUSTER_IP, false, NULL, NULL, "no cluster IP" },
+	};
+	struct rfix f = { 0 };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct service *s = svc_new("ns", cases[i].name, ORIGIN_K8S, cases[i].type);
+
+		s->headless = cases[i].headless;
+		s->proxy_name = xstrdup(cases[i].proxy_name);
+		if (cases[i].cip)
+			svc_cip(s, cases[i].cip);
+		svc_port(s, "p", PROTO_TCP, 80, 0, NULL);
+		f.svcs[f.n_svcs++] = s;
+	}
+	rfix_run(&f, NULL);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		char key[64];
+		const struct svc_port *p;
+
+		snprintf(key, sizeof(key), "ns/%s:p", cases[i].name);
+		p = find_port(&f.d, key, PROTO_TCP);
+		assert_int_equal(p->skipped, cases[i].reason != NULL);
+		if (cases[i].reason)
+			assert_string_equal(p->skip_reason, cases[i].reason);
+	}
+	assert_int_equal(f.diags.n, 0);
+	rfix_done(&f);
+}
+
+struct policy_case {
+	enum svc_type type;
+	bool ext_ips;
+	enum traffic_policy etp;
+	uint16_t hcnp_in;
+	enum traffic_policy want_etp;
+	uint16_t want_hcnp;
+};
+
+/* apiservice.ExternalPolicyLocal / NeedsHealthCheck. */
+static void test_resolve_policies(void **state)
+{
+	static const struct policy_case cases[] = {
+		{ SVC_CLUSTER_IP, false, POLICY_LOCAL, 0, POLICY_CLUSTER, 0 },
+		{ SVC_CLUSTER_IP, true, POLICY_LOCAL, 0, POLICY_LOCAL, 0 },
+		{ SVC_NODE_PORT, false, POLICY_LOCAL, 31000, POLICY_LOCAL, 0 },
+		{ SVC_LOAD_BALANCER, false, POLICY_LOCAL, 31000, POLICY_LOCAL, 31000 },
+		{ SVC_LOAD_BALANCER, false, POLICY_CLUSTER, 31000, POLICY_CLUSTER, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct rfix f = { 0 };
+		struct service *s = svc_simple("ns", "svc", "198.19.0.10", 80);
+
+		s->type = cases[i].type;
+		s->ext_policy = cases[i].etp;
+		s->int_policy = POLICY_LOCAL;
+		s->health_check_node_port = cases[i].hcnp_in;
+		s->affinity_client_ip = true;
+		s->affinity_timeout = 300;
+		if (cases[i].ext_ips)
+			svc_extip(s, "198.18.200.1");
+		f.svcs[f.n_svcs++] = s;
+		rfix_run(&f, NULL);
+		assert_int_equal(f.d.n_ports, 1);
+		assert_int_equal(f.d.ports[0].ext_policy, cases[i].want_etp);
+		assert_int_equal(f.d.ports[0].int_policy, POLICY_LOCAL);
+		assert_int_equal(f.d.ports[0].health_check_node_port, cases[i].want_hcnp);
+		assert_int_equal(f.d.ports[0].affinity_timeout, 300);
+		rfix_done(&f);
+	}
+}
+
+static void test_resolve_dump(void **state)
+{
+	struct rfix f = { 0 };
+	struct service *web = svc_new("shop", "web", ORIGIN_K8S, SVC_NODE_PORT);
+	struct service *lb = svc_new("shop", "lb", ORIGIN_K8S, SVC_LOAD_BALANCER);
+	struct service *hl = svc_new("shop", "db", ORIGIN_K8S, SVC_CLUSTER_IP);
+	struct service *legacy = svc_new("default", "nodejs", ORIGIN_LEGACY, SVC_NODE_PORT);
+	struct epslice *e = eps_new("shop", "web-abc", "web", ORIGIN_K8S);
+	struct epslice_endpoint *ep;
+
+	svc_cip(web, "198.19.0.10");
+	svc_port(web, "http", PROTO_TCP, 80, 30080, "8080");
+	svc_port(web, "", PROTO_UDP, 53, 0, NULL);
+	svc_cip(lb, "198.19.0.20");
+	svc_extip(lb, "198.18.200.1");
+	svc_lb(lb, "198.18.200.10", false);
+	svc_range(lb, " 198.18.1.0/25 ");
+	lb->ext_policy = POLICY_LOCAL;
+	lb->health_check_node_port = 32000;
+	lb->affinity_client_ip = true;
+	svc_port(lb, "https", PROTO_TCP, 443, 30443, NULL);
+	hl->headless = true;
+	svc_port(hl, "pg", PROTO_TCP, 5432, 0, NULL);
+	svc_port(legacy, "", PROTO_TCP, 10000, 10000, NULL);
+	eps_port(e, "http", PROTO_TCP, 8080);
+	eps_ep(e, "198.18.65.11", READY | SERVING, "node-a", NULL);
+	ep = eps_ep(e, "198.18.66.12", TERMINATING | SERVING, "node-b", "zone-b");
+	ep->hint_zones = calloc(2, sizeof(char *));
+	assert_non_null(ep->hint_zones);
+	ep->hint_zones[0] = xstrdup("zone-a");
+	ep->hint_zones[1] = xstrdup("zone-b");
+	ep->n_hint_zones = 2;
+	ep->has_hints = true;
+	eps_ep(e, "198.18.66.13", 0, NULL, NULL);
+	f.svcs[f.n_svcs++] = web;
+	f.svcs[f.n_svcs++] = lb;
+	f.svcs[f.n_svcs++] = hl;
+	f.svcs[f.n_svcs++] = legacy;
+	f.slices[f.n_slices++] = e;
+	rfix_run(&f, "node-a");
+	assert_string_equal(
+		f.dump,
+		"default/nodejs TCP NodePort port=10000 nodePort=10000 eTP=Cluster iTP=Cluster "
+		"-> (none)\n"
+		"shop/db:pg TCP ClusterIP skipped: headless\n"
+		"shop/lb:https TCP LoadBalancer 198.19.0.20:443 nodePort=30443 "
+		"externalIPs=198.18.200.1 lbIPs=198.18.200.10 sourceRanges=198.18.1.0/25 "
+		"affinity=ClientIP/10800s healthCheckNodePort=32000 eTP=Local iTP=Cluster -> "
+		"(none)\n"
+		"shop/web UDP NodePort 198.19.0.10:53 eTP=Cluster iTP=Cluster -> (none)\n"
+		"shop/web:http TCP NodePort 198.19.0.10:80 nodePort=30080 eTP=Cluster "
+		"iTP=Cluster -> 198.18.65.11:8080 (ready,node-a,local) 198.18.66.12:8080 "
+		"(terminating,serving,node-b,zone=zone-b,hints=zone-a+zone-b) "
+		"198.18.66.13:8080 (not-ready)\n");
+	rfix_done(&f);
+}
+
+static void test_resolve_alloc_failures(void **state)
+{
+	long budget;
+	bool done = false;
+
+	for (budget = 0; !done; budget++) {
+		struct merge *m = merge_new();
+		struct service *s = svc_simple("shop", "web", "198.19.0.10", 80);
+		struct epslice *e = eps_simple("shop", "web-1", "web", 8080, "198.18.65.11",
+					       "198.18.66.12");
+		struct resolve_opts o = { .hostname = "node-a", .family = AF_INET };
+		struct desired d = { .n_ports = 12345 };
+		struct merge_snapshot *snap;
+		struct diag_list dl;
+		int r;
+
+		svc_extip(s, "198.18.200.1");
+		eps_ep(e, "fd00::1", READY, NULL, NULL);
+		merge_source_register(m, "t");
+		merge_update(m, 0, MERGE_SET, &s, 1, &e, 1);
+		snap = merge_snapshot_get(m);
+		diag_list_init(&dl);
+		alloc_failures = 0;
+		alloc_budget = budget;
+		r = resolve_build(snap, &o, &d, &dl);
+		alloc_budget = -1;
+		if (r < 0) {
+			assert_int_equal(r, -ENOMEM);
+			assert_int_equal(d.n_ports, 12345); /* untouched on failure */
+		} else {
+			assert_int_equal(d.n_ports, 1);
+			assert_int_equal(d.ports[0].n_endpoints, 2);
+			done = alloc_failures == 0;
+			desired_free(&d);
+		}
+		diag_list_done(&dl);
+		merge_snapshot_unref(snap);
+		service_unref(s);
+		epslice_unref(e);
+		merge_free(m);
+	}
+	assert_true(budget > 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -791,6 +1273,14 @@ int main(void)
 		cmocka_unit_test(test_snapshot_lifetime),
 		cmocka_unit_test(test_large_single_item_updates),
 		cmocka_unit_test(test_alloc_failures),
+		cmocka_unit_test(test_resolve_port_matching),
+		cmocka_unit_test(test_resolve_dedupe),
+		cmocka_unit_test(test_resolve_slices_win),
+		cmocka_unit_test(test_resolve_family),
+		cmocka_unit_test(test_resolve_skips),
+		cmocka_unit_test(test_resolve_policies),
+		cmocka_unit_test(test_resolve_dump),
+		cmocka_unit_test(test_resolve_alloc_failures),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
