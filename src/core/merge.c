@@ -578,7 +578,7 @@ static int build_kind(struct merge *m, int kind, void ***ret_arr, size_t *ret_n)
 
 			for (j = 0; j < map->cap; j++) {
 				const char *ns, *name;
-				int sid;
+				int sid = -1;
 
 				if (!map->slots[j].item)
 					continue;
