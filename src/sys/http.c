@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+
+#include "sys/http.h"
+#include "sys/log.h"
+#include "util.h"
+
+struct http_server {
+	struct loop *loop;
+	struct MHD_Daemon *mhd;
+	int epfd;
+	struct loop_timer *timer;
+	const struct http_route *routes;
+	size_t n_routes;
+	void *userdata;
+	unsigned port;
+};
+
+int http_parse_bind(const char *s, struct sockaddr_storage *ret, socklen_t *ret_len)
+{
+	struct sockaddr_storage ss = { 0 };
+	char host[INET6_ADDRSTRLEN + 2];
+	const char *colon, *port_s;
+	unsigned long port;
+	char *end;
+	size_t hlen;
+
+	if (!s)
+		return -EINVAL;
+	if (*s == '[') {
+		const char *rb = strchr(s, ']');
+
+		if (!rb || rb[1] != ':')
+			return -EINVAL;
+		hlen = (size_t)(rb - s - 1);
+		if (hlen == 0 || hlen >= sizeof(host))
+			return -EINVAL;
+		memcpy(host, s + 1, hlen);
+		host[hlen] = '\0';
+		port_s = rb + 2;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon || memchr(s, ':', (size_t)(colon - s)))
+			return -EINVAL;
+		hlen = (size_t)(colon - s);
+		if (hlen >= sizeof(host))
+			return -EINVAL;
+		memcpy(host, s, hlen);
+		host[hlen] = '\0';
+		port_s = colon + 1;
+	}
+	if (*port_s < '0' || *port_s > '9')
+		return -EINVAL;
+	errno = 0;
+	port = strtoul(port_s, &end, 10);
+	if (errno || *end || port > 65535)
+		return -EINVAL;
+	if (*s == '[') {
+		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+
+		if (inet_pton(AF_INET6, host, &a6->sin6_addr) != 1)
+			return -EINVAL;
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons((uint16_t)port);
+		*ret_len = sizeof(*a6);
+	} else {
+		struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+
+		if (hlen == 0)
+			a4->sin_addr.s_addr = htonl(INADDR_ANY);
+		else if (inet_pton(AF_INET, host, &a4->sin_addr) != 1)
+			return -EINVAL;
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons((uint16_t)port);
+		*ret_len = sizeof(*a4);
+	}
+	*ret = ss;
+	return 0;
+}
+
+static enum MHD_Result queue_simple(struct MHD_Connection *c, unsigned status, const char *text)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version,
+				  const char *upload_data, size_t *upload_data_size,
+				  void **con_cls)
+{
+	struct http_server *s = cls;
+	struct http_response resp = { .status = 200 };
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	size_t i;
+
+	/* MHD calls once for the headers and again for any body: answer
+	 * on the second call so a request body is consumed first. */
+	if (!*con_cls) {
+		*con_cls = s;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (!streq(method, MHD_HTTP_METHOD_GET) && !streq(method, MHD_HTTP_METHOD_HEAD))
+		return queue_simple(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+	for (i = 0; i < s->n_routes; i++)
+		if (streq(url, s->routes[i].path))
+			break;
+	if (i == s->n_routes)
+		return queue_simple(c, MHD_HTTP_NOT_FOUND, "not found\n");
+	if (s->routes[i].fn(s->userdata, &resp) < 0) {
+		free(resp.body);
+		return queue_simple(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error\n");
+	}
+	r = MHD_create_response_from_buffer(resp.len, resp.body ? resp.body : (void *)"",
+					    resp.body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+	if (!r) {
+		free(resp.body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				resp.content_type ? resp.content_type : "text/plain; charset=utf-8");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	ret = MHD_queue_response(c, resp.status ? resp.status : 200, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static int rearm(struct http_server *s)
+{
+	MHD_UNSIGNED_LONG_LONG ms = 0;
+
+	if (MHD_get_timeout(s->mhd, &ms) != MHD_YES)
+		return loop_timer_arm(s->timer, 0);
+	/* 0 means "run again now": a timerfd needs a non-zero value. */
+	return loop_timer_arm(s->timer, ms ? (uint64_t)ms * 1000ULL : 1);
+}
+
+static int on_epoll(struct loop *l, int fd, uint32_t events, void *userdata)
+{
+	struct http_server *s = userdata;
+
+	if (MHD_run(s->mhd) != MHD_YES)
+		log_debug("http: MHD_run failed, continuing");
+	return rearm(s);
+}
+
+static int on_timer(struct loop *l, struct loop_timer *t, void *userdata)
+{
+	struct http_server *s = userdata;
+
+	(void)MHD_run(s->mhd);
+	return rearm(s);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	log_vmsg(LOG_LEVEL_DEBUG, fmt, ap);
+}
+
+int http_server_new(struct loop *l, const char *bind_address, const struct http_route *routes,
+		    size_t n_routes, void *userdata, struct http_server **ret)
+{
+	struct sockaddr_storage ss;
+	const union MHD_DaemonInfo *info;
+	struct http_server *s;
+	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	socklen_t sl;
+	int r;
+
+	r = http_parse_bind(bind_address, &ss, &sl);
+	if (r < 0)
+		return r;
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->loop = l;
+	s->routes = routes;
+	s->n_routes = n_routes;
+	s->userdata = userdata;
+	s->epfd = -1;
+	errno = 0;
+	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
+				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
+				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+				  MHD_OPTION_END);
+	if (!s->mhd) {
+		r = errno ? -errno : -EADDRNOTAVAIL;
+		free(s);
+		return r;
+	}
+	info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	if (!info || info->epoll_fd < 0) {
+		r = -EOPNOTSUPP;
+		goto fail;
+	}
+	s->epfd = info->epoll_fd;
+	info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
+	s->port = info ? info->port : 0;
+	r = loop_timer_new(l, on_timer, s, &s->timer);
+	if (r < 0)
+		goto fail;
+	r = loop_add_io(l, s->epfd, EPOLLIN, on_epoll, s);
+	if (r < 0)
+		goto fail;
+	r = rearm(s);
+	if (r < 0)
+		goto fail;
+	*ret = s;
+	return 0;
+fail:
+	http_server_free(s);
+	return r;
+}
+
+void http_server_free(struct http_server *s)
+{
+	if (!s)
+		return;
+	if (s->epfd >= 0)
+		loop_del_io(s->loop, s->epfd);
+	loop_timer_free(s->timer);
+	if (s->mhd)
+		MHD_stop_daemon(s->mhd);
+	free(s);
+}
+
+unsigned http_server_port(const struct http_server *s)
+{
+	return s->port;
+}
+
+const char *http_go_time(double unix_time, char *buf, size_t len)
+{
+	struct tm tm;
+	time_t sec;
+	long nsec;
+	char frac[32] = "";
+
+	if (unix_time <= 0) {
+		snprintf(buf, len, "0001-01-01 00:00:00 +0000 UTC");
+		return buf;
+	}
+	sec = (time_t)floor(unix_time);
+	nsec = lround((unix_time - (double)sec) * 1e9);
+	if (nsec >= 1000000000L) {
+		sec++;
+		nsec -= 1000000000L;
+	}
+	gmtime_r(&sec, &tm);
+	if (nsec) {
+		int n;
+
+		/* Go's ".999999999": trailing zeros dropped. */
+		snprintf(frac, sizeof(frac), ".%09ld", nsec);
+		n = (int)strlen(frac);
+		while (frac[n - 1] == '0')
+			frac[--n] = '\0';
+	}
+	snprintf(buf, len, "%04d-%02d-%02d %02d:%02d:%02d%s +0000 UTC", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+	return buf;
+}
+
+int http_health_response(bool healthy, double last_updated, double now,
+			 struct http_response *resp)
+{
+	char lu[64], cur[64];
+	char *body = NULL;
+	int n;
+
+	http_go_time(now, cur, sizeof(cur));
+	http_go_time(healthy ? now : last_updated, lu, sizeof(lu));
+	n = asprintf(&body, "{\"lastUpdated\": \"%s\",\"currentTime\": \"%s\", \"nodeEligible\": true}",
+		     lu, cur);
+	if (n < 0)
+		return -ENOMEM;
+	resp->status = healthy ? 200 : 503;
+	resp->content_type = "application/json";
+	resp->body = body;
+	resp->len = (size_t)n;
+	return 0;
+}

@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sys/metrics.h"
+#include "util.h"
+
+struct series {
+	char *labels;     /* "" when none */
+	double value;     /* counter / gauge */
+	double sum;       /* histogram */
+	unsigned long long count;
+	unsigned long long *bucket_counts; /* per bucket, not cumulative */
+};
+
+struct family {
+	char *name;
+	char *help;
+	enum metric_type type;
+	double *buckets;
+	size_t n_buckets;
+	struct series *series;
+	size_t n_series, cap_series;
+};
+
+struct metrics {
+	struct family *fam;
+	size_t n_fam, cap_fam;
+};
+
+struct metrics *metrics_new(void)
+{
+	return calloc(1, sizeof(struct metrics));
+}
+
+void metrics_free(struct metrics *m)
+{
+	size_t i, j;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->n_fam; i++) {
+		struct family *f = &m->fam[i];
+
+		for (j = 0; j < f->n_series; j++) {
+			free(f->series[j].labels);
+			free(f->series[j].bucket_counts);
+		}
+		free(f->series);
+		free(f->name);
+		free(f->help);
+		free(f->buckets);
+	}
+	free(m->fam);
+	free(m);
+}
+
+static bool valid_name(const char *n)
+{
+	const char *p;
+
+	if (!n || !*n || (*n >= '0' && *n <= '9'))
+		return false;
+	for (p = n; *p; p++) {
+		char c = *p;
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == ':'))
+			return false;
+	}
+	return true;
+}
+
+static struct family *find_family(const struct metrics *m, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_fam; i++)
+		if (streq(m->fam[i].name, name))
+			return &m->fam[i];
+	return NULL;
+}
+
+int metrics_declare(struct metrics *m, const char *name, enum metric_type type,
+		    const char *help, const double *buckets, size_t n_buckets)
+{
+	_cleanup_free_ char *n = NULL;
+	_cleanup_free_ char *h = NULL;
+	_cleanup_free_ double *b = NULL;
+	struct family *f;
+	size_t i;
+	int r;
+
+	if (!valid_name(name) || (type == METRIC_HISTOGRAM) != (n_buckets > 0))
+		return -EINVAL;
+	for (i = 0; i < n_buckets; i++)
+		if (isnan(buckets[i]) || (i > 0 && buckets[i] <= buckets[i - 1]))
+			return -EINVAL;
+	if (find_family(m, name))
+		return -EEXIST;
+	n = strdup(name);
+	h = strdup(help ? help : "");
+	if (!n || !h)
+		return -ENOMEM;
+	if (n_buckets) {
+		b = reallocarray_z(NULL, n_buckets, sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		memcpy(b, buckets, n_buckets * sizeof(*b));
+	}
+	r = GROW(m->fam, m->cap_fam, m->n_fam + 1);
+	if (r < 0)
+		return r;
+	f = &m->fam[m->n_fam++];
+	*f = (struct family){
+		.name = TAKE_PTR(n),
+		.help = TAKE_PTR(h),
+		.type = type,
+		.buckets = TAKE_PTR(b),
+		.n_buckets = n_buckets,
+	};
+	return 0;
+}
+
+static int get_series(struct family *f, const char *labels, struct series **ret)
+{
+	_cleanup_free_ char *l = NULL;
+	_cleanup_free_ unsigned long long *bc = NULL;
+	size_t i;
+	int r;
+
+	if (!labels)
+		labels = "";
+	for (i = 0; i < f->n_series; i++) {
+		if (streq(f->series[i].labels, labels)) {
+			*ret = &f->series[i];
+			return 0;
+		}
+	}
+	l = strdup(labels);
+	if (!l)
+		return -ENOMEM;
+	if (f->n_buckets) {
+		bc = calloc(f->n_buckets, sizeof(*bc));
+		if (!bc)
+			return -ENOMEM;
+	}
+	r = GROW(f->series, f->cap_series, f->n_series + 1);
+	if (r < 0)
+		return r;
+	f->series[f->n_series] = (struct series){ .labels = TAKE_PTR(l), .bucket_counts = TAKE_PTR(bc) };
+	*ret = &f->series[f->n_series++];
+	return 0;
+}
+
+static int lookup(struct metrics *m, const char *name, enum metric_type type, const char *labels,
+		  struct series **ret)
+{
+	struct family *f = find_family(m, name);
+
+	if (!f)
+		return -ENOENT;
+	if (f->type != type)
+		return -EINVAL;
+	return get_series(f, labels, ret);
+}
+
+int metrics_counter_add(struct metrics *m, const char *name, const char *labels, double v)
+{
+	struct series *s;
+	int r;
+
+	if (!(v >= 0))
+		return -EINVAL;
+	r = lookup(m, name, METRIC_COUNTER, labels, &s);
+	if (r < 0)
+		return r;
+	s->value += v;
+	return 0;
+}
+
+int metrics_gauge_set(struct metrics *m, const char *name, const char *labels, double v)
+{
+	struct series *s;
+	int r;
+
+	r = lookup(m, name, METRIC_GAUGE, labels, &s);
+	if (r < 0)
+		return r;
+	s->value = v;
+	return 0;
+}
+
+int metrics_histogram_observe(struct metrics *m, const char *name, const char *labels, double v)
+{
+	struct family *f = find_family(m, name);
+	struct series *s;
+	size_t i;
+	int r;
+
+	if (!f)
+		return -ENOENT;
+	if (f->type != METRIC_HISTOGRAM || isnan(v))
+		return -EINVAL;
+	r = get_series(f, labels, &s);
+	if (r < 0)
+		return r;
+	for (i = 0; i < f->n_buckets; i++) {
+		if (v <= f->buckets[i]) {
+			s->bucket_counts[i]++;
+			break;
+		}
+	}
+	s->count++;
+	s->sum += v;
+	return 0;
+}
+
+int metrics_get(const struct metrics *m, const char *name, const char *labels, double *ret)
+{
+	const struct family *f = find_family(m, name);
+	size_t i;
+
+	if (!f || f->type == METRIC_HISTOGRAM)
+		return -ENOENT;
+	if (!labels)
+		labels = "";
+	for (i = 0; i < f->n_series; i++) {
+		if (streq(f->series[i].labels, labels)) {
+			*ret = f->series[i].value;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+char *metrics_label(char *buf, size_t len, const char *key, const char *value)
+{
+	size_t o = 0;
+	const char *p;
+
+#define PUT(c)                                                                 \
+	do {                                                                   \
+		if (o + 1 >= len)                                              \
+			return NULL;                                           \
+		buf[o++] = (c);                                                \
+	} while (0)
+	for (p = key; *p; p++)
+		PUT(*p);
+	PUT('=');
+	PUT('"');
+	for (p = value; *p; p++) {
+		if (*p == '\\' || *p == '"') {
+			PUT('\\');
+			PUT(*p);
+		} else if (*p == '\n') {
+			PUT('\\');
+			PUT('n');
+		} else {
+			PUT(*p);
+		}
+	}
+	PUT('"');
+#undef PUT
+	buf[o] = '\0';
+	return buf;
+}
+
+static void fmt_value(char *buf, size_t len, double v)
+{
+	if (isnan(v))
+		snprintf(buf, len, "NaN");
+	else if (isinf(v))
+		snprintf(buf, len, v > 0 ? "+Inf" : "-Inf");
+	else if (v == floor(v) && fabs(v) < 1e15)
+		snprintf(buf, len, "%.0f", v);
+	else {
+		/* The shortest text that reads back as v, as Go prints floats. */
+		int prec;
+
+		for (prec = 15; prec < 17; prec++) {
+			snprintf(buf, len, "%.*g", prec, v);
+			if (strtod(buf, NULL) == v)
+				return;
+		}
+		snprintf(buf, len, "%.17g", v);
+	}
+}
+
+/* HELP text escapes only backslash and newline. */
+static void write_help(FILE *f, const char *help)
+{
+	for (; *help; help++) {
+		if (*help == '\\')
+			fputs("\\\\", f);
+		else if (*help == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*help, f);
+	}
+}
+
+static int series_cmp(const void *a, const void *b)
+{
+	const struct series *const *x = a, *const *y = b;
+
+	return strcmp((*x)->labels, (*y)->labels);
+}
+
+static void write_series(FILE *f, const struct family *fam, const struct series *s)
+{
+	char v[64];
+
+	if (fam->type != METRIC_HISTOGRAM) {
+		fmt_value(v, sizeof(v), s->value);
+		if (*s->labels)
+			fprintf(f, "%s{%s} %s\n", fam->name, s->labels, v);
+		else
+			fprintf(f, "%s %s\n", fam->name, v);
+		return;
+	}
+
+	unsigned long long cum = 0;
+	const char *sep = *s->labels ? "," : "";
+	size_t i;
+
+	for (i = 0; i < fam->n_buckets; i++) {
+		char le[64];
+
+		cum += s->bucket_counts[i];
+		snprintf(le, sizeof(le), "%g", fam->buckets[i]);
+		fprintf(f, "%s_bucket{%s%sle=\"%s\"} %llu\n", fam->name, s->labels, sep, le, cum);
+	}
+	fprintf(f, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", fam->name, s->labels, sep, s->count);
+	fmt_value(v, sizeof(v), s->sum);
+	if (*s->labels) {
+		fprintf(f, "%s_sum{%s} %s\n", fam->name, s->labels, v);
+		fprintf(f, "%s_count{%s} %llu\n", fam->name, s->labels, s->count);
+	} else {
+		fprintf(f, "%s_sum %s\n", fam->name, v);
+		fprintf(f, "%s_count %llu\n", fam->name, s->count);
+	}
+}
+
+int metrics_write(const struct metrics *m, FILE *f)
+{
+	static const char *const type_names[] = { "counter", "gauge", "histogram" };
+	size_t i, j;
+
+	for (i = 0; i < m->n_fam; i++) {
+		const struct family *fam = &m->fam[i];
+		_cleanup_free_ const struct series **sorted = NULL;
+
+		fprintf(f, "# HELP %s ", fam->name);
+		write_help(f, fam->help);
+		fprintf(f, "\n# TYPE %s %s\n", fam->name, type_names[fam->type]);
+		if (!fam->n_series)
+			continue;
+		sorted = reallocarray_z(NULL, fam->n_series, sizeof(*sorted));
+		if (!sorted)
+			return -ENOMEM;
+		for (j = 0; j < fam->n_series; j++)
+			sorted[j] = &fam->series[j];
+		qsort(sorted, fam->n_series, sizeof(*sorted), series_cmp);
+		for (j = 0; j < fam->n_series; j++)
+			write_series(f, fam, sorted[j]);
+	}
+	if (fflush(f) != 0 || ferror(f))
+		return -EIO;
+	return 0;
+}
+
+int metrics_declare_svcnat(struct metrics *m)
+{
+	double sync_buckets[15], prog_buckets[80];
+	size_t i, n = 0;
+	int r = 0;
+
+	/* kube-proxy: prometheus.ExponentialBuckets(0.001, 2, 15). */
+	for (i = 0; i < ARRAY_SIZE(sync_buckets); i++)
+		sync_buckets[i] = 0.001 * (double)(1u << i);
+	/* kube-proxy's network programming buckets: 0.25, 0.5, 1..59 by 1,
+	 * 60..115 by 5, 120..300 by 30. */
+	prog_buckets[n++] = 0.25;
+	prog_buckets[n++] = 0.5;
+	for (i = 1; i <= 59; i++)
+		prog_buckets[n++] = (double)i;
+	for (i = 60; i <= 115; i += 5)
+		prog_buckets[n++] = (double)i;
+	for (i = 120; i <= 300; i += 30)
+		prog_buckets[n++] = (double)i;
+
+	static const struct {
+		const char *name;
+		enum metric_type type;
+		const char *help;
+	} simple[] = {
+		{ "kubeproxy_sync_proxy_rules_last_timestamp_seconds", METRIC_GAUGE,
+		  "The last time proxy rules were successfully synced" },
+		{ "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds", METRIC_GAUGE,
+		  "The last time a sync of proxy rules was queued" },
+		{ "kubeproxy_sync_proxy_rules_iptables_total", METRIC_GAUGE,
+		  "Number of iptables rules owned by svcnat, per table" },
+		{ "kubeproxy_sync_proxy_rules_iptables_restore_failures_total", METRIC_COUNTER,
+		  "Cumulative proxy rules sync failures" },
+		{ "kubeproxy_proxy_healthz_total", METRIC_COUNTER,
+		  "Cumulative /healthz answers, by HTTP status code" },
+		{ "svcnat_syncs_total", METRIC_COUNTER, "Syncs run, by reason" },
+		{ "svcnat_sync_rules_written_total", METRIC_COUNTER,
+		  "Rules written to the kernel" },
+		{ "svcnat_sync_chains_changed_total", METRIC_COUNTER,
+		  "Owned chains created, replaced or deleted" },
+		{ "svcnat_repairs_total", METRIC_COUNTER,
+		  "Syncs that found the kernel's rules drifted from the plan and restored them" },
+		{ "svcnat_chains", METRIC_GAUGE, "Owned chains, per table" },
+		{ "svcnat_services", METRIC_GAUGE, "Service ports programmed" },
+		{ "svcnat_endpoints", METRIC_GAUGE, "Endpoints programmed" },
+		{ "svcnat_source_errors_total", METRIC_COUNTER,
+		  "Rejected reads and invalid objects, per source" },
+		{ "svcnat_conntrack_entries_deleted_total", METRIC_COUNTER,
+		  "Stale UDP conntrack entries deleted" },
+		{ "svcnat_conntrack_errors_total", METRIC_COUNTER,
+		  "Failed conntrack cleanups" },
+	};
+
+	r = metrics_declare(m, "kubeproxy_sync_proxy_rules_duration_seconds", METRIC_HISTOGRAM,
+			    "SyncProxyRules latency in seconds", sync_buckets, ARRAY_SIZE(sync_buckets));
+	if (r < 0)
+		return r;
+	r = metrics_declare(m, "kubeproxy_network_programming_duration_seconds", METRIC_HISTOGRAM,
+			    "In Cluster Network Programming Latency in seconds: from a change to its commit",
+			    prog_buckets, n);
+	if (r < 0)
+		return r;
+	for (i = 0; i < ARRAY_SIZE(simple); i++) {
+		r = metrics_declare(m, simple[i].name, simple[i].type, simple[i].help, NULL, 0);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}

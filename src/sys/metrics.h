@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Metrics in the Prometheus text exposition format (version 0.0.4).
+ *
+ * A small registry: metric families are declared once (name, type, help,
+ * histogram buckets), then series are updated by family name and a label
+ * string.  Label strings are written as they appear between the braces,
+ * e.g. `table="nat"`; build them with metrics_label() so values are
+ * escaped.  No threads: the daemon's loop owns the registry.
+ *
+ * metrics_declare_svcnat() declares svcnat's families.  kube-proxy's names
+ * are kept where kube-proxy has the metric, so its dashboards work:
+ *   kubeproxy_sync_proxy_rules_duration_seconds        histogram: plan + apply of one sync
+ *   kubeproxy_network_programming_duration_seconds     histogram: from the oldest change to its commit
+ *   kubeproxy_sync_proxy_rules_last_timestamp_seconds  gauge: unix time of the last successful sync
+ *   kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds gauge: unix time of the last change queued
+ *   kubeproxy_sync_proxy_rules_iptables_total{table}   gauge: rules svcnat owns per table
+ *   kubeproxy_sync_proxy_rules_iptables_restore_failures_total counter: failed syncs (commit or plan)
+ *   kubeproxy_proxy_healthz_total{code}                counter: /healthz answers by status
+ * and svcnat's own, prefixed svcnat_:
+ *   svcnat_syncs_total{reason}                 counter: syncs run, by why (initial, change, retry, periodic)
+ *   svcnat_sync_rules_written_total            counter: rules written to the kernel
+ *   svcnat_sync_chains_changed_total{op}       counter: owned chains created / replaced / deleted
+ *   svcnat_repairs_total                       counter: syncs that found the kernel drifted and fixed it
+ *   svcnat_chains{table}                       gauge: owned chains per table
+ *   svcnat_services                            gauge: service ports known (programmed)
+ *   svcnat_endpoints                           gauge: endpoints known (programmed)
+ *   svcnat_source_errors_total{source}         counter: rejected reads / invalid objects per source
+ *   svcnat_conntrack_entries_deleted_total     counter: stale UDP conntrack entries deleted
+ *   svcnat_conntrack_errors_total              counter: failed conntrack cleanups
+ */
+#ifndef SVCNAT_SYS_METRICS_H
+#define SVCNAT_SYS_METRICS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+enum metric_type {
+	METRIC_COUNTER,
+	METRIC_GAUGE,
+	METRIC_HISTOGRAM,
+};
+
+struct metrics;
+
+struct metrics *metrics_new(void);
+void metrics_free(struct metrics *m);
+
+/*
+ * Declare a family.  name must match [a-zA-Z_:][a-zA-Z0-9_:]*; buckets
+ * (histograms only) are upper bounds in increasing order, +Inf implied;
+ * strings are copied.  0, -EEXIST, -EINVAL, -ENOMEM.
+ */
+int metrics_declare(struct metrics *m, const char *name, enum metric_type type,
+		    const char *help, const double *buckets, size_t n_buckets);
+
+/*
+ * Update the series `labels` (NULL or "" = no labels) of a family, created
+ * at 0 on first use.  -ENOENT for an undeclared name, -EINVAL for a type
+ * mismatch (or a negative counter increment), -ENOMEM.
+ */
+int metrics_counter_add(struct metrics *m, const char *name, const char *labels, double v);
+int metrics_gauge_set(struct metrics *m, const char *name, const char *labels, double v);
+int metrics_histogram_observe(struct metrics *m, const char *name, const char *labels, double v);
+
+/* Read a counter or gauge series back (tests, /healthz detail).  0 or -ENOENT. */
+int metrics_get(const struct metrics *m, const char *name, const char *labels, double *ret);
+
+/*
+ * Write `key="value"` into buf with value escaped (\\, \", \n) as the text
+ * format requires.  Returns buf, or NULL when it does not fit.
+ */
+char *metrics_label(char *buf, size_t len, const char *key, const char *value);
+
+/*
+ * Write every family in declaration order, series sorted by labels.
+ * 0 or -errno (write error).
+ */
+int metrics_write(const struct metrics *m, FILE *f);
+
+/* Declare the families listed above.  0 or -ENOMEM. */
+int metrics_declare_svcnat(struct metrics *m);
+
+#endif

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sys/metrics.h"
+#include "util.h"
+
+static char *render(const struct metrics *m)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(metrics_write(m, f), 0);
+	fclose(f);
+	return buf;
+}
+
+static void test_text_format(void **state)
+{
+	static const double b[] = { 0.1, 1, 10 };
+	struct metrics *m = metrics_new();
+	char lbl[64];
+	char *out;
+
+	assert_non_null(m);
+	assert_int_equal(metrics_declare(m, "t_seconds", METRIC_HISTOGRAM, "Latency\nin \\s", b, 3), 0);
+	assert_int_equal(metrics_declare(m, "t_total", METRIC_COUNTER, "Things", NULL, 0), 0);
+	assert_int_equal(metrics_declare(m, "t_gauge", METRIC_GAUGE, "Level", NULL, 0), 0);
+	assert_int_equal(metrics_histogram_observe(m, "t_seconds", NULL, 0.05), 0);
+	assert_int_equal(metrics_histogram_observe(m, "t_seconds", NULL, 0.1), 0); /* le is inclusive */
+	assert_int_equal(metrics_histogram_observe(m, "t_seconds", NULL, 5), 0);
+	assert_int_equal(metrics_histogram_observe(m, "t_seconds", NULL, 50), 0);
+	assert_int_equal(metrics_counter_add(m, "t_total", metrics_label(lbl, sizeof(lbl), "source", "b"), 2), 0);
+	assert_int_equal(metrics_counter_add(m, "t_total", metrics_label(lbl, sizeof(lbl), "source", "a\"x\\"), 1), 0);
+	assert_int_equal(metrics_counter_add(m, "t_total", "source=\"b\"", 1), 0);
+	assert_int_equal(metrics_gauge_set(m, "t_gauge", NULL, 1.5), 0);
+	assert_int_equal(metrics_gauge_set(m, "t_gauge", NULL, 1714557600.25), 0);
+	out = render(m);
+	assert_string_equal(out,
+		"# HELP t_seconds Latency\\nin \\\\s\n"
+		"# TYPE t_seconds histogram\n"
+		"t_seconds_bucket{le=\"0.1\"} 2\n"
+		"t_seconds_bucket{le=\"1\"} 2\n"
+		"t_seconds_bucket{le=\"10\"} 3\n"
+		"t_seconds_bucket{le=\"+Inf\"} 4\n"
+		"t_seconds_sum 55.15\n"
+		"t_seconds_count 4\n"
+		"# HELP t_total Things\n"
+		"# TYPE t_total counter\n"
+		"t_total{source=\"a\\\"x\\\\\"} 1\n"
+		"t_total{source=\"b\"} 3\n"
+		"# HELP t_gauge Level\n"
+		"# TYPE t_gauge gauge\n"
+		"t_gauge 1714557600.25\n");
+	free(out);
+	metrics_free(m);
+}
+
+static void test_labelled_histogram(void **state)
+{
+	static const double b[] = { 1 };
+	struct metrics *m = metrics_new();
+	char *out;
+
+	assert_int_equal(metrics_declare(m, "h", METRIC_HISTOGRAM, "", b, 1), 0);
+	assert_int_equal(metrics_histogram_observe(m, "h", "op=\"x\"", 2), 0);
+	out = render(m);
+	assert_non_null(strstr(out, "h_bucket{op=\"x\",le=\"1\"} 0\n"));
+	assert_non_null(strstr(out, "h_bucket{op=\"x\",le=\"+Inf\"} 1\n"));
+	assert_non_null(strstr(out, "h_sum{op=\"x\"} 2\n"));
+	assert_non_null(strstr(out, "h_count{op=\"x\"} 1\n"));
+	free(out);
+	metrics_free(m);
+}
+
+static void test_errors(void **state)
+{
+	static const double bad[] = { 1, 1 };
+	struct metrics *m = metrics_new();
+	double v = 0;
+	char small[8];
+
+	assert_int_equal(metrics_declare(m, "1bad", METRIC_GAUGE, "", NULL, 0), -EINVAL);
+	assert_int_equal(metrics_declare(m, "bad-name", METRIC_GAUGE, "", NULL, 0), -EINVAL);
+	assert_int_equal(metrics_declare(m, "h", METRIC_HISTOGRAM, "", bad, 2), -EINVAL);
+	assert_int_equal(metrics_declare(m, "h", METRIC_HISTOGRAM, "", NULL, 0), -EINVAL);
+	assert_int_equal(metrics_declare(m, "g", METRIC_GAUGE, "", NULL, 0), 0);
+	assert_int_equal(metrics_declare(m, "g", METRIC_GAUGE, "", NULL, 0), -EEXIST);
+	assert_int_equal(metrics_counter_add(m, "g", NULL, 1), -EINVAL);
+	assert_int_equal(metrics_gauge_set(m, "nope", NULL, 1), -ENOENT);
+	assert_int_equal(metrics_declare(m, "c_total", METRIC_COUNTER, "", NULL, 0), 0);
+	assert_int_equal(metrics_counter_add(m, "c_total", NULL, -1), -EINVAL);
+	assert_int_equal(metrics_counter_add(m, "c_total", NULL, NAN), -EINVAL);
+	assert_int_equal(metrics_get(m, "c_total", NULL, &v), -ENOENT); /* no series yet */
+	assert_int_equal(metrics_counter_add(m, "c_total", NULL, 3), 0);
+	assert_int_equal(metrics_get(m, "c_total", NULL, &v), 0);
+	assert_true(v == 3);
+	assert_null(metrics_label(small, sizeof(small), "source", "x"));
+	metrics_free(m);
+	metrics_free(NULL);
+}
+
+static void test_svcnat_families(void **state)
+{
+	static const char *const names[] = {
+		"kubeproxy_sync_proxy_rules_duration_seconds",
+		"kubeproxy_network_programming_duration_seconds",
+		"kubeproxy_sync_proxy_rules_last_timestamp_seconds",
+		"kubeproxy_sync_proxy_rules_iptables_total",
+		"kubeproxy_sync_proxy_rules_iptables_restore_failures_total",
+		"svcnat_services",
+		"svcnat_endpoints",
+		"svcnat_source_errors_total",
+		"svcnat_conntrack_entries_deleted_total",
+	};
+	struct metrics *m = metrics_new();
+	char *out, line[160];
+	size_t i;
+
+	assert_int_equal(metrics_declare_svcnat(m), 0);
+	assert_int_equal(metrics_histogram_observe(m, "kubeproxy_sync_proxy_rules_duration_seconds", NULL, 0.003), 0);
+	out = render(m);
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		snprintf(line, sizeof(line), "# TYPE %s ", names[i]);
+		if (!strstr(out, line))
+			fail_msg("family %s missing", names[i]);
+	}
+	/* kube-proxy's exponential buckets: 0.001 * 2^i, 15 of them. */
+	assert_non_null(strstr(out, "kubeproxy_sync_proxy_rules_duration_seconds_bucket{le=\"0.002\"} 0\n"));
+	assert_non_null(strstr(out, "kubeproxy_sync_proxy_rules_duration_seconds_bucket{le=\"0.004\"} 1\n"));
+	assert_non_null(strstr(out, "kubeproxy_sync_proxy_rules_duration_seconds_bucket{le=\"16.384\"} 1\n"));
+	free(out);
+	metrics_free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_text_format),
+		cmocka_unit_test(test_labelled_histogram),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_svcnat_families),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
