@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sources/decode.h"
+#include "sources/etcdcurl.h"
+#include "sources/etcdload.h"
+#include "util.h"
+
+#define TXN_TIMEOUT_MS 30000
+
+struct loader {
+	const struct etcd_conn *conn;
+	const char *path;
+	struct diag_list *d;
+	CURL *easy;
+	size_t cur;        /* member in use */
+	char *ops;         /* JSON of the pending request_put ops, comma-separated */
+	size_t ops_len, ops_cap;
+	size_t n_ops;
+	int written;
+};
+
+static size_t body_write(char *data, size_t size, size_t nmemb, void *userdata)
+{
+	struct { char *p; size_t len, cap; } *b = userdata;
+	size_t n = size * nmemb;
+
+	if (n > ETCD_MAX_LINE || b->len > ETCD_MAX_LINE - n)
+		return 0;
+	if (GROW(b->p, b->cap, b->len + n + 1) < 0)
+		return 0;
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+	return n;
+}
+
+/* POST body to path on the members in turn until one answers. */
+static int post(struct loader *ld, const char *path, const char *body, char **ret, size_t *ret_len)
+{
+	char errbuf[CURL_ERROR_SIZE];
+	CURLcode cc = CURLE_OK;
+
+	for (size_t tries = 0; tries < ld->conn->n_urls; tries++) {
+		struct { char *p; size_t len, cap; } b = { 0 };
+		const char *url = ld->conn->urls[ld->cur];
+		struct curl_slist *h = NULL;
+		int r;
+
+		errbuf[0] = '\0';
+		r = etcd_curl_prepare(ld->easy, ld->conn, url, path, body, TXN_TIMEOUT_MS, &h);
+		if (r < 0)
+			return r;
+		curl_easy_setopt(ld->easy, CURLOPT_WRITEFUNCTION, body_write);
+		curl_easy_setopt(ld->easy, CURLOPT_WRITEDATA, &b);
+		curl_easy_setopt(ld->easy, CURLOPT_ERRORBUFFER, errbuf);
+		cc = curl_easy_perform(ld->easy);
+		curl_slist_free_all(h);
+		if (cc == CURLE_OK) {
+			*ret = b.p ? b.p : strdup("");
+			*ret_len = b.len;
+			return *ret ? 0 : -ENOMEM;
+		}
+		free(b.p);
+		diag_add(ld->d, DIAG_WARNING, url, NULL, NULL, "%s, trying the next member",
+			 errbuf[0] ? errbuf : curl_easy_strerror(cc));
+		ld->cur = (ld->cur + 1) % ld->conn->n_urls;
+	}
+	diag_add(ld->d, DIAG_ERROR, NULL, NULL, "--etcd-endpoints", "no etcd member answered (%s)",
+		 errbuf[0] ? errbuf : curl_easy_strerror(cc));
+	return -EIO;
+}
+
+static int flush_txn(struct loader *ld)
+{
+	_cleanup_free_ char *body = NULL, *ans = NULL;
+	size_t len;
+	cJSON *root;
+	int r;
+
+	if (!ld->n_ops)
+		return 0;
+	if (asprintf(&body, "{\"success\":[%.*s]}", (int)ld->ops_len, ld->ops) < 0)
+		return -ENOMEM;
+	r = post(ld, "/v3/kv/txn", body, &ans, &len);
+	if (r < 0)
+		return r;
+	root = cJSON_ParseWithLength(ans, len);
+	if (!root || !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "succeeded"))) {
+		const cJSON *m = root ? cJSON_GetObjectItemCaseSensitive(root, "message") : NULL;
+
+		diag_add(ld->d, DIAG_ERROR, ld->conn->urls[ld->cur], NULL, NULL,
+			 "transaction of %zu puts refused: %s", ld->n_ops,
+			 cJSON_IsString(m) ? m->valuestring : "unreadable answer");
+		cJSON_Delete(root);
+		return -EIO;
+	}
+	cJSON_Delete(root);
+	ld->written += (int)ld->n_ops;
+	ld->n_ops = 0;
+	ld->ops_len = 0;
+	return 0;
+}
+
+static int queue_put(struct loader *ld, const char *key, const char *value)
+{
+	_cleanup_free_ char *k = etcd_b64_encode(key, strlen(key));
+	_cleanup_free_ char *v = etcd_b64_encode(value, strlen(value));
+	_cleanup_free_ char *op = NULL;
+	size_t n;
+	int r;
+
+	if (!k || !v)
+		return -ENOMEM;
+	if (asprintf(&op, "%s{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\"}}", "", k, v) < 0)
+		return -ENOMEM;
+	n = strlen(op);
+	if (n > ETCDLOAD_MAX_TXN_BYTES) {
+		diag_add(ld->d, DIAG_ERROR, ld->path, NULL, NULL,
+			 "%s: value of %zu bytes is too large for etcd, skipped", key, strlen(value));
+		return 0;
+	}
+	if (ld->n_ops >= ETCDLOAD_MAX_TXN_OPS || ld->ops_len + n + 1 > ETCDLOAD_MAX_TXN_BYTES) {
+		r = flush_txn(ld);
+		if (r < 0)
+			return r;
+	}
+	if (GROW(ld->ops, ld->ops_cap, ld->ops_len + n + 2) < 0)
+		return -ENOMEM;
+	if (ld->n_ops)
+		ld->ops[ld->ops_len++] = ',';
+	memcpy(ld->ops + ld->ops_len, op, n);
+	ld->ops_len += n;
+	ld->n_ops++;
+	return 0;
+}
+
+/* Whether the source's decoder accepts value (diags go to the user). */
+static int check_value(struct loader *ld, const char *value, const char *kind, const char *ns,
+		       const char *name, bool *ret_ok)
+{
+	struct decoded dec = { 0 };
+	size_t errs = diag_count(ld->d, DIAG_ERROR);
+	int r;
+
+	r = decode_object(value, strlen(value), kind, ns, name, ld->path, &dec, ld->d);
+	decoded_done(&dec);
+	if (r == -ENOMEM)
+		return r;
+	*ret_ok = r >= 0 && diag_count(ld->d, DIAG_ERROR) == errs;
+	return 0;
+}
+
+static int put_object(struct loader *ld, enum etcd_key_kind kk, const char *kind, const char *ns,
+		      const char *name, const cJSON *obj)
+{
+	_cleanup_free_ char *value = cJSON_PrintUnformatted(obj);
+	_cleanup_free_ char *key = NULL;
+	bool ok;
+	int r;
+
+	if (!value)
+		return -ENOMEM;
+	r = check_value(ld, value, kind, ns, name, &ok);
+	if (r < 0 || !ok)
+		return r;
+	key = etcd_key_format(ld->conn->prefix, kk, ns, name);
+	if (!key) {
+		diag_add(ld->d, DIAG_ERROR, ld->path, name, NULL,
+			 "'%s/%s' cannot be an etcd key of the layout, skipped", ns ? ns : "", name);
+		return 0;
+	}
+	return queue_put(ld, key, value);
+}
+
+static int load_k8s(struct loader *ld, const cJSON *obj, size_t idx)
+{
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+	const char *kind = NULL, *ns = "default", *name = NULL;
+	const cJSON *v;
+	enum etcd_key_kind kk;
+	char where[32];
+
+	snprintf(where, sizeof(where), "items[%zu]", idx);
+	v = cJSON_GetObjectItemCaseSensitive(obj, "kind");
+	if (cJSON_IsString(v))
+		kind = v->valuestring;
+	if (!kind) {
+		diag_add(ld->d, DIAG_ERROR, ld->path, NULL, where, "no kind, skipped");
+		return 0;
+	}
+	if (streq(kind, "Service"))
+		kk = ETCD_KEY_SERVICE;
+	else if (streq(kind, "EndpointSlice"))
+		kk = ETCD_KEY_SLICE;
+	else if (streq(kind, "Endpoints"))
+		kk = ETCD_KEY_ENDPOINTS;
+	else {
+		diag_add(ld->d, DIAG_NOTE, ld->path, NULL, where, "kind %s is not stored, skipped",
+			 kind);
+		return 0;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
+	if (cJSON_IsString(v) && *v->valuestring)
+		ns = v->valuestring;
+	v = cJSON_GetObjectItemCaseSensitive(meta, "name");
+	if (cJSON_IsString(v) && *v->valuestring)
+		name = v->valuestring;
+	if (!name) {
+		diag_add(ld->d, DIAG_ERROR, ld->path, NULL, where, "%s without metadata.name, skipped",
+			 kind);
+		return 0;
+	}
+	return put_object(ld, kk, kind, ns, name, obj);
+}
+
+/* One entry of the original format: the spec key and the endpoints key. */
+static int load_legacy(struct loader *ld, const cJSON *entry, size_t idx)
+{
+	cJSON *spec = NULL, *eps = NULL;
+	const cJSON *name, *list;
+	char where[32];
+	int r = -ENOMEM;
+
+	snprintf(where, sizeof(where), "Services[%zu]", idx);
+	name = cJSON_GetObjectItem(entry, "Name"); /* case-insensitive, as the original */
+	if (!cJSON_IsString(name) || !*name->valuestring) {
+		diag_add(ld->d, DIAG_ERROR, ld->path, NULL, where, "no Name, skipped");
+		return 0;
+	}
+	spec = cJSON_Duplicate(entry, true);
+	eps = cJSON_CreateObject();
+	if (!spec || !eps)
+		goto out;
+	list = cJSON_GetObjectItem(entry, "Endpoints");
+	cJSON_DeleteItemFromObject(spec, "Endpoints");
+	if (!cJSON_AddStringToObject(eps, "Name", name->valuestring))
+		goto out;
+	if (list && !cJSON_AddItemToObject(eps, "Endpoints", cJSON_Duplicate(list, true)))
+		goto out;
+	r = put_object(ld, ETCD_KEY_LEGACY_SPEC, "legacy-service", NULL, name->valuestring, spec);
+	if (r >= 0 && list)
+		r = put_object(ld, ETCD_KEY_LEGACY_ENDPOINTS, "legacy-endpoints", NULL,
+			       name->valuestring, eps);
+out:
+	cJSON_Delete(spec);
+	cJSON_Delete(eps);
+	return r;
+}
+
+static int read_all(const char *path, struct diag_list *d, char **ret, size_t *ret_len)
+{
+	FILE *f = streq(path, "-") ? stdin : fopen(path, "re");
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int r = 0;
+
+	if (!f) {
+		r = -errno;
+		diag_add(d, DIAG_ERROR, path, NULL, NULL, "%s", strerror(-r));
+		return r;
+	}
+	for (;;) {
+		size_t got;
+
+		if (GROW(buf, cap, len + 65536 + 1) < 0) {
+			r = -ENOMEM;
+			break;
+		}
+		got = fread(buf + len, 1, 65536, f);
+		len += got;
+		if (len > DECODE_MAX_FILE_SIZE) {
+			diag_add(d, DIAG_ERROR, path, NULL, NULL, "larger than %u bytes",
+				 DECODE_MAX_FILE_SIZE);
+			r = -EFBIG;
+			break;
+		}
+		if (got < 65536) {
+			if (ferror(f)) {
+				r = -EIO;
+				diag_add(d, DIAG_ERROR, path, NULL, NULL, "read error");
+			}
+			break;
+		}
+	}
+	if (f != stdin)
+		fclose(f);
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	buf[len] = '\0';
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
+
+static void json_error_pos(const char *buf, const char *at, unsigned *line, unsigned *col)
+{
+	*line = 1;
+	*col = 1;
+	for (const char *p = buf; at && p < at && *p; p++) {
+		if (*p == '\n') {
+			(*line)++;
+			*col = 1;
+		} else {
+			(*col)++;
+		}
+	}
+}
+
+static int load_root(struct loader *ld, const cJSON *root)
+{
+	const cJSON *items = cJSON_GetObjectItemCaseSensitive(root, "items");
+	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(root, "kind");
+	const cJSON *legacy = cJSON_GetObjectItem(root, "Services");
+	const cJSON *it;
+	size_t i = 0;
+	int r = 0;
+
+	if (cJSON_IsString(kind) && streq(kind->valuestring, "List")) {
+		if (!cJSON_IsArray(items)) {
+			diag_add(ld->d, DIAG_ERROR, ld->path, NULL, "items", "a List needs an items array");
+			return -EINVAL;
+		}
+		cJSON_ArrayForEach(it, items) {
+			if (i >= DECODE_MAX_ITEMS) {
+				diag_add(ld->d, DIAG_ERROR, ld->path, NULL, "items",
+					 "more than %d items, the rest skipped", DECODE_MAX_ITEMS);
+				break;
+			}
+			r = cJSON_IsObject(it) ? load_k8s(ld, it, i) : 0;
+			if (r < 0)
+				return r;
+			i++;
+		}
+		return 0;
+	}
+	if (cJSON_IsString(kind))
+		return load_k8s(ld, root, 0);
+	if (cJSON_IsArray(legacy)) {
+		cJSON_ArrayForEach(it, legacy) {
+			r = cJSON_IsObject(it) ? load_legacy(ld, it, i) : 0;
+			if (r < 0)
+				return r;
+			i++;
+		}
+		return 0;
+	}
+	diag_add(ld->d, DIAG_ERROR, ld->path, NULL, NULL,
+		 "neither a Kubernetes List or object nor an original {\"Services\": [...]} file");
+	return -EINVAL;
+}
+
+static int load_json(struct loader *ld, const char *buf, size_t len)
+{
+	const char *end = NULL;
+	unsigned line, col;
+	cJSON *root;
+	int r;
+
+	root = cJSON_ParseWithLengthOpts(buf, len, &end, false);
+	if (!root) {
+		json_error_pos(buf, cJSON_GetErrorPtr(), &line, &col);
+		diag_add(ld->d, DIAG_ERROR, ld->path, NULL, NULL,
+			 "not valid JSON at line %u, column %u", line, col);
+		return -EINVAL;
+	}
+	if (!cJSON_IsObject(root)) {
+		diag_add(ld->d, DIAG_ERROR, ld->path, NULL, NULL, "not a JSON object");
+		cJSON_Delete(root);
+		return -EINVAL;
+	}
+	r = load_root(ld, root);
+	cJSON_Delete(root);
+	return r;
+}
+
+int etcd_load_file(const struct etcd_options *o, const char *path, struct diag_list *d)
+{
+	struct loader ld = { .path = path, .d = d };
+	struct etcd_conn conn;
+	char *buf = NULL;
+	size_t len;
+	int r;
+
+	r = etcd_conn_init(&conn, o, d);
+	if (r < 0)
+		return r;
+	ld.conn = &conn;
+	r = read_all(path, d, &buf, &len);
+	if (r < 0)
+		goto out;
+	r = etcd_curl_global_init();
+	if (r < 0)
+		goto out;
+	ld.easy = curl_easy_init();
+	if (!ld.easy) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = load_json(&ld, buf, len);
+	if (r >= 0)
+		r = flush_txn(&ld);
+	if (r >= 0)
+		r = ld.written;
+out:
+	if (ld.easy)
+		curl_easy_cleanup(ld.easy);
+	free(ld.ops);
+	free(buf);
+	etcd_conn_done(&conn);
+	return r;
+}

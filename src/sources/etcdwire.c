@@ -1,0 +1,1248 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sources/decode.h"
+#include "sources/etcdwire.h"
+#include "util.h"
+
+/* ---- key layout ---- */
+
+int etcd_prefix_normalize(const char *prefix, char **ret_prefix)
+{
+	size_t n;
+	char *p;
+
+	if (!prefix || !*prefix)
+		prefix = ETCD_DEFAULT_PREFIX;
+	if (prefix[0] != '/' || strpbrk(prefix, "\n\r"))
+		return -EINVAL;
+	n = strlen(prefix);
+	if (n > ETCD_MAX_KEY / 2)
+		return -EINVAL;
+	while (n > 0 && prefix[n - 1] == '/')
+		n--;
+	p = strndup(prefix, n);
+	if (!p)
+		return -ENOMEM;
+	*ret_prefix = p;
+	return 0;
+}
+
+static const struct {
+	const char *dir;
+	enum etcd_key_kind two; /* kind for <ns>/<name> */
+	int one;                /* kind for <id>, -1 = not allowed */
+} layout_dirs[] = {
+	{ "specs", ETCD_KEY_SERVICE, ETCD_KEY_LEGACY_SPEC },
+	{ "endpointslices", ETCD_KEY_SLICE, -1 },
+	{ "endpoints", ETCD_KEY_ENDPOINTS, ETCD_KEY_LEGACY_ENDPOINTS },
+};
+
+static int copy_segment(char *dst, const char *s, size_t n)
+{
+	if (n == 0 || n > ETCD_MAX_SEGMENT)
+		return -EINVAL;
+	memcpy(dst, s, n);
+	dst[n] = '\0';
+	return 0;
+}
+
+int etcd_key_parse(const char *prefix, const char *key, size_t len, struct etcd_key *ret)
+{
+	static const char services[] = "/services/";
+	size_t plen = strlen(prefix), dlen, rlen;
+	const char *rest, *slash;
+	struct etcd_key k = { 0 };
+	int r;
+
+	if (len < plen + sizeof(services) - 1 || memcmp(key, prefix, plen) != 0 ||
+	    memcmp(key + plen, services, sizeof(services) - 1) != 0)
+		return -ENOENT;
+	rest = key + plen + sizeof(services) - 1;
+	rlen = len - (size_t)(rest - key);
+	for (size_t i = 0; i < ARRAY_SIZE(layout_dirs); i++) {
+		dlen = strlen(layout_dirs[i].dir);
+		if (rlen <= dlen || memcmp(rest, layout_dirs[i].dir, dlen) != 0 || rest[dlen] != '/')
+			continue;
+		rest += dlen + 1;
+		rlen -= dlen + 1;
+		if (len > ETCD_MAX_KEY || memchr(rest, '\0', rlen))
+			return -EINVAL;
+		slash = memchr(rest, '/', rlen);
+		if (!slash) {
+			if (layout_dirs[i].one < 0)
+				return -EINVAL;
+			k.kind = (enum etcd_key_kind)layout_dirs[i].one;
+			r = copy_segment(k.name, rest, rlen);
+		} else {
+			size_t nslen = (size_t)(slash - rest);
+
+			if (memchr(slash + 1, '/', rlen - nslen - 1))
+				return -EINVAL;
+			k.kind = layout_dirs[i].two;
+			r = copy_segment(k.ns, rest, nslen);
+			if (r >= 0)
+				r = copy_segment(k.name, slash + 1, rlen - nslen - 1);
+		}
+		if (r < 0)
+			return r;
+		*ret = k;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+char *etcd_key_format(const char *prefix, enum etcd_key_kind kind, const char *ns,
+		      const char *name)
+{
+	const char *dir;
+	bool legacy = false;
+	char *s;
+	int r;
+
+	switch (kind) {
+	case ETCD_KEY_SERVICE:
+		dir = "specs";
+		break;
+	case ETCD_KEY_SLICE:
+		dir = "endpointslices";
+		break;
+	case ETCD_KEY_ENDPOINTS:
+		dir = "endpoints";
+		break;
+	case ETCD_KEY_LEGACY_SPEC:
+		dir = "specs";
+		legacy = true;
+		break;
+	case ETCD_KEY_LEGACY_ENDPOINTS:
+		dir = "endpoints";
+		legacy = true;
+		break;
+	default:
+		return NULL;
+	}
+	if (!name || !*name || strchr(name, '/') || (!legacy && (!ns || !*ns || strchr(ns, '/'))))
+		return NULL;
+	if (legacy)
+		r = asprintf(&s, "%s/services/%s/%s", prefix, dir, name);
+	else
+		r = asprintf(&s, "%s/services/%s/%s/%s", prefix, dir, ns, name);
+	return r < 0 ? NULL : s;
+}
+
+int etcd_layout_range(const char *prefix, char **ret_start, char **ret_end)
+{
+	char *a = NULL, *b = NULL;
+
+	/* '0' is '/' + 1: [P/services/, P/services0) is exactly the subtree. */
+	if (asprintf(&a, "%s/services/", prefix) < 0)
+		return -ENOMEM;
+	if (asprintf(&b, "%s/services0", prefix) < 0) {
+		free(a);
+		return -ENOMEM;
+	}
+	*ret_start = a;
+	*ret_end = b;
+	return 0;
+}
+
+/* ---- base64 ---- */
+
+static const char b64_alphabet[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+char *etcd_b64_encode(const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	size_t out_len, o = 0;
+	char *s;
+
+	if (len > (SIZE_MAX - 1) / 4 * 3 - 3)
+		return NULL;
+	out_len = (len + 2) / 3 * 4;
+	s = malloc(out_len + 1);
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < len; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16;
+
+		if (i + 1 < len)
+			v |= (uint32_t)p[i + 1] << 8;
+		if (i + 2 < len)
+			v |= p[i + 2];
+		s[o++] = b64_alphabet[(v >> 18) & 63];
+		s[o++] = b64_alphabet[(v >> 12) & 63];
+		s[o++] = i + 1 < len ? b64_alphabet[(v >> 6) & 63] : '=';
+		s[o++] = i + 2 < len ? b64_alphabet[v & 63] : '=';
+	}
+	s[o] = '\0';
+	return s;
+}
+
+static int b64_value(char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+int etcd_b64_decode(const char *s, size_t n, char **ret, size_t *ret_len)
+{
+	size_t pad = 0, o = 0, full;
+	uint32_t acc = 0;
+	unsigned bits = 0;
+	char *out;
+
+	while (pad < 2 && n > 0 && s[n - 1] == '=') {
+		n--;
+		pad++;
+	}
+	/* Padding, when present, must complete the last quantum. */
+	if (pad && (n + pad) % 4 != 0)
+		return -EINVAL;
+	if (n % 4 == 1)
+		return -EINVAL;
+	full = n / 4 * 3 + (n % 4 ? n % 4 - 1 : 0);
+	out = malloc(full + 1);
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		int v = b64_value(s[i]);
+
+		if (v < 0) {
+			free(out);
+			return -EINVAL;
+		}
+		acc = (acc << 6) | (uint32_t)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	/* Leftover bits of a canonical encoding are zero. */
+	if (acc & ((1u << bits) - 1)) {
+		free(out);
+		return -EINVAL;
+	}
+	out[o] = '\0';
+	*ret = out;
+	*ret_len = o;
+	return 0;
+}
+
+/* ---- framing ---- */
+
+void etcd_framer_init(struct etcd_framer *f, size_t max)
+{
+	*f = (struct etcd_framer){ .max = max ? max : ETCD_MAX_LINE };
+}
+
+void etcd_framer_reset(struct etcd_framer *f)
+{
+	f->len = 0;
+}
+
+void etcd_framer_done(struct etcd_framer *f)
+{
+	free(f->buf);
+	etcd_framer_init(f, f->max);
+}
+
+static bool blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return false;
+	return true;
+}
+
+static int framer_append(struct etcd_framer *f, const char *data, size_t n)
+{
+	if (n > f->max || f->len > f->max - n)
+		return -EFBIG;
+	if (GROW(f->buf, f->cap, f->len + n) < 0)
+		return -ENOMEM;
+	memcpy(f->buf + f->len, data, n);
+	f->len += n;
+	return 0;
+}
+
+int etcd_framer_feed(struct etcd_framer *f, const char *data, size_t n, etcd_line_fn fn,
+		     void *userdata)
+{
+	while (n > 0) {
+		const char *nl = memchr(data, '\n', n);
+		size_t take = nl ? (size_t)(nl - data) : n;
+		int r;
+
+		if (!nl)
+			return framer_append(f, data, n);
+		if (f->len == 0) {
+			/* Whole line in this chunk: hand it out without copying. */
+			if (take > f->max)
+				return -EFBIG;
+			if (!blank(data, take)) {
+				r = fn(data, take, userdata);
+				if (r < 0)
+					return r;
+			}
+		} else {
+			size_t l;
+
+			r = framer_append(f, data, take);
+			if (r < 0)
+				return r;
+			l = f->len;
+			f->len = 0;
+			if (!blank(f->buf, l)) {
+				r = fn(f->buf, l, userdata);
+				if (r < 0)
+					return r;
+			}
+		}
+		data += take + 1;
+		n -= take + 1;
+	}
+	return 0;
+}
+
+/* ---- responses ---- */
+
+/* etcd's gateway prints int64 fields as strings; accept numbers too.  Absent = 0. */
+static int json_int64(const cJSON *obj, const char *name, int64_t *ret)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+	char *end;
+	long long x;
+
+	if (!v || cJSON_IsNull(v)) {
+		*ret = 0;
+		return 0;
+	}
+	if (cJSON_IsNumber(v)) {
+		if (!(v->valuedouble >= 0 && v->valuedouble < 9007199254740992.0) ||
+		    v->valuedouble != (double)(int64_t)v->valuedouble)
+			return -EINVAL;
+		*ret = (int64_t)v->valuedouble;
+		return 0;
+	}
+	if (!cJSON_IsString(v) || !v->valuestring[0] || v->valuestring[0] == '-')
+		return -EINVAL;
+	errno = 0;
+	x = strtoll(v->valuestring, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*ret = x;
+	return 0;
+}
+
+static bool json_true(const cJSON *obj, const char *name)
+{
+	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(obj, name));
+}
+
+static const char *json_str(const cJSON *obj, const char *name)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static void kv_done(struct etcd_kv *kv)
+{
+	free(kv->key);
+	free(kv->value);
+}
+
+static void kvs_free(struct etcd_kv *kvs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		kv_done(&kvs[i]);
+	free(kvs);
+}
+
+static int b64_field(const cJSON *obj, const char *name, bool required, char **ret,
+		     size_t *ret_len)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+
+	if (!v) {
+		if (required)
+			return -EINVAL;
+		*ret = strdup("");
+		*ret_len = 0;
+		return *ret ? 0 : -ENOMEM;
+	}
+	if (!cJSON_IsString(v))
+		return -EINVAL;
+	return etcd_b64_decode(v->valuestring, strlen(v->valuestring), ret, ret_len);
+}
+
+static int kv_parse(const cJSON *kv, struct etcd_kv *ret)
+{
+	struct etcd_kv k = { 0 };
+	int r;
+
+	if (!cJSON_IsObject(kv))
+		return -EINVAL;
+	r = json_int64(kv, "mod_revision", &k.mod_revision);
+	if (r < 0)
+		return r;
+	r = b64_field(kv, "key", true, &k.key, &k.key_len);
+	if (r < 0)
+		return r;
+	r = b64_field(kv, "value", false, &k.value, &k.value_len);
+	if (r < 0) {
+		free(k.key);
+		return r;
+	}
+	*ret = k;
+	return 0;
+}
+
+/* An {"error": ...} answer: plain ({"error","message","code"}) or streamed
+ * ({"error": {"grpc_code","message"}}). */
+static int error_parse(const cJSON *root, int *ret_code, char **ret_msg)
+{
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
+	const cJSON *c;
+	const char *msg;
+
+	if (!e)
+		return 0;
+	if (cJSON_IsObject(e)) {
+		msg = json_str(e, "message");
+		c = cJSON_GetObjectItemCaseSensitive(e, "grpc_code");
+	} else {
+		msg = json_str(root, "message");
+		if (!msg)
+			msg = json_str(root, "error");
+		c = cJSON_GetObjectItemCaseSensitive(root, "code");
+	}
+	*ret_code = cJSON_IsNumber(c) && c->valueint > 0 ? c->valueint : 2 /* UNKNOWN */;
+	*ret_msg = strdup(msg && *msg ? msg : "unknown error");
+	return *ret_msg ? 1 : -ENOMEM;
+}
+
+static int kvs_parse(const cJSON *arr, struct etcd_kv **ret, size_t *ret_n)
+{
+	struct etcd_kv *kvs;
+	size_t n = 0, i = 0;
+	const cJSON *it;
+	int r;
+
+	if (!arr || cJSON_IsNull(arr)) {
+		*ret = NULL;
+		*ret_n = 0;
+		return 0;
+	}
+	if (!cJSON_IsArray(arr))
+		return -EINVAL;
+	cJSON_ArrayForEach(it, arr)
+		n++;
+	kvs = calloc(n ? n : 1, sizeof(*kvs));
+	if (!kvs)
+		return -ENOMEM;
+	cJSON_ArrayForEach(it, arr) {
+		const cJSON *kv = it;
+		const char *type = NULL;
+
+		/* Watch events wrap the kv: {"type": "DELETE", "kv": {...}}. */
+		if (cJSON_GetObjectItemCaseSensitive(it, "kv")) {
+			kv = cJSON_GetObjectItemCaseSensitive(it, "kv");
+			type = json_str(it, "type");
+			if (!type && cJSON_GetObjectItemCaseSensitive(it, "type"))
+				type = "?";
+		}
+		r = kv_parse(kv, &kvs[i]);
+		if (r >= 0 && type && !streq(type, "PUT") && !streq(type, "DELETE")) {
+			kv_done(&kvs[i]);
+			r = -EINVAL;
+		}
+		if (r < 0) {
+			kvs_free(kvs, i);
+			return r;
+		}
+		kvs[i++].is_delete = type && streq(type, "DELETE");
+	}
+	*ret = kvs;
+	*ret_n = n;
+	return 0;
+}
+
+static int json_parse(const char *buf, size_t len, cJSON **ret)
+{
+	cJSON *root = cJSON_ParseWithLength(buf, len);
+
+	if (!root)
+		return -EINVAL;
+	if (!cJSON_IsObject(root)) {
+		cJSON_Delete(root);
+		return -EINVAL;
+	}
+	*ret = root;
+	return 0;
+}
+
+int etcd_range_resp_parse(const char *buf, size_t len, struct etcd_range_resp *ret)
+{
+	struct etcd_range_resp rr = { 0 };
+	const cJSON *hdr;
+	cJSON *root;
+	int r;
+
+	r = json_parse(buf, len, &root);
+	if (r < 0)
+		return r;
+	r = error_parse(root, &rr.error_code, &rr.error);
+	if (r != 0)
+		goto out;
+	hdr = cJSON_GetObjectItemCaseSensitive(root, "header");
+	r = cJSON_IsObject(hdr) ? json_int64(hdr, "revision", &rr.revision) : -EINVAL;
+	if (r >= 0 && rr.revision <= 0)
+		r = -EINVAL;
+	if (r < 0)
+		goto out;
+	rr.more = json_true(root, "more");
+	r = kvs_parse(cJSON_GetObjectItemCaseSensitive(root, "kvs"), &rr.kvs, &rr.n_kvs);
+out:
+	cJSON_Delete(root);
+	if (r < 0) {
+		free(rr.error);
+		return r;
+	}
+	*ret = rr;
+	return 0;
+}
+
+void etcd_range_resp_done(struct etcd_range_resp *r)
+{
+	kvs_free(r->kvs, r->n_kvs);
+	free(r->error);
+	*r = (struct etcd_range_resp){ 0 };
+}
+
+int etcd_watch_resp_parse(const char *buf, size_t len, struct etcd_watch_resp *ret)
+{
+	struct etcd_watch_resp w = { 0 };
+	const cJSON *res, *hdr;
+	const char *reason;
+	cJSON *root;
+	int r, code;
+
+	r = json_parse(buf, len, &root);
+	if (r < 0)
+		return r;
+	r = error_parse(root, &code, &w.error);
+	if (r != 0)
+		goto out;
+	res = cJSON_GetObjectItemCaseSensitive(root, "result");
+	if (!cJSON_IsObject(res)) {
+		r = -EINVAL;
+		goto out;
+	}
+	hdr = cJSON_GetObjectItemCaseSensitive(res, "header");
+	r = cJSON_IsObject(hdr) ? json_int64(hdr, "revision", &w.revision) : 0;
+	if (r >= 0)
+		r = json_int64(res, "compact_revision", &w.compact_revision);
+	if (r < 0)
+		goto out;
+	w.created = json_true(res, "created");
+	w.canceled = json_true(res, "canceled");
+	reason = json_str(res, "cancel_reason");
+	if (reason && *reason) {
+		w.cancel_reason = strdup(reason);
+		if (!w.cancel_reason) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	r = kvs_parse(cJSON_GetObjectItemCaseSensitive(res, "events"), &w.events, &w.n_events);
+	if (r < 0)
+		free(w.cancel_reason);
+out:
+	cJSON_Delete(root);
+	if (r < 0) {
+		free(w.error);
+		return r;
+	}
+	*ret = w;
+	return 0;
+}
+
+void etcd_watch_resp_done(struct etcd_watch_resp *w)
+{
+	kvs_free(w->events, w->n_events);
+	free(w->cancel_reason);
+	free(w->error);
+	*w = (struct etcd_watch_resp){ 0 };
+}
+
+bool etcd_error_is_compacted(const char *msg)
+{
+	return msg && strstr(msg, "required revision has been compacted");
+}
+
+/* ---- backoff ---- */
+
+uint64_t etcd_backoff_usec(unsigned attempt, uint64_t rnd)
+{
+	uint64_t d = ETCD_BACKOFF_BASE_USEC;
+
+	for (unsigned i = 0; i < attempt && d < ETCD_BACKOFF_CAP_USEC; i++)
+		d *= 2;
+	if (d > ETCD_BACKOFF_CAP_USEC)
+		d = ETCD_BACKOFF_CAP_USEC;
+	/* Jitter spreads the nodes of a cluster that lost the same member. */
+	return d / 2 + rnd % (d / 2 + 1);
+}
+
+/* ---- the store ---- */
+
+enum { IK_SVC, IK_EPS };
+
+/* The items one etcd key yields. */
+struct etcd_entry {
+	char *key;
+	int64_t mod_revision;
+	struct service **services;
+	size_t n_services;
+	struct epslice **slices;
+	size_t n_slices;
+};
+
+/* How many entries yield an item key ("S"/"E" ns 0x1f name). */
+struct ikey {
+	char *k;
+	unsigned count;
+};
+
+struct etcd_store {
+	char *prefix;
+	struct merge *m;
+	int source_id;
+	struct etcd_entry **entries; /* sorted by key */
+	size_t n_entries, cap_entries;
+	struct ikey *index;          /* sorted by k */
+	size_t n_index, cap_index;
+	struct etcd_entry **pending; /* a full read in progress */
+	size_t n_pending, cap_pending;
+	int64_t revision;
+	struct diag_list diags;
+	struct etcd_store_stats st;
+};
+
+static void entry_free(struct etcd_entry *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->n_services; i++)
+		service_unref(e->services[i]);
+	for (size_t i = 0; i < e->n_slices; i++)
+		epslice_unref(e->slices[i]);
+	free(e->services);
+	free(e->slices);
+	free(e->key);
+	free(e);
+}
+
+static void entries_free(struct etcd_entry **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		entry_free(v[i]);
+	free(v);
+}
+
+static void index_free(struct ikey *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].k);
+	free(v);
+}
+
+int etcd_store_new(const char *prefix, struct merge *m, int source_id, struct etcd_store **ret)
+{
+	struct etcd_store *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->prefix = strdup(prefix);
+	if (!s->prefix) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->m = m;
+	s->source_id = source_id;
+	diag_list_init(&s->diags);
+	*ret = s;
+	return 0;
+}
+
+void etcd_store_free(struct etcd_store *s)
+{
+	if (!s)
+		return;
+	entries_free(s->entries, s->n_entries);
+	entries_free(s->pending, s->n_pending);
+	index_free(s->index, s->n_index);
+	diag_list_done(&s->diags);
+	free(s->prefix);
+	free(s);
+}
+
+struct diag_list *etcd_store_diags(struct etcd_store *s)
+{
+	return &s->diags;
+}
+
+void etcd_store_stats(const struct etcd_store *s, struct etcd_store_stats *ret)
+{
+	*ret = s->st;
+	ret->revision = s->revision;
+	ret->n_keys = s->n_entries;
+}
+
+int64_t etcd_store_revision(const struct etcd_store *s)
+{
+	return s->revision;
+}
+
+void etcd_store_advance(struct etcd_store *s, int64_t rev)
+{
+	if (rev > s->revision)
+		s->revision = rev;
+}
+
+static const char *item_ns(int kind, const void *item)
+{
+	const char *ns = kind == IK_SVC ? ((const struct service *)item)->ns :
+					  ((const struct epslice *)item)->ns;
+	return ns ? ns : "";
+}
+
+static const char *item_name(int kind, const void *item)
+{
+	const char *n = kind == IK_SVC ? ((const struct service *)item)->name :
+					 ((const struct epslice *)item)->name;
+	return n ? n : "";
+}
+
+static char *ikey_make(int kind, const void *item)
+{
+	char *k;
+
+	if (asprintf(&k, "%c%s\x1f%s", kind == IK_SVC ? 'S' : 'E', item_ns(kind, item),
+		     item_name(kind, item)) < 0)
+		return NULL;
+	return k;
+}
+
+static bool index_find(const struct etcd_store *s, const char *k, size_t *ret_pos)
+{
+	size_t lo = 0, hi = s->n_index;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(s->index[mid].k, k);
+
+		if (c == 0) {
+			*ret_pos = mid;
+			return true;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*ret_pos = lo;
+	return false;
+}
+
+/* Count one more producer of item's key; returns the new count or -ENOMEM. */
+static int index_inc(struct etcd_store *s, int kind, const void *item)
+{
+	_cleanup_free_ char *k = ikey_make(kind, item);
+	size_t pos;
+
+	if (!k)
+		return -ENOMEM;
+	if (index_find(s, k, &pos))
+		return (int)++s->index[pos].count;
+	if (GROW(s->index, s->cap_index, s->n_index + 1) < 0)
+		return -ENOMEM;
+	memmove(&s->index[pos + 1], &s->index[pos], (s->n_index - pos) * sizeof(*s->index));
+	s->index[pos] = (struct ikey){ .k = TAKE_PTR(k), .count = 1 };
+	s->n_index++;
+	return 1;
+}
+
+/* One producer fewer; returns the remaining count or -ENOMEM. */
+static int index_dec(struct etcd_store *s, int kind, const void *item)
+{
+	_cleanup_free_ char *k = ikey_make(kind, item);
+	size_t pos;
+
+	if (!k)
+		return -ENOMEM;
+	if (!index_find(s, k, &pos))
+		return 0;
+	if (--s->index[pos].count > 0)
+		return (int)s->index[pos].count;
+	free(s->index[pos].k);
+	memmove(&s->index[pos], &s->index[pos + 1], (s->n_index - pos - 1) * sizeof(*s->index));
+	s->n_index--;
+	return 0;
+}
+
+static size_t entry_n(const struct etcd_entry *e, int kind)
+{
+	return kind == IK_SVC ? e->n_services : e->n_slices;
+}
+
+static void *entry_item(const struct etcd_entry *e, int kind, size_t i)
+{
+	return kind == IK_SVC ? (void *)e->services[i] : (void *)e->slices[i];
+}
+
+static bool same_key(int kind, const void *a, const void *b)
+{
+	return streq(item_ns(kind, a), item_ns(kind, b)) &&
+	       streq(item_name(kind, a), item_name(kind, b));
+}
+
+static bool entry_has(const struct etcd_entry *e, int kind, const void *item)
+{
+	if (!e)
+		return false;
+	for (size_t i = 0; i < entry_n(e, kind); i++)
+		if (same_key(kind, entry_item(e, kind, i), item))
+			return true;
+	return false;
+}
+
+/* Whether entry a beats entry b for an item both yield: written later wins. */
+static bool entry_beats(const struct etcd_entry *a, const struct etcd_entry *b)
+{
+	if (a->mod_revision != b->mod_revision)
+		return a->mod_revision > b->mod_revision;
+	return strcmp(a->key, b->key) > 0;
+}
+
+/* Of the entries other than `skip` yielding item's key, the winner's item. */
+static void *find_winner(const struct etcd_store *s, int kind, const void *item,
+			 const struct etcd_entry *skip)
+{
+	const struct etcd_entry *best = NULL;
+	void *best_item = NULL;
+
+	for (size_t i = 0; i < s->n_entries; i++) {
+		const struct etcd_entry *e = s->entries[i];
+
+		if (e == skip)
+			continue;
+		for (size_t j = 0; j < entry_n(e, kind); j++) {
+			void *it = entry_item(e, kind, j);
+
+			if (same_key(kind, it, item) && (!best || entry_beats(e, best))) {
+				best = e;
+				best_item = it;
+			}
+		}
+	}
+	return best_item;
+}
+
+static int emit(struct etcd_store *s, enum merge_op op, int kind, void *item)
+{
+	struct service *svc = item;
+	struct epslice *eps = item;
+
+	if (kind == IK_SVC)
+		return merge_update(s->m, s->source_id, op, &svc, 1, NULL, 0);
+	return merge_update(s->m, s->source_id, op, NULL, 0, &eps, 1);
+}
+
+static int entry_find(const struct etcd_store *s, const char *key, size_t *ret_pos)
+{
+	size_t lo = 0, hi = s->n_entries;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(s->entries[mid]->key, key);
+
+		if (c == 0) {
+			*ret_pos = mid;
+			return 1;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*ret_pos = lo;
+	return 0;
+}
+
+static void diag_key(struct etcd_store *s, enum diag_level level, const char *key,
+		     const char *object, const char *msg)
+{
+	_cleanup_free_ char *src = NULL;
+
+	if (asprintf(&src, "etcd:%s", key) < 0)
+		return;
+	(void)diag_add(&s->diags, level, src, object, NULL, "%s", msg);
+}
+
+/* A spec under a one-segment key: a Kubernetes Service, or the original object. */
+static const char *legacy_spec_kind(const char *value, size_t len)
+{
+	cJSON *root = cJSON_ParseWithLength(value, len);
+	const char *kind = "legacy-service";
+	const char *k;
+
+	if (root && cJSON_IsObject(root)) {
+		k = json_str(root, "kind");
+		if (k && streq(k, "Service"))
+			kind = "Service";
+	}
+	cJSON_Delete(root);
+	return kind;
+}
+
+/*
+ * Decode one kv into an entry; *ret = NULL when the key is not ours, is
+ * malformed, or its value yields nothing (diags say why).
+ */
+static int store_decode(struct etcd_store *s, const struct etcd_kv *kv, struct etcd_entry **ret)
+{
+	_cleanup_free_ char *src = NULL;
+	struct decoded dec = { 0 };
+	struct etcd_entry *e;
+	struct etcd_key k;
+	const char *kind;
+	size_t errs;
+	int r;
+
+	*ret = NULL;
+	r = etcd_key_parse(s->prefix, kv->key, kv->key_len, &k);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0) {
+		diag_key(s, DIAG_WARNING, kv->key, NULL,
+			 "key does not fit the layout <prefix>/services/{specs,endpoints,endpointslices}/..., ignoring");
+		return 0;
+	}
+	switch (k.kind) {
+	case ETCD_KEY_SERVICE:
+		kind = "Service";
+		break;
+	case ETCD_KEY_SLICE:
+		kind = "EndpointSlice";
+		break;
+	case ETCD_KEY_ENDPOINTS:
+		kind = "Endpoints";
+		break;
+	case ETCD_KEY_LEGACY_SPEC:
+		kind = legacy_spec_kind(kv->value, kv->value_len);
+		break;
+	default:
+		kind = "legacy-endpoints";
+		break;
+	}
+	if (asprintf(&src, "etcd:%s", kv->key) < 0)
+		return -ENOMEM;
+	errs = diag_count(&s->diags, DIAG_ERROR);
+	r = decode_object(kv->value, kv->value_len, kind, k.ns[0] ? k.ns : NULL, k.name, src,
+			  &dec, &s->diags);
+	if (r == -ENOMEM) {
+		decoded_done(&dec);
+		return r;
+	}
+	if (r < 0 || diag_count(&s->diags, DIAG_ERROR) > errs)
+		s->st.rejected++;
+	if (r < 0 || (!dec.n_services && !dec.n_slices)) {
+		decoded_done(&dec);
+		return 0;
+	}
+	e = calloc(1, sizeof(*e));
+	if (e)
+		e->key = strdup(kv->key);
+	if (!e || !e->key) {
+		free(e);
+		decoded_done(&dec);
+		return -ENOMEM;
+	}
+	e->mod_revision = kv->mod_revision;
+	e->services = TAKE_PTR(dec.services);
+	e->n_services = dec.n_services;
+	e->slices = TAKE_PTR(dec.slices);
+	e->n_slices = dec.n_slices;
+	*ret = e;
+	return 0;
+}
+
+static void note_duplicate(struct etcd_store *s, const struct etcd_entry *e, int kind,
+			   const void *item)
+{
+	_cleanup_free_ char *obj = NULL;
+
+	if (asprintf(&obj, "%s %s/%s", kind == IK_SVC ? "Service" : "endpoints", item_ns(kind, item),
+		     item_name(kind, item)) < 0)
+		return;
+	diag_key(s, DIAG_WARNING, e->key, obj,
+		 "also defined under another key; the key written last wins");
+}
+
+/* Drop old's item (kind, item): another key's item takes over, or it goes. */
+static int drop_item(struct etcd_store *s, const struct etcd_entry *old, int kind, void *item)
+{
+	void *w;
+	int c;
+
+	c = index_dec(s, kind, item);
+	if (c < 0)
+		return c;
+	if (c == 0)
+		return emit(s, MERGE_REMOVE, kind, item);
+	w = find_winner(s, kind, item, old);
+	return emit(s, w ? MERGE_ADD : MERGE_REMOVE, kind, w ? w : item);
+}
+
+static int entry_remove_at(struct etcd_store *s, size_t pos)
+{
+	struct etcd_entry *old = s->entries[pos];
+	int r = 0;
+
+	for (int kind = IK_SVC; kind <= IK_EPS && r >= 0; kind++)
+		for (size_t i = 0; i < entry_n(old, kind) && r >= 0; i++)
+			r = drop_item(s, old, kind, entry_item(old, kind, i));
+	memmove(&s->entries[pos], &s->entries[pos + 1],
+		(s->n_entries - pos - 1) * sizeof(*s->entries));
+	s->n_entries--;
+	entry_free(old);
+	return r;
+}
+
+static int store_put(struct etcd_store *s, const struct etcd_kv *kv)
+{
+	struct etcd_entry *ne = NULL, *old;
+	size_t pos;
+	int r, c;
+
+	r = store_decode(s, kv, &ne);
+	if (r < 0)
+		return r;
+	old = entry_find(s, kv->key, &pos) ? s->entries[pos] : NULL;
+	if (!ne)
+		return old ? entry_remove_at(s, pos) : 0;
+	if (!old && GROW(s->entries, s->cap_entries, s->n_entries + 1) < 0) {
+		entry_free(ne);
+		return -ENOMEM;
+	}
+	for (int kind = IK_SVC; kind <= IK_EPS && r >= 0; kind++) {
+		for (size_t i = 0; old && i < entry_n(old, kind) && r >= 0; i++) {
+			void *it = entry_item(old, kind, i);
+
+			if (!entry_has(ne, kind, it))
+				r = drop_item(s, old, kind, it);
+		}
+		for (size_t i = 0; i < entry_n(ne, kind) && r >= 0; i++) {
+			void *it = entry_item(ne, kind, i);
+
+			c = entry_has(old, kind, it) ? 1 : index_inc(s, kind, it);
+			if (c > 1)
+				note_duplicate(s, ne, kind, it);
+			r = c < 0 ? c : emit(s, MERGE_ADD, kind, it);
+		}
+	}
+	if (old) {
+		entry_free(old);
+		s->entries[pos] = ne;
+	} else {
+		memmove(&s->entries[pos + 1], &s->entries[pos],
+			(s->n_entries - pos) * sizeof(*s->entries));
+		s->entries[pos] = ne;
+		s->n_entries++;
+	}
+	return r;
+}
+
+static int store_delete(struct etcd_store *s, const struct etcd_kv *kv)
+{
+	size_t pos;
+
+	if (!entry_find(s, kv->key, &pos))
+		return 0;
+	return entry_remove_at(s, pos);
+}
+
+int etcd_store_apply_events(struct etcd_store *s, const struct etcd_kv *ev, size_t n)
+{
+	/* Events of one revision (a transaction) share it, so compare with the
+	 * revision before this batch, not the one the batch reaches. */
+	int64_t base = s->revision, top = s->revision;
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i].mod_revision <= base) {
+			s->st.duplicates++;
+			continue;
+		}
+		r = ev[i].is_delete ? store_delete(s, &ev[i]) : store_put(s, &ev[i]);
+		if (r < 0)
+			return r;
+		s->st.events++;
+		if (ev[i].mod_revision > top)
+			top = ev[i].mod_revision;
+	}
+	s->revision = top;
+	return 0;
+}
+
+void etcd_store_read_begin(struct etcd_store *s)
+{
+	etcd_store_read_abort(s);
+}
+
+void etcd_store_read_abort(struct etcd_store *s)
+{
+	entries_free(s->pending, s->n_pending);
+	s->pending = NULL;
+	s->n_pending = s->cap_pending = 0;
+}
+
+int etcd_store_read_add(struct etcd_store *s, const struct etcd_kv *kvs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct etcd_entry *e;
+		int r;
+
+		r = store_decode(s, &kvs[i], &e);
+		if (r < 0)
+			return r;
+		if (!e)
+			continue;
+		if (GROW(s->pending, s->cap_pending, s->n_pending + 1) < 0) {
+			entry_free(e);
+			return -ENOMEM;
+		}
+		s->pending[s->n_pending++] = e;
+	}
+	return 0;
+}
+
+static int ikey_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct ikey *)a)->k, ((const struct ikey *)b)->k);
+}
+
+struct cand {
+	int kind;
+	void *item;
+	const struct etcd_entry *e;
+};
+
+static int entry_ptr_cmp(const void *a, const void *b)
+{
+	const struct etcd_entry *x = *(const struct etcd_entry *const *)a;
+	const struct etcd_entry *y = *(const struct etcd_entry *const *)b;
+
+	return strcmp(x->key, y->key);
+}
+
+/* Group by item key, the winner first. */
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+	int c;
+
+	if (x->kind != y->kind)
+		return x->kind - y->kind;
+	c = strcmp(item_ns(x->kind, x->item), item_ns(y->kind, y->item));
+	if (!c)
+		c = strcmp(item_name(x->kind, x->item), item_name(y->kind, y->item));
+	if (c)
+		return c;
+	return entry_beats(x->e, y->e) ? -1 : entry_beats(y->e, x->e) ? 1 : 0;
+}
+
+int etcd_store_read_commit(struct etcd_store *s, int64_t rev)
+{
+	_cleanup_free_ struct cand *cands = NULL;
+	_cleanup_free_ struct service **svcs = NULL;
+	_cleanup_free_ struct epslice **eps = NULL;
+	struct ikey *index = NULL;
+	size_t n = 0, n_svcs = 0, n_eps = 0, n_index = 0;
+	int r = -ENOMEM;
+
+	qsort(s->pending, s->n_pending, sizeof(*s->pending), entry_ptr_cmp);
+	for (size_t i = 0; i < s->n_pending; i++)
+		n += s->pending[i]->n_services + s->pending[i]->n_slices;
+	cands = calloc(n ? n : 1, sizeof(*cands));
+	svcs = calloc(n ? n : 1, sizeof(*svcs));
+	eps = calloc(n ? n : 1, sizeof(*eps));
+	index = calloc(n ? n : 1, sizeof(*index));
+	if (!cands || !svcs || !eps || !index)
+		goto fail;
+	n = 0;
+	for (size_t i = 0; i < s->n_pending; i++)
+		for (int kind = IK_SVC; kind <= IK_EPS; kind++)
+			for (size_t j = 0; j < entry_n(s->pending[i], kind); j++)
+				cands[n++] = (struct cand){ kind, entry_item(s->pending[i], kind, j),
+							    s->pending[i] };
+	qsort(cands, n, sizeof(*cands), cand_cmp);
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+
+		while (j < n && cands[j].kind == cands[i].kind &&
+		       same_key(cands[i].kind, cands[i].item, cands[j].item))
+			j++;
+		index[n_index].k = ikey_make(cands[i].kind, cands[i].item);
+		if (!index[n_index].k)
+			goto fail;
+		index[n_index++].count = (unsigned)(j - i);
+		if (cands[i].kind == IK_SVC)
+			svcs[n_svcs++] = cands[i].item;
+		else
+			eps[n_eps++] = cands[i].item;
+		if (j - i > 1)
+			note_duplicate(s, cands[i].e, cands[i].kind, cands[i].item);
+		i = j;
+	}
+	/* The index is sorted like the candidates, which is not strcmp order
+	 * of the keys once namespaces differ in length: sort it. */
+	qsort(index, n_index, sizeof(*index), ikey_cmp);
+	r = merge_update(s->m, s->source_id, MERGE_SET, svcs, n_svcs, eps, n_eps);
+	if (r < 0)
+		goto fail;
+	entries_free(s->entries, s->n_entries);
+	index_free(s->index, s->n_index);
+	s->entries = TAKE_PTR(s->pending);
+	s->n_entries = s->n_pending;
+	s->cap_entries = s->cap_pending;
+	s->n_pending = s->cap_pending = 0;
+	s->index = index;
+	s->n_index = s->cap_index = n_index;
+	s->revision = rev;
+	s->st.full_reads++;
+	return 0;
+fail:
+	index_free(index, n_index);
+	etcd_store_read_abort(s);
+	return r;
+}

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The pure half of the etcd source: no sockets, no libcurl, no clock.
+ *
+ *  - the key layout (etcd key <-> kind, namespace, name; see etcd.h),
+ *  - base64 as etcd's JSON gateway uses it (standard alphabet, padded),
+ *  - the watch stream's framing (newline-separated JSON objects, split
+ *    anywhere by the transport),
+ *  - parsing of range and watch responses,
+ *  - the store: what the source last read, per etcd key, and how a range
+ *    read or a watch response turns into MERGE_SET / ADD / REMOVE updates,
+ *    with the revision bookkeeping that makes resuming exact,
+ *  - the reconnect backoff.
+ *
+ * Everything here is deterministic and unit-tested (tests/unit/test-etcd.c).
+ */
+#ifndef SVCNAT_SOURCES_ETCDWIRE_H
+#define SVCNAT_SOURCES_ETCDWIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/diag.h"
+#include "core/merge.h"
+#include "core/model.h"
+
+#define ETCD_DEFAULT_PREFIX "/registry"
+#define ETCD_MAX_SEGMENT 253           /* bytes of a namespace, name or id */
+#define ETCD_MAX_KEY 4096              /* bytes of a key we accept */
+#define ETCD_MAX_LINE (256u << 20)     /* bytes of one watch/range response */
+
+/* Reconnect backoff: base * 2^attempt, capped, with jitter (see below). */
+#define ETCD_BACKOFF_BASE_USEC (200 * 1000ull)
+#define ETCD_BACKOFF_CAP_USEC (5 * 1000 * 1000ull)
+
+/* What an etcd key holds, from the key alone (see etcd.h for the layout). */
+enum etcd_key_kind {
+	ETCD_KEY_SERVICE,          /* P/services/specs/<ns>/<name> */
+	ETCD_KEY_SLICE,            /* P/services/endpointslices/<ns>/<name> */
+	ETCD_KEY_ENDPOINTS,        /* P/services/endpoints/<ns>/<name> */
+	ETCD_KEY_LEGACY_SPEC,      /* P/services/specs/<id>: decided by the value */
+	ETCD_KEY_LEGACY_ENDPOINTS, /* P/services/endpoints/<id> */
+};
+
+struct etcd_key {
+	enum etcd_key_kind kind;
+	char ns[ETCD_MAX_SEGMENT + 1];   /* "" for the legacy kinds */
+	char name[ETCD_MAX_SEGMENT + 1]; /* the name, or the legacy id */
+};
+
+/*
+ * Normalize a prefix: NULL or "" -> "/registry"; trailing '/' removed; must
+ * start with '/' and contain no NUL/newline.  Returns a new string in
+ * *ret_prefix, or -EINVAL / -ENOMEM.  "/" normalizes to "" (keys "/services/...").
+ */
+int etcd_prefix_normalize(const char *prefix, char **ret_prefix);
+
+/*
+ * Map an etcd key (len bytes, not NUL-terminated, may contain anything)
+ * under a normalized prefix.  Returns 0 and fills *ret; -ENOENT when the key
+ * is outside the layout (ignored: other data may share the prefix); -EINVAL
+ * when it is inside P/services/{specs,endpoints,endpointslices}/ but
+ * malformed (empty or oversized segment, too many segments, NUL byte).
+ */
+int etcd_key_parse(const char *prefix, const char *key, size_t len, struct etcd_key *ret);
+
+/* The key for (kind, ns, name) under a normalized prefix; a new string or NULL. */
+char *etcd_key_format(const char *prefix, enum etcd_key_kind kind, const char *ns,
+		      const char *name);
+
+/* Range start and end covering every key of the layout: P/services/ and P/services0. */
+int etcd_layout_range(const char *prefix, char **ret_start, char **ret_end);
+
+/* Base64 (RFC 4648 standard alphabet, '=' padding).  New NUL-terminated string or NULL. */
+char *etcd_b64_encode(const void *data, size_t len);
+/*
+ * Decode n chars of base64 (padding optional, no whitespace).  The result is
+ * NUL-terminated for convenience (*ret_len excludes it).  0, -EINVAL, -ENOMEM.
+ */
+int etcd_b64_decode(const char *s, size_t n, char **ret, size_t *ret_len);
+
+/*
+ * Framing of a stream of newline-separated JSON objects.  Bytes are fed as
+ * the transport delivers them; every complete non-blank line is handed to fn.
+ * A line longer than max fails with -EFBIG.
+ */
+typedef int (*etcd_line_fn)(const char *line, size_t len, void *userdata);
+
+struct etcd_framer {
+	char *buf;
+	size_t len;
+	size_t cap;
+	size_t max;
+};
+
+void etcd_framer_init(struct etcd_framer *f, size_t max);
+void etcd_framer_reset(struct etcd_framer *f); /* drop a partial line */
+void etcd_framer_done(struct etcd_framer *f);
+/* Returns 0, the first negative value fn returned (feeding stops), -EFBIG, -ENOMEM. */
+int etcd_framer_feed(struct etcd_framer *f, const char *data, size_t n, etcd_line_fn fn,
+		     void *userdata);
+
+/* One key-value (range kvs[] or a watch event's kv); key and value decoded. */
+struct etcd_kv {
+	char *key;
+	size_t key_len;
+	char *value;  /* "" when absent (deletes, empty values) */
+	size_t value_len;
+	int64_t mod_revision;
+	bool is_delete; /* watch events only */
+};
+
+struct etcd_range_resp {
+	int64_t revision;     /* header.revision */
+	bool more;
+	struct etcd_kv *kvs;
+	size_t n_kvs;
+	int error_code;       /* gRPC code of an {"error": ...} answer, else 0 */
+	char *error;          /* its message, else NULL */
+};
+
+/*
+ * Parse a /v3/kv/range answer.  An etcd error object ({"error","code"}) is
+ * a successful parse with error_code/error set.  -EINVAL for anything that
+ * is not a well-formed answer (bad JSON, bad base64, bad revision).
+ */
+int etcd_range_resp_parse(const char *buf, size_t len, struct etcd_range_resp *ret);
+void etcd_range_resp_done(struct etcd_range_resp *r);
+
+struct etcd_watch_resp {
+	int64_t revision;         /* header.revision (0 if absent) */
+	bool created;
+	bool canceled;
+	int64_t compact_revision; /* > 0: the requested revision was compacted */
+	char *cancel_reason;      /* or NULL */
+	struct etcd_kv *events;
+	size_t n_events;
+	char *error;              /* a stream-level {"error": ...} object, or NULL */
+};
+
+/* Parse one line of the watch stream ({"result": {...}} or {"error": ...}). */
+int etcd_watch_resp_parse(const char *buf, size_t len, struct etcd_watch_resp *ret);
+void etcd_watch_resp_done(struct etcd_watch_resp *w);
+
+/* Whether an etcd error message says a revision was compacted. */
+bool etcd_error_is_compacted(const char *msg);
+
+/*
+ * Reconnect delay for the n-th consecutive failure (0-based): the capped
+ * exponential d = min(CAP, BASE * 2^attempt), jittered uniformly into
+ * [d/2, d] by rnd (any 64-bit random value).
+ */
+uint64_t etcd_backoff_usec(unsigned attempt, uint64_t rnd);
+
+/*
+ * The store: the items the source last reported, per etcd key, and the
+ * revision up to which every event has been applied.
+ *
+ * Two keys that yield the same item (e.g. a legacy spec and a namespaced one
+ * both naming default/web) are resolved by revision: the item from the key
+ * written last (highest mod_revision) is the one the merge engine sees, in
+ * a full read as in the watch; deleting it brings back the other's.
+ *
+ * Diagnostics (rejected objects, malformed keys, duplicate definitions) are
+ * appended to the store's diag list, source "etcd:<key>"; the caller drains
+ * it with diag_list_move().
+ */
+struct etcd_store;
+
+struct etcd_store_stats {
+	int64_t revision;     /* every event up to here is applied */
+	size_t n_keys;        /* etcd keys holding at least one item */
+	uint64_t events;      /* watch events applied */
+	uint64_t duplicates;  /* watch events skipped as already applied */
+	uint64_t rejected;    /* values that decoded to an error */
+	uint64_t full_reads;  /* completed full reads (SETs) */
+};
+
+/* prefix: normalized.  Registers nothing: source_id is the merge source. */
+int etcd_store_new(const char *prefix, struct merge *m, int source_id, struct etcd_store **ret);
+void etcd_store_free(struct etcd_store *s);
+struct diag_list *etcd_store_diags(struct etcd_store *s);
+void etcd_store_stats(const struct etcd_store *s, struct etcd_store_stats *ret);
+int64_t etcd_store_revision(const struct etcd_store *s);
+
+/*
+ * A full read, in pages: begin, add every page's kvs, commit at revision rev
+ * (the header revision the pages were read at).  Commit sends one MERGE_SET
+ * with every item and sets the store's revision to rev; abort drops the pages.
+ * A value that fails to decode keeps no item (its diag is recorded).
+ */
+void etcd_store_read_begin(struct etcd_store *s);
+int etcd_store_read_add(struct etcd_store *s, const struct etcd_kv *kvs, size_t n);
+int etcd_store_read_commit(struct etcd_store *s, int64_t rev);
+void etcd_store_read_abort(struct etcd_store *s);
+
+/*
+ * Apply watch events in order: PUT -> MERGE_ADD of the decoded items (and
+ * MERGE_REMOVE of items the key no longer yields), DELETE -> MERGE_REMOVE of
+ * the key's items.  Events at or below the store's revision are skipped
+ * (counted as duplicates); the revision then becomes the highest applied.
+ * Returns 0 or -ENOMEM (then the store must be re-read).
+ */
+int etcd_store_apply_events(struct etcd_store *s, const struct etcd_kv *ev, size_t n);
+
+/* A progress notification or empty response at rev: nothing is pending below it. */
+void etcd_store_advance(struct etcd_store *s, int64_t rev);
+
+#endif
