@@ -1,1 +1,671 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The restore backend, for hosts whose iptables is nft-based: read the
+ * live tables with iptables-save, write what differs with one
+ * `iptables-restore --noflush` transaction per table, as kube-proxy does.
+ * Owned chains are declared (":KUBE-X - [0:0]" flushes them) and refilled,
+ * stale ones flushed and deleted, and the jump rules in the built-in
+ * chains fixed by number ("-D CHAIN N", "-I CHAIN N rule") in the same
+ * transaction, so the table never shows a half state.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/internal.h"
+#include "core/parse.h"
+#include "core/render.h"
+#include "util.h"
+
+/* One "-A CHAIN args" line of iptables-save output. */
+struct sline {
+	char chain[RS_CHAIN_MAXLEN + 4];
+	char target[RS_CHAIN_MAXLEN + 4]; /* "" unless -j/-g CHAIN ends the line */
+	const char *args;                 /* into the text, up to the newline */
+	size_t args_len;
+	size_t pos;                       /* 1-based within its chain */
+};
+
+struct scan {
+	char (*chains)[RS_CHAIN_MAXLEN + 4]; /* declared chains, sorted */
+	size_t n_chains, cap_chains;
+	struct sline *lines;
+	size_t n_lines, cap_lines;
+};
+
+static void scan_done(struct scan *s)
+{
+	free(s->chains);
+	free(s->lines);
+	memset(s, 0, sizeof(*s));
+}
+
+static int chain_name_cmp(const void *a, const void *b)
+{
+	return strcmp((const char *)a, (const char *)b);
+}
+
+static bool scan_declared(const struct scan *s, const char *name)
+{
+	char key[RS_CHAIN_MAXLEN + 4];
+
+	if (!s->n_chains)
+		return false;
+	snprintf(key, sizeof(key), "%s", name);
+	return bsearch(key, s->chains, s->n_chains, sizeof(*s->chains), chain_name_cmp) != NULL;
+}
+
+/* Split iptables-save text of one table into declarations and rule lines. */
+static int scan_text(const char *text, struct scan *s)
+{
+	const char *p = text;
+	char cur[RS_CHAIN_MAXLEN + 4] = "";
+	size_t pos = 0;
+
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (p[0] == ':') {
+			size_t n = strcspn(p + 1, " \n");
+
+			if (n > RS_CHAIN_MAXLEN)
+				return -EINVAL;
+			if (GROW(s->chains, s->cap_chains, s->n_chains + 1) < 0)
+				return -ENOMEM;
+			memcpy(s->chains[s->n_chains], p + 1, n);
+			s->chains[s->n_chains][n] = '\0';
+			s->n_chains++;
+		} else if (strncmp(p, "-A ", 3) == 0) {
+			const char *c = p + 3, *args;
+			size_t n = strcspn(c, " \n");
+			struct sline *l;
+
+			if (n > RS_CHAIN_MAXLEN)
+				return -EINVAL;
+			if (GROW(s->lines, s->cap_lines, s->n_lines + 1) < 0)
+				return -ENOMEM;
+			l = &s->lines[s->n_lines++];
+			memset(l, 0, sizeof(*l));
+			memcpy(l->chain, c, n);
+			if (!streq(l->chain, cur)) {
+				snprintf(cur, sizeof(cur), "%s", l->chain);
+				pos = 0;
+			}
+			l->pos = ++pos;
+			args = c + n;
+			if (*args == ' ')
+				args++;
+			l->args = args;
+			l->args_len = len - (size_t)(args - p);
+			/* A jump to a chain has no target options: "-j NAME" ends it. */
+			{
+				const char *end = p + len, *tok = end;
+
+				while (tok > args && tok[-1] != ' ')
+					tok--;
+				if (tok - args >= 3 &&
+				    (memcmp(tok - 3, "-j ", 3) == 0 || memcmp(tok - 3, "-g ", 3) == 0) &&
+				    (tok - 3 == args || tok[-4] == ' ') && end > tok &&
+				    (size_t)(end - tok) <= RS_CHAIN_MAXLEN)
+					memcpy(l->target, tok, (size_t)(end - tok));
+			}
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	if (s->n_chains > 1)
+		qsort(s->chains, s->n_chains, sizeof(*s->chains), chain_name_cmp);
+	return 0;
+}
+
+/* --- text building --- */
+
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	char *rule; /* render scratch */
+	size_t rule_cap;
+};
+
+static int sb_add(struct sbuf *b, const char *s, size_t n)
+{
+	if (GROW(b->p, b->cap, b->len + n + 1) < 0)
+		return -ENOMEM;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+	return 0;
+}
+
+static int sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || GROW(b->p, b->cap, b->len + (size_t)n + 1) < 0)
+		return -ENOMEM;
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+	return 0;
+}
+
+/* Render r into b->rule; returns it or NULL. */
+static const char *sb_render(struct sbuf *b, const struct rs_rule *r)
+{
+	int n;
+
+	if (!b->rule_cap) {
+		b->rule = malloc(512);
+		if (!b->rule)
+			return NULL;
+		b->rule_cap = 512;
+	}
+	n = render_rule(r, b->rule, b->rule_cap);
+	if (n < 0)
+		return NULL;
+	if ((size_t)n >= b->rule_cap) {
+		char *nr = realloc(b->rule, (size_t)n + 1);
+
+		if (!nr)
+			return NULL;
+		b->rule = nr;
+		b->rule_cap = (size_t)n + 1;
+		render_rule(r, b->rule, b->rule_cap);
+	}
+	return b->rule;
+}
+
+/* --- reading --- */
+
+static int save_table(struct backend *b, enum rs_table t, char **ret, struct diag_list *d)
+{
+	const char *argv[] = { b->save_cmd, "-t", rs_table_name(t), NULL };
+	_cleanup_free_ char *err = NULL;
+	char *out = NULL;
+	int status, r;
+
+	r = backend_run(argv, NULL, 0, &out, &err, &status);
+	if (r < 0) {
+		diag_add(d, DIAG_ERROR, b->save_cmd, rs_table_name(t), NULL, "cannot run: %s",
+			 strerror(-r));
+		return r;
+	}
+	if (status != 0) {
+		err[strcspn(err, "\n")] = '\0';
+		diag_add(d, DIAG_ERROR, b->save_cmd, rs_table_name(t), NULL, "exit status %d: %s",
+			 status, err[0] ? err : "(no message)");
+		free(out);
+		return -EIO;
+	}
+	*ret = out;
+	return 0;
+}
+
+/*
+ * Keep only what svcnat owns: owned chains, and in built-in chains the
+ * rules that jump to an owned (or planned) chain.
+ */
+static int filter_owned(const struct ruleset *in, const struct ruleset *plan, struct ruleset *out)
+{
+	for (int t = 0; t < RS_NTABLES; t++) {
+		const struct rs_chains *cs = &in->t[t];
+
+		for (size_t i = 0; i < cs->n; i++) {
+			const struct rs_chain *c = cs->chains[i];
+			struct rs_chain *n;
+			size_t k = 0;
+
+			if (!c->builtin && !backend_chain_ours(plan, (enum rs_table)t, c->name))
+				continue;
+			n = ruleset_copy_chain(out, c);
+			if (!n)
+				return -ENOMEM;
+			if (!c->builtin)
+				continue;
+			for (size_t j = 0; j < n->n_rules; j++) {
+				const struct rs_target *tg = &n->rules[j].t;
+
+				if ((tg->kind == RS_T_JUMP || tg->kind == RS_T_GOTO) && tg->u.chain &&
+				    backend_chain_ours(plan, (enum rs_table)t, tg->u.chain))
+					n->rules[k++] = n->rules[j];
+			}
+			n->n_rules = k;
+		}
+	}
+	return 0;
+}
+
+static int parse_live(const char *text, const struct ruleset *plan, struct ruleset **ret,
+		      struct diag_list *d)
+{
+	struct ruleset *parsed = NULL, *out;
+	int r;
+
+	r = ruleset_parse(text, strlen(text), PARSE_OWNED_ONLY, &parsed, d);
+	if (r < 0)
+		return r;
+	out = ruleset_new();
+	if (!out) {
+		ruleset_free(parsed);
+		return -ENOMEM;
+	}
+	r = filter_owned(parsed, plan, out);
+	ruleset_free(parsed);
+	if (r < 0) {
+		ruleset_free(out);
+		return r;
+	}
+	*ret = out;
+	return 0;
+}
+
+static int restore_read(struct backend *b, struct ruleset **ret, struct diag_list *d)
+{
+	_cleanup_free_ char *all = NULL;
+	size_t len = 0;
+	int r;
+
+	for (int t = 0; t < RS_NTABLES; t++) {
+		_cleanup_free_ char *text = NULL;
+		size_t n;
+		char *na;
+
+		r = save_table(b, (enum rs_table)t, &text, d);
+		if (r < 0)
+			return r;
+		n = strlen(text);
+		na = realloc(all, len + n + 1);
+		if (!na)
+			return -ENOMEM;
+		all = na;
+		memcpy(all + len, text, n + 1);
+		len += n;
+	}
+	r = parse_live(all ? all : "", NULL, ret, d);
+	if (r < 0)
+		return r;
+	ruleset_sort(*ret);
+	return 0;
+}
+
+/* --- applying --- */
+
+struct rsync {
+	struct backend *b;
+	enum rs_table t;
+	const char *table;
+	const struct ruleset *plan;
+	struct apply_result *res;
+	struct diag_list *d;
+	struct scan sc;
+	struct ruleset *live; /* NULL when the live rules could not be parsed */
+	struct sbuf decl, rules, tail;
+	bool changed;
+};
+
+static bool chain_matches_live(struct rsync *s, const struct rs_chain *pc)
+{
+	const struct rs_chain *lc = s->live ? ruleset_find_chain(s->live, s->t, pc->name) : NULL;
+
+	if (!lc || lc->n_rules != pc->n_rules)
+		return false;
+	for (size_t i = 0; i < pc->n_rules; i++)
+		if (!backend_rule_same(&lc->rules[i], &pc->rules[i]))
+			return false;
+	return true;
+}
+
+static int put_chain(struct rsync *s, const struct rs_chain *pc)
+{
+	int r = sb_printf(&s->decl, ":%s - [0:0]\n", pc->name);
+
+	for (size_t i = 0; r >= 0 && i < pc->n_rules; i++) {
+		const char *txt = sb_render(&s->rules, &pc->rules[i]);
+
+		if (!txt)
+			return -ENOMEM;
+		r = sb_printf(&s->tail, "-A %s %s\n", pc->name, txt);
+		s->res->rules_written++;
+	}
+	return r;
+}
+
+/* The built-in chain's jump rules, as plan_jumps() in iptc.c decides. */
+static int fix_jumps(struct rsync *s, const char *builtin, struct sbuf *dels, struct sbuf *ins)
+{
+	const struct rs_chain *pc = ruleset_find_chain(s->plan, s->t, builtin);
+	size_t np = pc ? pc->n_rules : 0, n_ours = 0, n_del = 0;
+	_cleanup_free_ char **ptxt = calloc(np + 1, sizeof(char *));
+	_cleanup_free_ bool *used = calloc(np + 1, sizeof(bool));
+	_cleanup_free_ long *kpos = calloc(np + 1, sizeof(long));
+	_cleanup_free_ struct sline **ours = calloc(s->sc.n_lines + 1, sizeof(*ours));
+	_cleanup_free_ long *match = calloc(s->sc.n_lines + 1, sizeof(long));
+	_cleanup_free_ size_t *del = calloc(s->sc.n_lines + 1, sizeof(size_t));
+	bool in_order = true;
+	long last = -1;
+	size_t cursor = 1, inserted = 0;
+	int r = 0;
+
+	if (!ptxt || !used || !kpos || !ours || !match || !del)
+		return -ENOMEM;
+	for (size_t j = 0; j < np; j++) {
+		const char *txt = sb_render(&s->rules, &pc->rules[j]);
+
+		if (!txt || !(ptxt[j] = strdup(txt))) {
+			r = -ENOMEM;
+			goto out;
+		}
+		kpos[j] = -1;
+	}
+	for (size_t i = 0; i < s->sc.n_lines; i++) {
+		struct sline *l = &s->sc.lines[i];
+
+		if (!streq(l->chain, builtin) || !l->target[0] ||
+		    !backend_chain_ours(s->plan, s->t, l->target))
+			continue;
+		match[n_ours] = -1;
+		for (size_t j = 0; j < np; j++) {
+			if (!used[j] && strlen(ptxt[j]) == l->args_len &&
+			    memcmp(ptxt[j], l->args, l->args_len) == 0) {
+				used[j] = true;
+				match[n_ours] = (long)j;
+				break;
+			}
+		}
+		if (match[n_ours] >= 0) {
+			if (match[n_ours] < last)
+				in_order = false;
+			last = match[n_ours];
+		}
+		ours[n_ours++] = l;
+	}
+	for (size_t k = 0; k < n_ours; k++)
+		if (match[k] < 0 || !in_order)
+			del[n_del++] = ours[k]->pos;
+	for (size_t k = 0; k < n_ours; k++) {
+		size_t before = 0;
+
+		if (match[k] < 0 || !in_order)
+			continue;
+		for (size_t x = 0; x < n_del; x++)
+			if (del[x] < ours[k]->pos)
+				before++;
+		kpos[match[k]] = (long)(ours[k]->pos - before);
+	}
+	for (size_t x = n_del; r >= 0 && x-- > 0;) {
+		r = sb_printf(dels, "-D %s %zu\n", builtin, del[x]);
+		s->changed = true;
+	}
+	for (size_t j = 0; r >= 0 && j < np; j++) {
+		if (kpos[j] >= 0) {
+			cursor = (size_t)kpos[j] + inserted + 1;
+			continue;
+		}
+		r = sb_printf(ins, "-I %s %zu %s\n", builtin, cursor, ptxt[j]);
+		cursor++;
+		inserted++;
+		s->res->jumps_added++;
+		s->res->rules_written++;
+		s->changed = true;
+	}
+out:
+	for (size_t j = 0; j < np; j++)
+		free(ptxt[j]);
+	return r;
+}
+
+static bool stale_referenced(struct rsync *s, const char *name)
+{
+	for (size_t i = 0; i < s->sc.n_lines; i++) {
+		const struct sline *l = &s->sc.lines[i];
+
+		if (streq(l->target, name) && !rs_chain_is_builtin(s->t, l->chain) &&
+		    !backend_chain_ours(s->plan, s->t, l->chain))
+			return true;
+	}
+	return false;
+}
+
+static int run_restore(struct rsync *s, const char *text, size_t len, bool *ret_again)
+{
+	char wait[16];
+	const char *argv[] = { s->b->restore_cmd, "--noflush", "-w", wait, NULL };
+	_cleanup_free_ char *err = NULL;
+	int status, r;
+
+	snprintf(wait, sizeof(wait), "%u", (s->b->o.lock_wait_ms + 999) / 1000);
+	if (s->b->lock_path)
+		setenv("XTABLES_LOCKFILE", s->b->lock_path, 1);
+	r = backend_run(argv, text, len, NULL, &err, &status);
+	if (r < 0) {
+		diag_add(s->d, DIAG_ERROR, s->b->restore_cmd, s->table, NULL, "cannot run: %s",
+			 strerror(-r));
+		return r;
+	}
+	*ret_again = false;
+	if (status == 0)
+		return 0;
+	if (strstr(err, "Resource temporarily unavailable")) {
+		*ret_again = true;
+		return -EAGAIN;
+	}
+	for (char *p = err; *p; p++)
+		if (*p == '\n' && p[1])
+			*p = ';';
+	err[strcspn(err, "\n")] = '\0';
+	diag_add(s->d, DIAG_ERROR, s->b->restore_cmd, s->table, NULL,
+		 "exit status %d, the table keeps its previous rules: %s", status,
+		 err[0] ? err : "(no message)");
+	if (strstr(err, "holding the xtables lock") || strstr(err, "xtables lock"))
+		return -EBUSY;
+	return -EIO;
+}
+
+static int sync_table(struct rsync *s, bool *ret_committed)
+{
+	const struct rs_chains *cs = &s->plan->t[s->t];
+	_cleanup_free_ char *text = NULL;
+	struct sbuf dels = { 0 }, ins = { 0 }, stale = { 0 }, all = { 0 };
+	struct diag_list pd;
+	bool again = false;
+	int r;
+
+	*ret_committed = false;
+	r = save_table(s->b, s->t, &text, s->d);
+	if (r < 0)
+		return r;
+	r = scan_text(text, &s->sc);
+	if (r < 0)
+		return r;
+	/* A live rule the parser rejects only means that chain is rewritten. */
+	diag_list_init(&pd);
+	if (parse_live(text, s->plan, &s->live, &pd) < 0)
+		s->live = NULL;
+	diag_list_done(&pd);
+
+	for (size_t i = 0; i < cs->n; i++) {
+		const struct rs_chain *pc = cs->chains[i];
+		bool exists = scan_declared(&s->sc, pc->name);
+
+		if (pc->builtin || (exists && chain_matches_live(s, pc)))
+			continue;
+		r = put_chain(s, pc);
+		if (r < 0)
+			goto out;
+		if (exists)
+			s->res->chains_replaced++;
+		else
+			s->res->chains_created++;
+		s->changed = true;
+	}
+	for (size_t i = 0; i < s->sc.n_chains; i++) {
+		const char *name = s->sc.chains[i];
+
+		if (rs_chain_is_builtin(s->t, name) || !backend_chain_owned(s->t, name) ||
+		    ruleset_find_chain(s->plan, s->t, name))
+			continue;
+		if (stale_referenced(s, name)) {
+			const struct rs_chain *lc =
+				s->live ? ruleset_find_chain(s->live, s->t, name) : NULL;
+
+			diag_add(s->d, DIAG_WARNING, s->b->restore_cmd, s->table, name,
+				 "not deleted: a rule of another program still jumps to it");
+			if (lc && lc->n_rules == 0)
+				continue;
+			r = sb_printf(&s->decl, ":%s - [0:0]\n", name);
+		} else {
+			r = sb_printf(&s->decl, ":%s - [0:0]\n", name);
+			if (r >= 0)
+				r = sb_printf(&stale, "-X %s\n", name);
+			s->res->chains_deleted++;
+		}
+		if (r < 0)
+			goto out;
+		s->changed = true;
+	}
+	for (size_t i = 0; i < s->sc.n_chains; i++) {
+		if (!rs_chain_is_builtin(s->t, s->sc.chains[i]))
+			continue;
+		r = fix_jumps(s, s->sc.chains[i], &dels, &ins);
+		if (r < 0)
+			goto out;
+	}
+	if (!s->changed)
+		goto out;
+	if ((r = sb_printf(&all, "*%s\n", s->table)) < 0 ||
+	    (s->decl.len && (r = sb_add(&all, s->decl.p, s->decl.len)) < 0) ||
+	    (s->tail.len && (r = sb_add(&all, s->tail.p, s->tail.len)) < 0) ||
+	    (dels.len && (r = sb_add(&all, dels.p, dels.len)) < 0) ||
+	    (ins.len && (r = sb_add(&all, ins.p, ins.len)) < 0) ||
+	    (stale.len && (r = sb_add(&all, stale.p, stale.len)) < 0) ||
+	    (r = sb_printf(&all, "COMMIT\n")) < 0)
+		goto out;
+	r = run_restore(s, all.p, all.len, &again);
+	if (r == 0)
+		*ret_committed = true;
+out:
+	free(dels.p);
+	free(ins.p);
+	free(stale.p);
+	free(all.p);
+	return r;
+}
+
+static void rsync_done(struct rsync *s)
+{
+	scan_done(&s->sc);
+	ruleset_free(s->live);
+	free(s->decl.p);
+	free(s->rules.p);
+	free(s->rules.rule);
+	free(s->tail.p);
+}
+
+static int restore_apply(struct backend *b, const struct ruleset *rs, struct apply_result *res,
+			 struct diag_list *d)
+{
+	double t0 = backend_now();
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	for (int t = 0; t < RS_NTABLES; t++) {
+		unsigned attempt = 0;
+
+		for (;;) {
+			struct apply_result saved = *res;
+			struct rsync s = {
+				.b = b,
+				.t = (enum rs_table)t,
+				.table = rs_table_name((enum rs_table)t),
+				.plan = rs,
+				.res = res,
+				.d = d,
+			};
+			bool committed = false;
+
+			r = sync_table(&s, &committed);
+			rsync_done(&s);
+			if (r == -EAGAIN && attempt++ < b->o.commit_retries) {
+				*res = saved;
+				continue;
+			}
+			if (r == -EAGAIN)
+				diag_add(d, DIAG_ERROR, b->restore_cmd, rs_table_name((enum rs_table)t),
+					 NULL, "the table kept changing under svcnat; gave up after %u "
+					 "retries", b->o.commit_retries);
+			if (r < 0)
+				return r;
+			res->committed[t] = committed;
+			break;
+		}
+	}
+	res->seconds = backend_now() - t0;
+	return 0;
+}
+
+static void restore_done(struct backend *b)
+{
+	(void)b;
+}
+
+static const struct backend_ops restore_ops = {
+	.apply = restore_apply,
+	.read = restore_read,
+	.done = restore_done,
+};
+
+/* iptables-X-restore -> iptables-X-save, keeping any directory part. */
+static char *save_for(const char *restore)
+{
+	const char *base = strrchr(restore, '/');
+	const char *hit;
+	size_t n = strlen(restore);
+	char *s;
+
+	base = base ? base + 1 : restore;
+	hit = strstr(base, "-restore");
+	s = malloc(n + 1);
+	if (!s)
+		return NULL;
+	if (!hit) {
+		snprintf(s, n + 1, "%s", restore);
+		return s;
+	}
+	snprintf(s, n + 1, "%.*s-save%s", (int)(hit - restore), restore, hit + strlen("-restore"));
+	return s;
+}
+
+int backend_restore_init(struct backend *b, struct diag_list *d)
+{
+	if (!b->restore_cmd) {
+		const char *argv[] = { "iptables", "--version", NULL };
+		_cleanup_free_ char *out = NULL;
+		int status = 127;
+		bool legacy;
+
+		if (backend_run(argv, NULL, 0, &out, NULL, &status) < 0 || status != 0) {
+			diag_add(d, DIAG_ERROR, "backend", NULL, NULL,
+				 "the restore backend needs the iptables command, which cannot "
+				 "be run");
+			return -ENOENT;
+		}
+		legacy = strstr(out, "(legacy)") != NULL;
+		b->restore_cmd = strdup(legacy ? "iptables-legacy-restore" : "iptables-nft-restore");
+		if (!b->restore_cmd)
+			return -ENOMEM;
+		b->o.restore_cmd = b->restore_cmd;
+	}
+	b->save_cmd = save_for(b->restore_cmd);
+	if (!b->save_cmd)
+		return -ENOMEM;
+	b->ops = &restore_ops;
+	return 0;
+}
