@@ -774,6 +774,55 @@ static void test_exact_external_local(void **state)
 		"-A KUBE-NODEPORTS -p tcp -m comment --comment \"ns2/svc2:p80 health check node port\" -m tcp --dport 30000 -j ACCEPT\n");
 }
 
+/* Terminating endpoints (Local policy falls back to the local serving
+ * terminating one) and zone hints, as chain contents. */
+static void test_exact_terminating_and_topology(void **state)
+{
+	struct fx *f = *state;
+	struct svc_port *p;
+
+	f->s.n_cluster_cidrs = 0;
+	p = fx_port(f, "ns1", "svc1", "p80", "tcp", "172.30.0.41", 80);
+	p->type = SVC_NODE_PORT;
+	p->node_port = 3001;
+	p->ext_policy = POLICY_LOCAL;
+	fx_ep(f, p, "10.0.2.1", 80, EP_READY);
+	fx_ep(f, p, "10.0.1.2", 80, EP_TERM | EP_LOCAL);
+	fx_ep(f, p, "10.0.1.3", 80, EP_TERM_NS | EP_LOCAL);
+	/* Cluster policy, nothing ready: the serving terminating ones. */
+	p = fx_port(f, "ns2", "svc2", "p80", "tcp", "172.30.0.42", 80);
+	fx_ep(f, p, "10.0.1.4", 80, EP_TERM);
+	fx_ep(f, p, "10.0.1.5", 80, EP_TERM);
+	fx_ep(f, p, "10.0.1.6", 80, EP_TERM_NS);
+	fx_ep(f, p, "10.0.1.7", 80, EP_NOTREADY);
+	fx_plan(f);
+	expect_chain(f->rs, RS_NAT, "KUBE-SVC-XPGD46QRK7WJZT7O",
+		"-A KUBE-SVC-XPGD46QRK7WJZT7O -m comment --comment \"ns1/svc1:p80 -> 10.0.2.1:80\" -j KUBE-SEP-DKOTLDLLCEURVCB5\n");
+	expect_chain(f->rs, RS_NAT, "KUBE-SVC-GNZBNJ2PO5MGZ6GT",
+		"-A KUBE-SVC-GNZBNJ2PO5MGZ6GT -m comment --comment \"ns2/svc2:p80 -> 10.0.1.4:80\" -m statistic --mode random --probability 0.5000000000 -j KUBE-SEP-2GBP5IZCVVCBSZXR\n"
+		"-A KUBE-SVC-GNZBNJ2PO5MGZ6GT -m comment --comment \"ns2/svc2:p80 -> 10.0.1.5:80\" -j KUBE-SEP-TQBOX52XYA4EQTNM\n");
+	expect_chain(f->rs, RS_NAT, "KUBE-SVL-XPGD46QRK7WJZT7O",
+		"-A KUBE-SVL-XPGD46QRK7WJZT7O -m comment --comment \"ns1/svc1:p80 -> 10.0.1.2:80\" -j KUBE-SEP-FRRGXMRCA6KBNYLB\n");
+	expect_no_chain(f->rs, RS_NAT, "KUBE-SEP-G7XP5NU2Z2343ZYM");
+	assert_int_equal(f->stats.endpoints, 4);
+
+	f->d.n_ports = 0;
+	f->s.zone = "zone-a";
+	p = fx_port(f, "ns1", "svc1", "p80", "tcp", "172.30.0.41", 80);
+	fx_hints(f, fx_ep(f, p, "10.0.1.1", 80, EP_READY), "zone-a");
+	fx_hints(f, fx_ep(f, p, "10.0.1.2", 80, EP_READY), "zone-b");
+	fx_hints(f, fx_ep(f, p, "10.0.1.3", 80, EP_READY), "zone-a");
+	fx_plan(f);
+	expect_chain(f->rs, RS_NAT, "KUBE-SVC-XPGD46QRK7WJZT7O",
+		"-A KUBE-SVC-XPGD46QRK7WJZT7O -m comment --comment \"ns1/svc1:p80 -> 10.0.1.1:80\" -m statistic --mode random --probability 0.5000000000 -j KUBE-SEP-SNQ3ZNILQDEJNDQO\n"
+		"-A KUBE-SVC-XPGD46QRK7WJZT7O -m comment --comment \"ns1/svc1:p80 -> 10.0.1.3:80\" -j KUBE-SEP-G7XP5NU2Z2343ZYM\n");
+	expect_no_chain(f->rs, RS_NAT, "KUBE-SEP-FRRGXMRCA6KBNYLB");
+	/* Without a zone of its own the node uses every endpoint. */
+	f->s.zone = NULL;
+	fx_plan(f);
+	assert_int_equal(ruleset_find_chain(f->rs, RS_NAT, "KUBE-SVC-XPGD46QRK7WJZT7O")->n_rules, 3);
+}
+
 /* --nodeport-addresses: one rule per matching node address instead of
  * addrtype LOCAL; loopback only with localhost node ports. */
 static void test_exact_nodeport_addresses(void **state)
@@ -1690,6 +1739,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exact_masquerade_all, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_exact_internal_local, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_exact_external_local, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_exact_terminating_and_topology, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_exact_nodeport_addresses, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_exact_nodeports_all_local, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_exact_large_cluster, fx_setup, fx_teardown),
