@@ -1,12 +1,783 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Placeholder until the daemon lands (issue 5): says so and fails. */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "core/duration.h"
+#include "core/syncpolicy.h"
 #include "daemon.h"
+#include "sources/etcd.h"
+#include "sources/etcdload.h"
+#include "sys/conntrack.h"
+#include "sys/fswatch.h"
+#include "sys/http.h"
+#include "sys/log.h"
+#include "sys/loop.h"
+#include "sys/metrics.h"
+#include "sys/nl.h"
+#include "util.h"
+
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE 2
+
+struct daemon {
+	struct svcnat_options *o;
+	struct pipeline *p;
+	struct loop *loop;
+	int sigfd;
+	struct loop_timer *sync_timer;
+	struct syncpolicy policy;
+	uint64_t health_timeout_usec;
+	struct fswatch *watch;
+	bool *source_dirty;          /* per --config: re-read in the post hook */
+	struct nladdrs_watch *addrs;
+	struct etcd_source *etcd;
+	struct http_server *healthz;
+	struct http_server *metrics_srv;
+	struct metrics *metrics;
+	double last_ok_wall;         /* unix time of the last successful sync */
+	unsigned long synced_generation; /* desired generation of the last good sync */
+	bool addrs_changed;          /* since the last good sync */
+	bool conntrack_pending;      /* endpoints changed since the last cleanup */
+	bool conntrack_warned;
+};
+
+static double wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void log_diags(struct diag_list *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->n; i++) {
+		_cleanup_free_ char *line = diag_format(&d->items[i]);
+		int level = d->items[i].level == DIAG_ERROR   ? LOG_LEVEL_ERR
+			    : d->items[i].level == DIAG_WARNING ? LOG_LEVEL_WARNING
+								: LOG_LEVEL_INFO;
+
+		if (line)
+			log_msg(level, "%s", line);
+	}
+	if (d->dropped)
+		log_warn("%zu more diagnostics not shown", d->dropped);
+	diag_list_done(d);
+	diag_list_init(d);
+}
+
+static void count_source_errors(struct daemon *dm, const char *source, double n)
+{
+	char lbl[512];
+
+	if (n > 0 && metrics_label(lbl, sizeof(lbl), "source", source))
+		metrics_counter_add(dm->metrics, "svcnat_source_errors_total", lbl, n);
+}
+
+/*
+ * A config that decides where the node's traffic goes must not be writable
+ * by anyone but its owner (or root's group).  Returns 0 or -EPERM with a diag.
+ */
+static int check_mode(const char *path, const struct stat *st, struct diag_list *d)
+{
+	if ((st->st_mode & S_IWOTH) || ((st->st_mode & S_IWGRP) && st->st_gid != 0)) {
+		diag_add(d, DIAG_ERROR, path, NULL, NULL,
+			 "writable by users other than its owner (mode %04o): refusing it "
+			 "(chmod go-w, or --allow-insecure-config)",
+			 (unsigned)(st->st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int check_config_security(const struct svcnat_options *o, const char *path,
+				 struct diag_list *d)
+{
+	struct stat st;
+
+	if (o->allow_insecure_config || streq(path, "-"))
+		return 0;
+	if (stat(path, &st) < 0)
+		return 0; /* missing: the read reports it */
+	return check_mode(path, &st, d);
+}
+
+/* Re-read --config number i after a change (or at start / SIGHUP). */
+static void reload_source(struct daemon *dm, size_t i)
+{
+	const char *path = dm->o->configs[i];
+	struct diag_list d;
+	int r;
+
+	diag_list_init(&d);
+	r = check_config_security(dm->o, path, &d);
+	if (r >= 0)
+		r = pipeline_read_source(dm->p, i, &d);
+	if (r == -ENOENT) {
+		/* Deleted (or not created yet): its services go away. */
+		diag_list_done(&d);
+		diag_list_init(&d);
+		r = merge_update(dm->p->merge, dm->p->source_ids[i], MERGE_SET, NULL, 0, NULL, 0);
+		log_info("%s: not there (deleted?): its services are removed", path);
+	} else if (r < 0) {
+		log_err("%s: rejected, keeping its last good content", path);
+		count_source_errors(dm, path, 1);
+	} else {
+		count_source_errors(dm, path, (double)diag_count(&d, DIAG_ERROR));
+	}
+	log_diags(&d);
+	diag_list_done(&d);
+}
+
+static void on_fs_change(struct fswatch *w, const char *path, void *tag, void *userdata)
+{
+	struct daemon *dm = userdata;
+	size_t i = (size_t)(uintptr_t)tag;
+
+	log_debug("%s changed", path);
+	dm->source_dirty[i] = true;
+}
+
+static void on_merged(const struct merge_snapshot *snap, unsigned changed, void *userdata)
+{
+	struct daemon *dm = userdata;
+	uint64_t now = loop_now_usec();
+
+	syncpolicy_change(&dm->policy, now);
+	metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds",
+			  NULL, wall_now());
+	if (changed & MERGE_HANDLE_ENDPOINTS || changed & MERGE_HANDLE_SERVICES)
+		dm->conntrack_pending = true;
+}
+
+static bool desired_has_node_ports(const struct desired *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->n_ports; i++)
+		if (d->ports[i].node_port && !d->ports[i].skipped)
+			return true;
+	return false;
+}
+
+static void on_addrs(const struct ipaddr *a, size_t n, void *userdata)
+{
+	struct daemon *dm = userdata;
+	int r;
+
+	r = pipeline_set_addresses(dm->p, a, n);
+	if (r <= 0)
+		return;
+	log_info("node addresses changed: %zu addresses", n);
+	dm->addrs_changed = true;
+	/* Only NodePorts (and their --nodeport-addresses filter) depend on them. */
+	if (desired_has_node_ports(&dm->p->desired))
+		syncpolicy_change(&dm->policy, loop_now_usec());
+}
+
+static void conntrack_after_sync(struct daemon *dm)
+{
+	struct conntrack_index *ix = NULL;
+	struct conntrack_result res;
+	int r;
+
+	if (!dm->conntrack_pending)
+		return;
+	dm->conntrack_pending = false;
+	r = conntrack_index_build(&dm->p->desired, dm->p->settings.family, &ix);
+	if (r >= 0)
+		r = conntrack_cleanup(ix, &res);
+	conntrack_index_free(ix);
+	if (r < 0) {
+		metrics_counter_add(dm->metrics, "svcnat_conntrack_errors_total", NULL, 1);
+		if (!dm->conntrack_warned)
+			log_warn("conntrack cleanup failed: %s (stale UDP flows may persist; "
+				 "is nf_conntrack_netlink available?)", strerror(-r));
+		dm->conntrack_warned = true;
+		return;
+	}
+	if (res.deleted || res.failed)
+		log_info("conntrack: deleted %zu stale UDP entries (%zu failed) of %zu",
+			 res.deleted, res.failed, res.scanned);
+	metrics_counter_add(dm->metrics, "svcnat_conntrack_entries_deleted_total", NULL,
+			    (double)res.deleted);
+	if (res.failed)
+		metrics_counter_add(dm->metrics, "svcnat_conntrack_errors_total", NULL, 1);
+}
+
+static void count_tables(const struct ruleset *rs, size_t chains[RS_NTABLES],
+			 size_t rules[RS_NTABLES])
+{
+	size_t t, i;
+
+	for (t = 0; t < RS_NTABLES; t++) {
+		chains[t] = rules[t] = 0;
+		for (i = 0; i < rs->t[t].n; i++) {
+			if (!rs->t[t].chains[i]->builtin)
+				chains[t]++;
+			rules[t] += rs->t[t].chains[i]->n_rules;
+		}
+	}
+}
+
+static void update_sync_metrics(struct daemon *dm, const struct ruleset *rs,
+				const struct plan_stats *st, const struct apply_result *ar)
+{
+	size_t chains[RS_NTABLES], rules[RS_NTABLES], t;
+	char lbl[64];
+
+	count_tables(rs, chains, rules);
+	for (t = 0; t < RS_NTABLES; t++) {
+		metrics_label(lbl, sizeof(lbl), "table", rs_table_name((enum rs_table)t));
+		metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_iptables_total", lbl,
+				  (double)rules[t]);
+		metrics_gauge_set(dm->metrics, "svcnat_chains", lbl, (double)chains[t]);
+	}
+	metrics_gauge_set(dm->metrics, "svcnat_services", NULL, (double)st->services);
+	metrics_gauge_set(dm->metrics, "svcnat_endpoints", NULL, (double)st->endpoints);
+	metrics_counter_add(dm->metrics, "svcnat_sync_rules_written_total", NULL,
+			    (double)ar->rules_written);
+	metrics_counter_add(dm->metrics, "svcnat_sync_chains_changed_total", "op=\"created\"",
+			    (double)ar->chains_created);
+	metrics_counter_add(dm->metrics, "svcnat_sync_chains_changed_total", "op=\"replaced\"",
+			    (double)ar->chains_replaced);
+	metrics_counter_add(dm->metrics, "svcnat_sync_chains_changed_total", "op=\"deleted\"",
+			    (double)ar->chains_deleted);
+}
+
+/* One sync: plan from the merged state, apply, account.  0 or -errno. */
+static int do_sync(struct daemon *dm, enum sync_reason reason)
+{
+	struct diag_list d;
+	struct ruleset *rs = NULL;
+	struct plan_stats st = { 0 };
+	struct apply_result ar = { 0 };
+	struct backend *b;
+	uint64_t t0 = loop_now_usec(), since = 0, t1;
+	bool had_pending = syncpolicy_pending_since(&dm->policy, &since);
+	bool state_changed;
+	char lbl[64];
+	int r;
+
+	diag_list_init(&d);
+	metrics_label(lbl, sizeof(lbl), "reason", sync_reason_name(reason));
+	metrics_counter_add(dm->metrics, "svcnat_syncs_total", lbl, 1);
+	r = pipeline_backend(dm->p, &b, &d);
+	if (r >= 0)
+		r = pipeline_plan(dm->p, &rs, &st, &d);
+	if (r >= 0)
+		r = backend_apply(b, rs, &ar, &d);
+	t1 = loop_now_usec();
+	log_diags(&d);
+	diag_list_done(&d);
+	syncpolicy_sync_done(&dm->policy, t1, r >= 0);
+	metrics_histogram_observe(dm->metrics, "kubeproxy_sync_proxy_rules_duration_seconds", NULL,
+				  (double)(t1 - t0) / 1e6);
+	if (r < 0) {
+		char next[32];
+		uint64_t n = syncpolicy_next(&dm->policy, NULL);
+
+		metrics_counter_add(dm->metrics,
+				    "kubeproxy_sync_proxy_rules_iptables_restore_failures_total", NULL, 1);
+		log_err("sync (%s) failed: %s; the kernel keeps its previous rules, retrying in %s",
+			sync_reason_name(reason), strerror(-r),
+			duration_fmt(n > t1 ? n - t1 : 0, next, sizeof(next)));
+		ruleset_free(rs);
+		return r;
+	}
+
+	size_t changed = ar.chains_created + ar.chains_replaced + ar.chains_deleted;
+	bool wrote = ar.committed[RS_NAT] || ar.committed[RS_FILTER];
+
+	state_changed = dm->synced_generation != dm->p->desired_generation || dm->addrs_changed;
+	dm->last_ok_wall = wall_now();
+	metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_last_timestamp_seconds", NULL,
+			  dm->last_ok_wall);
+	update_sync_metrics(dm, rs, &st, &ar);
+	ruleset_free(rs);
+	if (had_pending && state_changed)
+		metrics_histogram_observe(dm->metrics,
+					  "kubeproxy_network_programming_duration_seconds", NULL,
+					  (double)(t1 - since) / 1e6);
+
+	if (wrote && !state_changed && reason != SYNC_INITIAL) {
+		/* Same plan as the last good sync, yet the kernel differed:
+		 * someone removed or altered svcnat's rules. */
+		metrics_counter_add(dm->metrics, "svcnat_repairs_total", NULL, 1);
+		log_warn("repaired drift in the kernel's rules (%s check): %zu chains re-created, "
+			 "%zu rewritten, %zu deleted, %zu jump rules restored",
+			 sync_reason_name(reason), ar.chains_created, ar.chains_replaced,
+			 ar.chains_deleted, ar.jumps_added);
+	}
+	if (wrote || state_changed || reason == SYNC_INITIAL) {
+		char took[32], lat[32];
+
+		duration_fmt(t1 - t0, took, sizeof(took));
+		if (had_pending && state_changed)
+			duration_fmt(t1 - since, lat, sizeof(lat));
+		else
+			snprintf(lat, sizeof(lat), "-");
+		log_info("sync (%s): %zu service ports, %zu endpoints, %zu rules, %zu chains; "
+			 "%zu chains changed; took %s, change to commit %s",
+			 sync_reason_name(reason), st.services, st.endpoints, st.rules, st.chains,
+			 changed, took, lat);
+	} else {
+		log_debug("sync (%s): kernel already matches the plan, nothing written",
+			  sync_reason_name(reason));
+	}
+	dm->synced_generation = dm->p->desired_generation;
+	dm->addrs_changed = false;
+	conntrack_after_sync(dm);
+	return 0;
+}
+
+static int on_sync_timer(struct loop *l, struct loop_timer *t, void *userdata)
+{
+	struct daemon *dm = userdata;
+	enum sync_reason reason;
+
+	if (!syncpolicy_due(&dm->policy, loop_now_usec(), &reason))
+		return 0; /* re-armed by the post hook */
+	(void)do_sync(dm, reason);
+	return 0;
+}
+
+/* After every batch of events: apply what they marked, arm the sync timer. */
+static void on_post(struct loop *l, void *userdata)
+{
+	struct daemon *dm = userdata;
+	size_t i;
+
+	for (i = 0; i < dm->o->n_configs; i++) {
+		if (!dm->source_dirty[i])
+			continue;
+		dm->source_dirty[i] = false;
+		reload_source(dm, i);
+	}
+	if (merge_flush(dm->p->merge) < 0)
+		log_err("out of memory merging the sources; retrying at the next event");
+	loop_timer_arm_at(dm->sync_timer, syncpolicy_next(&dm->policy, NULL));
+}
+
+static int on_signal(struct loop *l, int fd, uint32_t events, void *userdata)
+{
+	struct daemon *dm = userdata;
+	struct signalfd_siginfo si;
+	size_t i;
+
+	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGHUP:
+			log_info("SIGHUP: re-reading every source");
+			for (i = 0; i < dm->o->n_configs; i++)
+				if (!streq(dm->o->configs[i], "-"))
+					dm->source_dirty[i] = true;
+			if (dm->etcd)
+				etcd_source_resync(dm->etcd);
+			/* A re-read that changes nothing still checks the kernel. */
+			syncpolicy_change(&dm->policy, loop_now_usec());
+			break;
+		case SIGTERM:
+		case SIGINT:
+			log_info("%s: exiting, the rules stay in place",
+				 si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+			loop_quit(l, 0);
+			return 0;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+static int h_healthz(void *userdata, struct http_response *resp)
+{
+	struct daemon *dm = userdata;
+	bool healthy = syncpolicy_healthy(&dm->policy, loop_now_usec(), dm->health_timeout_usec);
+
+	metrics_counter_add(dm->metrics, "kubeproxy_proxy_healthz_total",
+			    healthy ? "code=\"200\"" : "code=\"503\"", 1);
+	return http_health_response(healthy, dm->last_ok_wall, wall_now(), resp);
+}
+
+static int h_livez(void *userdata, struct http_response *resp)
+{
+	struct daemon *dm = userdata;
+	bool healthy = syncpolicy_healthy(&dm->policy, loop_now_usec(), dm->health_timeout_usec);
+	int r = http_health_response(healthy, dm->last_ok_wall, wall_now(), resp);
+	char *nl;
+
+	/* /livez has the same body without nodeEligible. */
+	if (r >= 0 && (nl = strstr(resp->body, ", \"nodeEligible\""))) {
+		strcpy(nl, "}");
+		resp->len = strlen(resp->body);
+	}
+	return r;
+}
+
+static int h_metrics(void *userdata, struct http_response *resp)
+{
+	struct daemon *dm = userdata;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	if (dm->etcd) {
+		struct etcd_status es;
+
+		etcd_source_get_status(dm->etcd, &es);
+		metrics_gauge_set(dm->metrics, "svcnat_etcd_connected", NULL, es.connected);
+		metrics_gauge_set(dm->metrics, "svcnat_etcd_revision", NULL, (double)es.revision);
+		metrics_gauge_set(dm->metrics, "svcnat_etcd_reconnects", NULL, (double)es.reconnects);
+	}
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return -ENOMEM;
+	r = metrics_write(dm->metrics, f);
+	if (fclose(f) != 0 && r >= 0)
+		r = -EIO;
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+	resp->body = buf;
+	resp->len = len;
+	return 0;
+}
+
+static const struct http_route healthz_routes[] = {
+	{ "/healthz", h_healthz },
+	{ "/livez", h_livez },
+};
+
+static const struct http_route metrics_routes[] = {
+	{ "/metrics", h_metrics },
+	{ "/healthz", h_healthz },
+};
+
+static void on_etcd_event(struct etcd_source *s, enum etcd_event ev, const char *msg,
+			  void *userdata)
+{
+	struct daemon *dm = userdata;
+
+	switch (ev) {
+	case ETCD_EV_CONNECTED:
+	case ETCD_EV_SYNCED:
+	case ETCD_EV_COMPACTED:
+		log_info("etcd: %s", msg);
+		break;
+	case ETCD_EV_DISCONNECTED:
+		log_warn("etcd: %s (keeping the last rules)", msg);
+		count_source_errors(dm, "etcd", 1);
+		break;
+	case ETCD_EV_RETRY:
+		log_debug("etcd: %s", msg);
+		break;
+	case ETCD_EV_DIAG:
+		log_warn("etcd: %s", msg);
+		count_source_errors(dm, "etcd", 1);
+		break;
+	}
+}
+
+static int parse_duration_opt(const char *flag, const char *text, const char *def,
+			      uint64_t *ret)
+{
+	int r = duration_parse(text ? text : def, ret);
+
+	if (r < 0)
+		fprintf(stderr, "svcnat: %s: '%s' is not a duration (e.g. 500ms, 1s, 2m, 1h30m)\n",
+			flag, text ? text : def);
+	return r;
+}
+
+static int setup_signals(struct daemon *dm)
+{
+	sigset_t mask;
+	int r;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+		return -errno;
+	signal(SIGPIPE, SIG_IGN);
+	dm->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (dm->sigfd < 0)
+		return -errno;
+	r = loop_add_io(dm->loop, dm->sigfd, EPOLLIN, on_signal, dm);
+	return r;
+}
+
+static int setup_sources(struct daemon *dm)
+{
+	struct diag_list d;
+	size_t i;
+	int r;
+
+	dm->source_dirty = calloc(dm->o->n_configs ? dm->o->n_configs : 1, sizeof(bool));
+	if (!dm->source_dirty)
+		return -ENOMEM;
+	diag_list_init(&d);
+	for (i = 0; i < dm->o->n_configs; i++) {
+		r = check_config_security(dm->o, dm->o->configs[i], &d);
+		if (r < 0) {
+			log_diags(&d);
+			diag_list_done(&d);
+			return -EPERM;
+		}
+	}
+	diag_list_done(&d);
+	r = fswatch_new(dm->loop, on_fs_change, dm, &dm->watch);
+	if (r < 0)
+		return r;
+	for (i = 0; i < dm->o->n_configs; i++) {
+		const char *path = dm->o->configs[i];
+
+		if (!streq(path, "-")) {
+			r = fswatch_add(dm->watch, path, (void *)(uintptr_t)i);
+			if (r < 0) {
+				log_err("%s: cannot watch it: %s", path, strerror(-r));
+				return r;
+			}
+		}
+		reload_source(dm, i);
+	}
+	return 0;
+}
+
+static int setup_etcd(struct daemon *dm)
+{
+	struct etcd_options eo = {
+		.endpoints = dm->o->etcd_endpoints,
+		.prefix = dm->o->etcd_prefix,
+		.cacert = dm->o->etcd_cacert,
+		.cert = dm->o->etcd_cert,
+		.key = dm->o->etcd_key,
+	};
+	struct diag_list d;
+	int r;
+
+	if (!dm->o->etcd_endpoints)
+		return 0;
+	diag_list_init(&d);
+	r = etcd_options_check(&eo, &d);
+	log_diags(&d);
+	diag_list_done(&d);
+	if (r < 0)
+		return r;
+	r = etcd_source_new(dm->loop, dm->p->merge, &eo, on_etcd_event, dm, &dm->etcd);
+	if (r < 0) {
+		log_err("etcd source: %s", strerror(-r));
+		return r;
+	}
+	metrics_declare(dm->metrics, "svcnat_etcd_connected", METRIC_GAUGE,
+			"1 while a watch is established on an etcd member", NULL, 0);
+	metrics_declare(dm->metrics, "svcnat_etcd_revision", METRIC_GAUGE,
+			"etcd revision up to which every event is applied", NULL, 0);
+	metrics_declare(dm->metrics, "svcnat_etcd_reconnects", METRIC_GAUGE,
+			"etcd connection attempts after a failure", NULL, 0);
+	return etcd_source_start(dm->etcd);
+}
+
+static int setup_http(struct daemon *dm, const char *flag, const char *addr,
+		      const struct http_route *routes, size_t n, struct http_server **ret)
+{
+	int r;
+
+	if (!addr || !*addr)
+		return 0;
+	r = http_server_new(dm->loop, addr, routes, n, dm, ret);
+	if (r < 0) {
+		log_err("%s %s: %s", flag, addr,
+			r == -EINVAL ? "not an IP:PORT address" : strerror(-r));
+		return r;
+	}
+	log_info("serving %s on %s", routes[0].path, addr);
+	return 0;
+}
+
+static void daemon_done(struct daemon *dm)
+{
+	http_server_free(dm->healthz);
+	http_server_free(dm->metrics_srv);
+	etcd_source_free(dm->etcd);
+	nladdrs_watch_free(dm->addrs);
+	fswatch_free(dm->watch);
+	loop_timer_free(dm->sync_timer);
+	if (dm->sigfd >= 0) {
+		loop_del_io(dm->loop, dm->sigfd);
+		close(dm->sigfd);
+	}
+	loop_free(dm->loop);
+	pipeline_free(dm->p);
+	metrics_free(dm->metrics);
+	free(dm->source_dirty);
+}
+
+static int run_etcd_load(struct svcnat_options *o)
+{
+	struct etcd_options eo = {
+		.endpoints = o->etcd_endpoints,
+		.prefix = o->etcd_prefix,
+		.cacert = o->etcd_cacert,
+		.cert = o->etcd_cert,
+		.key = o->etcd_key,
+	};
+	struct diag_list d;
+	int code = 0;
+	size_t i;
+
+	if (!o->etcd_endpoints || o->n_args == 0) {
+		fprintf(stderr, "svcnat: etcd-load needs --etcd-endpoints and a FILE\n");
+		return EXIT_USAGE;
+	}
+	diag_list_init(&d);
+	for (i = 0; i < o->n_args && code == 0; i++) {
+		int r = etcd_load_file(&eo, o->args[i], &d);
+
+		diag_list_print(&d, stderr);
+		diag_list_done(&d);
+		diag_list_init(&d);
+		if (r < 0)
+			code = (r == -EINVAL || r == -ENOENT) ? EXIT_USAGE : EXIT_RUNTIME;
+		else
+			log_info("%s: wrote %d objects to etcd", o->args[i], r);
+	}
+	diag_list_done(&d);
+	return code;
+}
 
 int daemon_main(struct svcnat_options *o)
 {
-	(void)o;
-	fputs("svcnat: daemon mode is not built yet: use --once or --dry-run\n", stderr);
-	return 1;
+	struct daemon dm = { .o = o, .sigfd = -1 };
+	struct syncpolicy_config pc;
+	struct diag_list d;
+	struct backend *b;
+	char a[32], c[32];
+	int r, code = EXIT_RUNTIME;
+
+	if (o->mode == MODE_ETCD_LOAD)
+		return run_etcd_load(o);
+
+	syncpolicy_config_default(&pc);
+	if (parse_duration_opt("--min-sync-period", o->min_sync_period, "1s", &pc.min_sync_usec) < 0 ||
+	    parse_duration_opt("--sync-period", o->sync_period, "30s", &pc.sync_period_usec) < 0)
+		return EXIT_USAGE;
+	pc.retry_max_usec = 0; /* = the sync period */
+	if (pc.retry_min_usec > pc.sync_period_usec)
+		pc.retry_min_usec = pc.sync_period_usec;
+	if (syncpolicy_config_check(&pc) < 0) {
+		fprintf(stderr, "svcnat: --sync-period must be > 0 and >= --min-sync-period\n");
+		return EXIT_USAGE;
+	}
+	/* kube-proxy's health timeout: twice the sync period. */
+	dm.health_timeout_usec = 2 * pc.sync_period_usec;
+	if (o->n_configs == 0 && !o->etcd_endpoints) {
+		fprintf(stderr, "svcnat: nothing to follow: give --config PATH and/or --etcd-endpoints\n");
+		return EXIT_USAGE;
+	}
+
+	diag_list_init(&d);
+	dm.metrics = metrics_new();
+	if (!dm.metrics || metrics_declare_svcnat(dm.metrics) < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = pipeline_new(o, &dm.p, &d);
+	log_diags(&d);
+	if (r < 0) {
+		code = r == -EEXIST ? EXIT_USAGE : EXIT_RUNTIME;
+		goto out;
+	}
+	r = pipeline_backend(dm.p, &b, &d);
+	log_diags(&d);
+	if (r < 0)
+		goto out;
+	r = loop_new(&dm.loop);
+	if (r < 0)
+		goto out;
+	r = setup_signals(&dm);
+	if (r < 0)
+		goto out;
+	r = loop_timer_new(dm.loop, on_sync_timer, &dm, &dm.sync_timer);
+	if (r < 0)
+		goto out;
+	syncpolicy_init(&dm.policy, &pc, loop_now_usec());
+	r = merge_handler_register(dm.p->merge, MERGE_HANDLE_ALL, on_merged, &dm);
+	if (r < 0)
+		goto out;
+	if (!o->node_ips_given) {
+		const struct ipaddr *addrs;
+		size_t n;
+
+		r = nladdrs_watch_new(dm.loop, dm.p->settings.family, on_addrs, &dm, &dm.addrs);
+		if (r < 0) {
+			log_err("cannot follow the node's addresses over netlink: %s", strerror(-r));
+			goto out;
+		}
+		nladdrs_watch_get(dm.addrs, &addrs, &n);
+		if (pipeline_set_addresses(dm.p, addrs, n) < 0) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	r = pipeline_check_sysctls(dm.p, &d);
+	log_diags(&d);
+	if (r < 0)
+		goto out;
+	r = setup_sources(&dm);
+	if (r == -EPERM) {
+		code = EXIT_USAGE;
+		goto out;
+	}
+	if (r < 0)
+		goto out;
+	r = setup_etcd(&dm);
+	if (r == -EINVAL) {
+		code = EXIT_USAGE;
+		goto out;
+	}
+	if (r < 0)
+		goto out;
+	r = setup_http(&dm, "--healthz-bind-address",
+		       o->healthz_bind_address ? o->healthz_bind_address : "127.0.0.1:10256",
+		       healthz_routes, ARRAY_SIZE(healthz_routes), &dm.healthz);
+	if (r >= 0)
+		r = setup_http(&dm, "--metrics-bind-address",
+			       o->metrics_bind_address ? o->metrics_bind_address : "127.0.0.1:10249",
+			       metrics_routes, ARRAY_SIZE(metrics_routes), &dm.metrics_srv);
+	if (r < 0)
+		goto out;
+	loop_set_post(dm.loop, on_post, &dm);
+	log_info("svcnat %s running: %zu sources, backend %s, min-sync-period %s, sync-period %s",
+		 PACKAGE_VERSION, o->n_configs + (o->etcd_endpoints ? 1 : 0),
+		 backend_kind_name(backend_kind_of(b)),
+		 duration_fmt(pc.min_sync_usec, a, sizeof(a)),
+		 duration_fmt(pc.sync_period_usec, c, sizeof(c)));
+	r = loop_run(dm.loop);
+	if (r < 0)
+		log_err("event loop failed: %s", strerror(-r));
+	else
+		code = 0;
+out:
+	if (r == -ENOMEM)
+		log_err("out of memory");
+	log_diags(&d);
+	diag_list_done(&d);
+	daemon_done(&dm);
+	return code;
 }
