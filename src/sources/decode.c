@@ -2324,6 +2324,12 @@ int decode_object(const char *buf, size_t len, const char *kind, const char *key
 	if (streq(kind, "legacy-service") || streq(kind, "legacy-endpoints")) {
 		const char *name;
 
+		if (key_ns && *key_ns && !is_dns1123_label(key_ns)) {
+			r = diag_add(diags, DIAG_ERROR, source, NULL, NULL,
+				     "%s is not a valid namespace", quote(key_ns, what, sizeof(what)));
+			return r < 0 ? r : -EINVAL;
+		}
+
 		if (streq(kind, "legacy-service")) {
 			r = decode_legacy_service(&c, root, key_ns, key_name, false, out);
 		} else {

@@ -19,6 +19,22 @@
  * the object (ns/name) and the field path with the bad value; the rest is
  * decoded.  Text that is not JSON (or not an object/List) fails as a whole:
  * -EINVAL with a diag giving line:column.
+ *
+ * Details of the mapping:
+ *  - JSON null is "absent" everywhere; numbers must be integral.  Names,
+ *    ports, protocols, IPs and CIDRs are checked by the API server's rules
+ *    (names end up in rule comments).  A Service is named "ns/name" in
+ *    diags, the other kinds "EndpointSlice ns/name" / "Endpoints ns/name".
+ *  - A v1 Endpoints object and an original-format endpoint list become one
+ *    epslice per distinct (port set, address family): the first is named
+ *    like the service, the k-th further one "<service>#k".  With no
+ *    endpoints at all, one empty epslice is still produced.
+ *  - Typed lists ("ServiceList", ...) whose items omit kind are accepted.
+ *  - Two items with one key (ns/name) in *out: the later is dropped with a
+ *    DIAG_ERROR.  A List over DECODE_MAX_ITEMS fails as a whole (-EFBIG).
+ *  - "legacy-service" yields the service only (its endpoints live under
+ *    their own key); "legacy-endpoints" yields epslices with TCP ports.
+ *  - On any failure *out is left as it was.
  */
 #ifndef SVCNAT_SOURCES_DECODE_H
 #define SVCNAT_SOURCES_DECODE_H

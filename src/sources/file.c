@@ -83,7 +83,7 @@ static int read_fd(int fd, const char *path, size_t budget, struct decoded *out,
 		   struct diag_list *diags, size_t *used)
 {
 	_cleanup_free_ char *buf = NULL;
-	size_t len;
+	size_t len = 0;
 	int r;
 
 	r = read_all(fd, path, budget, diags, &buf, &len);

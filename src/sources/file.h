@@ -14,6 +14,13 @@
  * Read path into *out.  Returns 0 (object errors, if any, in diags),
  * -EINVAL / -EFBIG (a file rejected whole: the source keeps its last good
  * content), -ENOENT, -errno for I/O errors (with a diag naming the path).
+ *
+ * A directory: "*.json" regular files not starting with '.', in strcmp
+ * order, each decoded with its path as the diag source.  Every file is
+ * checked, but if any is rejected whole the read returns the first such
+ * error and hands over nothing.  The files' total size is bounded by
+ * DECODE_MAX_FILE_SIZE too.  stdin is named "stdin" in diags.  On failure
+ * *out is left as it was.
  */
 int file_source_read(const char *path, struct decoded *out, struct diag_list *diags);
 

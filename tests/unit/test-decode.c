@@ -1074,6 +1074,8 @@ static void test_decode_object(void **state)
 		  "" },
 		{ "{\"Endpoints\":[\"x\"]}", "legacy-endpoints", NULL, "nodejs", 0, 0, 0, NULL, NULL,
 		  "error: t.json: default/nodejs: Endpoints[0]: \"x\" is not a valid \"ip:port\"\n" },
+		{ "{\"Port\":80}", "legacy-service", "a/b", "nodejs", -EINVAL, 0, 0, NULL, NULL,
+		  "error: t.json: \"a/b\" is not a valid namespace\n" },
 		{ "{}", "Pod", NULL, NULL, -EINVAL, 0, 0, NULL, NULL, "error: t.json: unknown kind 'Pod' requested\n" },
 		{ "[]", "Service", NULL, NULL, -EINVAL, 0, 0, NULL, NULL,
 		  "error: t.json: expected a JSON object, got an array\n" },
