@@ -55,6 +55,8 @@ struct trace_outcome {
 	bool masquerade;        /* reached MASQUERADE in nat POSTROUTING */
 	const char *recent_set; /* --set name hit on the way (session affinity), or NULL */
 	const char *last_chain; /* chain of the deciding rule (for messages) */
+	bool masq_marked;       /* carried env->masq_mark when it left the filter
+				 * hooks (entering nat POSTROUTING, or at the end) */
 };
 
 struct trace_result {
@@ -62,7 +64,9 @@ struct trace_result {
 	size_t n;
 };
 
-/* Returns 0, -ELOOP (jump depth > 64), -EINVAL (unknown chain), -ENOMEM. */
+/* Returns 0, -ELOOP (jump depth > 64, or more than 4 million rule
+ * evaluations over all branches: a goto cycle), -EINVAL (unknown chain),
+ * -ENOMEM.  On success *ret owns its outcomes (trace_result_done()). */
 int trace_packet(const struct ruleset *rs, const struct trace_env *env,
 		 const struct trace_packet *p, struct trace_result *ret);
 void trace_result_done(struct trace_result *r);
