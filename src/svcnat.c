@@ -15,6 +15,7 @@
 #include "core/resolve.h"
 #include "daemon.h"
 #include "pipeline.h"
+#include "sources/etcdload.h"
 #include "sys/log.h"
 #include "util.h"
 
@@ -575,6 +576,32 @@ static int run_cleanup(struct pipeline *p, struct diag_list *d)
 	return r < 0 ? EXIT_RUNTIME : 0;
 }
 
+/* `svcnat etcd-load --etcd-endpoints URLS FILE...`: populate the cluster store. */
+static int run_etcd_load(const struct svcnat_options *o, struct diag_list *d)
+{
+	const struct etcd_options eo = {
+		.endpoints = o->etcd_endpoints,
+		.prefix = o->etcd_prefix,
+		.cacert = o->etcd_cacert,
+		.cert = o->etcd_cert,
+		.key = o->etcd_key,
+	};
+	int r;
+
+	if (!o->etcd_endpoints || !o->n_args) {
+		fputs("svcnat: etcd-load needs --etcd-endpoints URL[,URL...] and a FILE\n", stderr);
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < o->n_args; i++) {
+		r = etcd_load_file(&eo, o->args[i], d);
+		print_diags(d);
+		if (r < 0)
+			return r == -EIO || r == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+		printf("%s: %d objects written to etcd\n", o->args[i], r);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct svcnat_options o;
@@ -593,6 +620,10 @@ int main(int argc, char **argv)
 	if (o.mode != MODE_DAEMON && !o.verbose)
 		log_set_max_level(LOG_LEVEL_WARNING);
 
+	if (o.mode == MODE_ETCD_LOAD) {
+		code = run_etcd_load(&o, &d);
+		goto out;
+	}
 	if (o.mode == MODE_DAEMON || o.mode == MODE_ETCD_LOAD) {
 		code = daemon_main(&o);
 		goto out;

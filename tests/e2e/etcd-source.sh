@@ -1,0 +1,221 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The etcd source against a real three-member etcd cluster, through the
+# test driver tests/e2e/etcd-follow (the source + merge engine on the loop,
+# printing every merged state).  No netfilter: this is the source's
+# protocol behaviour.
+#   - initial read (also of `svcnat etcd-load` output) -> SET
+#   - watch: PUT -> ADD, DELETE -> REMOVE, in order, exactly once
+#   - the member in use is killed: fail over, resume from the last revision
+#   - the whole cluster stopped: state kept; restarted with changes made
+#     meanwhile: caught up by the watch (no re-read)
+#   - compaction past the revision while the node is cut off: re-read
+#   - 10,000 services (+10,000 slices): initial sync time
+set -u
+. "$(dirname "$0")/lib/topology.sh"
+. "$(dirname "$0")/lib/etcd.sh"
+
+e2e_init etcd-source
+etcd_need
+FOLLOW=${ETCD_FOLLOW:-$top_builddir/tests/e2e/etcd-follow}
+[ -x "$FOLLOW" ] || fail "'$FOLLOW' not built (make check builds it)"
+e2e_need_svcnat
+
+# wait_for LOG REGEX [TIMEOUT]: bounded wait for a line matching REGEX.
+wait_for() {
+	local log=$1 re=$2 t=${3:-20} deadline
+	deadline=$((SECONDS + t))
+	while [ $SECONDS -lt $deadline ]; do
+		grep -Eq -- "$re" "$log" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "--- $log ---" >&2
+	tail -n 30 "$log" >&2
+	fail "no line matching '$re' in $log within ${t}s"
+}
+
+elapsed_ms() {
+	echo "$1 $2" | tr , . | awk '{ printf "%d", ($2 - $1) * 1000 }'
+}
+
+last_state() {
+	grep '^STATE' "$1" | tail -n 1
+}
+
+# expect_state LOG WORD...: the latest state holds every WORD ("!WORD": not).
+expect_state() {
+	local log=$1 w s
+	shift
+	s=" $(last_state "$log") "
+	for w in "$@"; do
+		case $w in
+		!*) case $s in *" ${w#!}"[:\ ]*) fail "state still has ${w#!}: $s" ;; esac ;;
+		*) case $s in *" $w "*) ;; *) fail "state lacks $w: $s" ;; esac ;;
+		esac
+	done
+}
+
+svc() { # ns name ip port
+	printf '{"apiVersion":"v1","kind":"Service","metadata":{"name":"%s","namespace":"%s"},"spec":{"type":"ClusterIP","clusterIP":"%s","ports":[{"port":%s,"protocol":"TCP","targetPort":8080}]}}' "$2" "$1" "$3" "$4"
+}
+slice() { # ns name service ip...
+	local ns=$1 name=$2 s=$3 eps= ip
+	shift 3
+	for ip in "$@"; do
+		eps="${eps:+$eps,}{\"addresses\":[\"$ip\"],\"conditions\":{\"ready\":true}}"
+	done
+	printf '{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"%s","namespace":"%s","labels":{"kubernetes.io/service-name":"%s"}},"addressType":"IPv4","endpoints":[%s],"ports":[{"port":8080,"protocol":"TCP"}]}' "$name" "$ns" "$s" "$eps"
+}
+
+status_of() { # pid log -> the STATUS line
+	local n
+	n=$(grep -c '^STATUS' "$2")
+	kill -USR1 "$1"
+	wait_for "$2" "^STATUS" 5
+	for _ in $(seq 1 100); do
+		[ "$(grep -c '^STATUS' "$2")" -gt "$n" ] && break
+		sleep 0.05
+	done
+	grep '^STATUS' "$2" | tail -n 1
+}
+
+etcd_topo_up
+etcd_attach n1 "$ETCD_NET.11"
+etcd_attach n2 "$ETCD_NET.12"
+etcd_cluster_start
+say "etcd up: $ETCD_ENDPOINTS"
+
+# --- initial content: etcd-load of the shipped examples + hand-written keys
+ip netns exec "$(ns_name n1)" timeout 60 "$SVCNAT" etcd-load --etcd-endpoints "$ETCD_ENDPOINTS" \
+	"$top_srcdir/contrib/examples/cluster.json" "$top_srcdir/contrib/examples/original.json" \
+	>"$E2E_TMP/load.out" 2>&1 || fail "etcd-load: $(cat "$E2E_TMP/load.out")"
+grep -q "cluster.json: [1-9][0-9]* objects written" "$E2E_TMP/load.out" || fail "etcd-load: $(cat "$E2E_TMP/load.out")"
+ectl get /registry/services/specs/nodejs --print-value-only | grep -q '"Port":10000' ||
+	fail "etcd-load did not write the original layout's spec key"
+ectl put /registry/services/specs/default/web "$(svc default web 198.19.0.10 80)" >/dev/null || fail put
+ectl put /registry/services/endpointslices/default/web-a "$(slice default web-a web 198.18.65.1 198.18.65.2)" >/dev/null || fail put
+ectl put /registry/pods/default/unrelated '{"kind":"Pod"}' >/dev/null || fail put
+
+LOG=$E2E_TMP/follow.log
+ip netns exec "$(ns_name n1)" "$FOLLOW" "$ETCD_ENDPOINTS" >"$LOG" 2>&1 &
+FPID=$!
+E2E_BG_PIDS+=($FPID)
+wait_for "$LOG" '^EVENT synced'
+wait_for "$LOG" '^EVENT connected .*from revision'
+expect_state "$LOG" S:default/web:80 E:default/web-a:198.18.65.1,198.18.65.2 S:default/nodejs:10000 \
+	S:shop/web:80 S:kube-system/kube-dns:53
+say "initial read: $(grep '^EVENT synced' "$LOG" | head -n 1)"
+
+# --- watch: add, change, delete
+t0=$EPOCHREALTIME
+ectl put /registry/services/specs/default/api "$(svc default api 198.19.0.20 443)" >/dev/null || fail put
+wait_for "$LOG" 'S:default/api:443'
+t1=$EPOCHREALTIME
+say "etcd put -> merged state: $(elapsed_ms "$t0" "$t1") ms (incl. etcdctl)"
+ectl put /registry/services/endpointslices/default/web-a "$(slice default web-a web 198.18.65.2)" >/dev/null || fail put
+wait_for "$LOG" 'E:default/web-a:198.18.65.2( |$)'
+ectl del /registry/services/specs/default/api >/dev/null || fail del
+wait_for "$LOG" '^STATE .*S:default/web:80' 5
+for _ in $(seq 1 100); do
+	case "$(last_state "$LOG")" in *S:default/api:*) sleep 0.05 ;; *) break ;; esac
+done
+expect_state "$LOG" '!S:default/api' S:default/web:80
+
+# --- a value that does not decode: diag, the key's item goes
+ectl put /registry/services/specs/default/web '{"kind":"Service","metadata":{"name":"web"},"spec":{"ports":[{"port":70000}]}}' >/dev/null
+wait_for "$LOG" '^EVENT diag .*etcd:/registry/services/specs/default/web.*70000'
+ectl put /registry/services/specs/default/web "$(svc default web 198.19.0.10 80)" >/dev/null
+wait_for "$LOG" '^STATE .*S:default/web:80'
+grep -q 'unrelated' "$LOG" && fail "a key outside the layout reached the source's output"
+
+# --- kill the member in use (m1: the first endpoint)
+etcd_member_kill 1
+ECTL_ENDPOINTS="http://$ETCD_NET.2:2379,http://$ETCD_NET.3:2379" ectl_retry put /registry/services/specs/default/after-kill "$(svc default after-kill 198.19.0.30 81)" >/dev/null || fail "put after kill"
+wait_for "$LOG" 'S:default/after-kill:81' 30
+wait_for "$LOG" '^EVENT connected watching http://198.18.250.[23]:2379' 5
+st=$(status_of "$FPID" "$LOG")
+case $st in *full_reads=1\ *) ;; *) fail "failover re-read everything instead of resuming: $st" ;; esac
+say "member m1 killed: failed over, resumed ($st)"
+etcd_member_start 1
+etcd_wait_healthy 1
+
+# --- stop the whole cluster: state kept
+before=$(last_state "$LOG")
+etcd_cluster_stop
+wait_for "$LOG" '^EVENT disconnected' 30
+sleep 3
+[ "$(last_state "$LOG")" = "$before" ] || fail "state changed while etcd was down"
+st=$(status_of "$FPID" "$LOG")
+case $st in *connected=0*) ;; *) fail "status says connected while etcd is down: $st" ;; esac
+say "etcd down: state kept, status: $st"
+# restart, change at once (before the source's next retry): it catches up
+for i in 1 2 3; do etcd_member_start "$i"; done
+etcd_wait_healthy
+ectl_retry put /registry/services/specs/default/during-outage "$(svc default during-outage 198.19.0.31 82)" >/dev/null || fail put
+ectl_retry del /registry/services/specs/default/after-kill >/dev/null || fail del
+wait_for "$LOG" 'S:default/during-outage:82' 30
+for _ in $(seq 1 100); do
+	case "$(last_state "$LOG")" in *S:default/after-kill:*) sleep 0.05 ;; *) break ;; esac
+done
+expect_state "$LOG" '!S:default/after-kill' S:default/during-outage:82 S:default/web:80
+st=$(status_of "$FPID" "$LOG")
+case $st in *full_reads=1\ *) ;; *) fail "restart re-read everything instead of resuming: $st" ;; esac
+say "etcd restarted: caught up from the last revision ($st)"
+
+# --- compaction while the node is cut off -> re-read
+ip -n "$(ns_name n1)" link set eth0 down
+ip netns exec "$(ns_name n1)" ss -K dst "$ETCD_NET.0/24" >/dev/null 2>&1
+wait_for "$LOG" '^EVENT (disconnected|retry)' 30
+ectl put /registry/services/specs/default/while-cut "$(svc default while-cut 198.19.0.32 83)" >/dev/null || fail put
+ectl del /registry/services/specs/default/during-outage >/dev/null || fail del
+rev=$(etcd_revision)
+ectl compact "$rev" --physical >/dev/null || fail "compact $rev"
+say "compacted at revision $rev while n1 is cut off"
+ip -n "$(ns_name n1)" link set eth0 up
+wait_for "$LOG" '^EVENT compacted' 30
+wait_for "$LOG" 'S:default/while-cut:83' 30
+expect_state "$LOG" '!S:default/during-outage' S:default/web:80
+st=$(status_of "$FPID" "$LOG")
+case $st in *full_reads=2\ *) ;; *) fail "no re-read after compaction: $st" ;; esac
+say "after compaction: $(grep '^EVENT compacted' "$LOG" | tail -n 1)"
+base_svcs=$(last_state "$LOG" | sed -n 's/.* services=\([0-9]*\) .*/\1/p')
+base_slices=$(last_state "$LOG" | sed -n 's/.* slices=\([0-9]*\).*/\1/p')
+kill "$FPID"
+wait "$FPID" 2>/dev/null
+
+# --- 10,000 services and their slices: initial sync of a fresh node
+N=${ETCD_SCALE:-10000}
+big=$E2E_TMP/big.json
+awk -v n="$N" 'BEGIN {
+	printf "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[";
+	for (i = 0; i < n; i++) {
+		ip = sprintf("198.19.%d.%d", int(i / 250) + 1, i % 250 + 1);
+		ep = sprintf("198.18.%d.%d", 65 + int(i / 250) % 2, i % 250 + 1);
+		printf "%s{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"s%d\",\"namespace\":\"scale\"},\"spec\":{\"type\":\"ClusterIP\",\"clusterIP\":\"%s\",\"ports\":[{\"name\":\"http\",\"port\":80,\"protocol\":\"TCP\",\"targetPort\":8080}]}}", (i ? "," : ""), i, ip;
+		printf ",{\"apiVersion\":\"discovery.k8s.io/v1\",\"kind\":\"EndpointSlice\",\"metadata\":{\"name\":\"s%d-x\",\"namespace\":\"scale\",\"labels\":{\"kubernetes.io/service-name\":\"s%d\"}},\"addressType\":\"IPv4\",\"endpoints\":[{\"addresses\":[\"%s\"],\"conditions\":{\"ready\":true}}],\"ports\":[{\"name\":\"http\",\"port\":8080,\"protocol\":\"TCP\"}]}", i, i, ep;
+	}
+	printf "]}\n";
+}' >"$big"
+t0=$EPOCHREALTIME
+ip netns exec "$(ns_name n2)" timeout 300 "$SVCNAT" etcd-load --etcd-endpoints "$ETCD_ENDPOINTS" "$big" \
+	>"$E2E_TMP/load-big.out" 2>&1 || fail "etcd-load of $N services: $(tail -n 5 "$E2E_TMP/load-big.out")"
+t1=$EPOCHREALTIME
+say "etcd-load: $(cat "$E2E_TMP/load-big.out") in $(elapsed_ms "$t0" "$t1") ms"
+LOG2=$E2E_TMP/follow2.log
+t0=$EPOCHREALTIME
+ip netns exec "$(ns_name n2)" "$FOLLOW" "$ETCD_ENDPOINTS" >"$LOG2" 2>&1 &
+FPID=$!
+E2E_BG_PIDS+=($FPID)
+wait_for "$LOG2" '^EVENT synced' 120
+wait_for "$LOG2" '^STATE' 30
+t1=$EPOCHREALTIME
+grep -q "^STATE .* services=$((N + base_svcs)) slices=$((N + base_slices))" "$LOG2" ||
+	fail "scale: unexpected state: $(grep '^STATE' "$LOG2" | head -n 1 | cut -c1-200)"
+say "initial sync of $N services + $N slices: $(grep '^EVENT synced' "$LOG2") (process start to merged state: $(elapsed_ms "$t0" "$t1") ms)"
+# and the watch still works at that size
+ectl del /registry/services/specs/scale/s0 >/dev/null || fail del
+wait_for "$LOG2" "^STATE .* services=$((N + base_svcs - 1)) " 20
+kill "$FPID"
+wait "$FPID" 2>/dev/null
+exit 0
