@@ -13,6 +13,14 @@ plan (198.18.0.0/15 only): cluster IPs in 198.19.0.0/16, endpoints in
 Variants for sync benchmarks:
   --change endpoint   service 0's first endpoint moves to another address
   --change add        one more service (N+1 services)
+  --change all        every endpoint moves (every KUBE-SEP chain is new,
+                      every KUBE-SVC chain changes)
+
+For the data path, --target-ips A,B,... makes endpoint e of every service
+use address A, B, ... in turn (the benchmark's real backends), so any
+service reaches them.
+
+Importable: build(n, m, change, target_ips) returns the List as a dict.
 """
 import argparse
 import ipaddress
@@ -32,7 +40,7 @@ def pod_ip(n):
     return str(POD_NET.network_address + 1 + (n % (POD_NET.num_addresses - 2)))
 
 
-def service(i, n_endpoints):
+def service(i, n_endpoints, shift=0, target_ips=None):
     name = "svc-%05d" % i
     ports = [{"name": "http", "protocol": "TCP", "port": 80, "targetPort": 8080}]
     if i % 8 == 7:
@@ -60,7 +68,11 @@ def service(i, n_endpoints):
            "spec": spec, "status": status}
     eps = []
     for e in range(n_endpoints):
-        eps.append({"addresses": [pod_ip(i * n_endpoints + e)],
+        if target_ips:
+            addr = target_ips[e % len(target_ips)]
+        else:
+            addr = pod_ip(i * n_endpoints + e + shift)
+        eps.append({"addresses": [addr],
                     "conditions": {"ready": True, "serving": True, "terminating": False},
                     "nodeName": "node-a" if (i + e) % 20 == 0 else "node-%d" % (2 + (i + e) % 50),
                     "zone": "zone-a"})
@@ -73,25 +85,42 @@ def service(i, n_endpoints):
     return svc, slice_
 
 
+def build(n_services, n_endpoints, change="none", target_ips=None):
+    """The List for n_services x n_endpoints with the given change."""
+    n = n_services + (1 if change == "add" else 0)
+    # Moving every endpoint by one service's worth of addresses keeps the
+    # addresses of one service distinct and changes every one of them.
+    shift = n_endpoints if change == "all" else 0
+    items = []
+    for i in range(n):
+        svc, sl = service(i, n_endpoints, shift, target_ips)
+        if change == "endpoint" and i == 0:
+            sl["endpoints"][0]["addresses"] = ["198.18.127.250"]
+        items.append(svc)
+        items.append(sl)
+    return {"apiVersion": "v1", "kind": "List", "items": items, "metadata": {"resourceVersion": ""}}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-n", "--services", type=int, required=True)
     ap.add_argument("-m", "--endpoints", type=int, default=10)
-    ap.add_argument("--change", choices=["none", "endpoint", "add"], default="none")
+    ap.add_argument("--change", choices=["none", "endpoint", "add", "all"], default="none")
+    ap.add_argument("--target-ips", default="",
+                    help="comma-separated endpoint addresses used by every service (data path)")
     ap.add_argument("-o", "--output", default="-")
     a = ap.parse_args()
-    n = a.services + (1 if a.change == "add" else 0)
-    items = []
-    for i in range(n):
-        svc, sl = service(i, a.endpoints)
-        if a.change == "endpoint" and i == 0:
-            sl["endpoints"][0]["addresses"] = ["198.18.127.250"]
-        items.append(svc)
-        items.append(sl)
-    doc = {"apiVersion": "v1", "kind": "List", "items": items, "metadata": {"resourceVersion": ""}}
+    if a.services < 1 or a.endpoints < 1:
+        ap.error("--services and --endpoints must be at least 1")
+    target_ips = [ip.strip() for ip in a.target_ips.split(",") if ip.strip()]
+    for ip in target_ips:
+        ipaddress.IPv4Address(ip)
+    doc = build(a.services, a.endpoints, a.change, target_ips or None)
     out = sys.stdout if a.output == "-" else open(a.output, "w")
     json.dump(doc, out, separators=(",", ":"))
     out.write("\n")
+    if out is not sys.stdout:
+        out.close()
 
 
 if __name__ == "__main__":
