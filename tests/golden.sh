@@ -1,2 +1,96 @@
 #!/bin/sh
-exit 77
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Golden dry-run outputs.  For every shipped example contrib/examples/<f>.json,
+#
+#   svcnat --dry-run --config <f>.json --node-ip 198.18.0.1 --hostname node-a \
+#          --cluster-cidr 198.18.64.0/18
+#
+# (node-a of the address plan) must exit 0 and print exactly
+# tests/data/golden/<f>.rules.  A difference fails the test and shows the diff.
+#
+# Regenerate deliberately, after a change that is meant to alter the rules:
+#
+#   REGEN=1 SVCNAT=/path/to/build/svcnat tests/golden.sh
+#
+# rewrites tests/data/golden/<f>.rules in the source tree; review the diff
+# (git diff tests/data/golden) and commit it with the change.
+#
+# Environment (make check sets it): SVCNAT (the binary), top_srcdir.
+# Needs no root, no kernel access; writes only to a temporary directory.
+
+set -u
+
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+SVCNAT=${SVCNAT:-${top_builddir:-.}/svcnat}
+golden_dir=$top_srcdir/tests/data/golden
+settings="--node-ip 198.18.0.1 --hostname node-a --cluster-cidr 198.18.64.0/18"
+
+if [ ! -x "$SVCNAT" ]; then
+	echo "FAIL: svcnat binary not found at '$SVCNAT' (set SVCNAT)" >&2
+	exit 1
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/svcnat-golden.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM HUP
+
+fail=0
+n=0
+for json in "$top_srcdir"/contrib/examples/*.json; do
+	[ -e "$json" ] || { echo "FAIL: no examples in $top_srcdir/contrib/examples" >&2; exit 1; }
+	name=$(basename "$json" .json)
+	want=$golden_dir/$name.rules
+	n=$((n + 1))
+
+	# shellcheck disable=SC2086 # settings is a word list on purpose
+	"$SVCNAT" --dry-run --config "$json" $settings >"$tmp/$name.out" 2>"$tmp/$name.err"
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		echo "FAIL: $name: svcnat --dry-run exited $rc:" >&2
+		cat "$tmp/$name.err" >&2
+		fail=1
+		continue
+	fi
+	if [ ! -s "$tmp/$name.out" ] || ! grep -q '^COMMIT$' "$tmp/$name.out"; then
+		echo "FAIL: $name: svcnat --dry-run printed no ruleset" >&2
+		fail=1
+		continue
+	fi
+
+	if [ -n "${REGEN:-}" ]; then
+		cp "$tmp/$name.out" "$want" || exit 1
+		echo "regenerated $want ($(wc -l <"$want") lines)"
+		continue
+	fi
+	if [ ! -f "$want" ]; then
+		echo "FAIL: $name: no golden file $want (create it with REGEN=1 $0)" >&2
+		fail=1
+		continue
+	fi
+	if diff -u "$want" "$tmp/$name.out" >"$tmp/$name.diff"; then
+		echo "ok: $name ($(wc -l <"$want") lines)"
+	else
+		echo "FAIL: $name: dry-run output differs from $want" \
+			"(REGEN=1 $0 rewrites it if the change is intended):" >&2
+		cat "$tmp/$name.diff" >&2
+		fail=1
+	fi
+	if [ -s "$tmp/$name.err" ]; then
+		echo "  $name: stderr:"
+		sed 's/^/    /' "$tmp/$name.err"
+	fi
+done
+
+# A golden file whose example is gone is stale.
+for want in "$golden_dir"/*.rules; do
+	[ -e "$want" ] || continue
+	name=$(basename "$want" .rules)
+	if [ ! -f "$top_srcdir/contrib/examples/$name.json" ]; then
+		echo "FAIL: $want has no example contrib/examples/$name.json" >&2
+		fail=1
+	fi
+done
+
+[ $n -gt 0 ] || fail=1
+exit $fail

@@ -614,7 +614,7 @@ static void test_round_trip(void **state)
 
 /*
  * What iptables-legacy-save and iptables-nft-save printed for
- * save-input.rules after loading it into a namespace (kernel's 11-digit
+ * save-input.txt after loading it into a namespace (kernel's 11-digit
  * probabilities, --set-xmark, counters with -c, header comments): parses to
  * the same model as the restore input itself.
  */
@@ -622,7 +622,7 @@ static void test_parse_saved_samples(void **state)
 {
 	static const char *const samples[] = { "save-legacy.txt", "save-legacy-c.txt", "save-nft.txt" };
 	size_t len, i;
-	char *input = read_data("save-input.rules", &len);
+	char *input = read_data("save-input.txt", &len);
 	struct ruleset *want = parse_ok(input, 0);
 	const struct rs_chain *c;
 
@@ -929,7 +929,7 @@ static void fuzz_one(const char *buf, size_t len, unsigned flags)
 
 static void test_fuzz(void **state)
 {
-	static const char *const files[] = { "save-legacy.txt", "save-foreign-c.txt", "save-input.rules" };
+	static const char *const files[] = { "save-legacy.txt", "save-foreign-c.txt", "save-input.txt" };
 	static const char alphabet[] = " \t\n\"\\!-:/[]#*0123456789xACDEGKMNPRSTU";
 	uint64_t seed = 0x9e3779b97f4a7c15ULL;
 	const char *iters_env = getenv("SVCNAT_FUZZ_ITERS");
@@ -1009,7 +1009,7 @@ static struct trace_result trace(const struct ruleset *rs, const char *recent, c
 static struct ruleset *kp_ruleset(void)
 {
 	size_t len;
-	char *text = read_data("save-input.rules", &len);
+	char *text = read_data("save-input.txt", &len);
 	struct ruleset *rs = parse_ok(text, 0);
 
 	free(text);
