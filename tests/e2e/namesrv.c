@@ -11,11 +11,12 @@
  *       FILE is created once every socket listens.
  *
  *   namesrv client --addr IP --port PORT [--udp] [--count N]
- *                  [--timeout-ms MS] [--source IP]
+ *                  [--timeout-ms MS] [--source IP] [--max-fail K]
  *       N attempts (default 1), each a new connection (or UDP socket) with
  *       its own deadline (default 1000 ms).  Prints one line per attempt:
  *       "ok NAME PEER-IP" (what the server saw), "refused", "timeout",
- *       "unreach", "reset", "eof" or "error ERRNO-NAME".
+ *       "unreach", "reset", "eof" or "error ERRNO-TEXT".  With --max-fail,
+ *       stops after K failed attempts (fewer lines then).
  *
  *   namesrv hold --addr IP --port PORT --wait-file FILE [--timeout SEC]
  *                [--timeout-ms MS]
@@ -449,23 +450,26 @@ static void print_exchange(int r, const char *reply)
 }
 
 static int cmd_client(const struct sockaddr_in *dst, const struct in_addr *src, bool udp,
-		      unsigned long count, unsigned timeout_ms)
+		      unsigned long count, unsigned timeout_ms, unsigned long max_fail)
 {
 	char reply[LINE_MAX_LEN];
-	unsigned long i;
+	unsigned long i, failed = 0;
 
-	for (i = 0; i < count; i++) {
+	for (i = 0; i < count && (!max_fail || failed < max_fail); i++) {
 		int64_t deadline = now_ms() + timeout_ms;
 		int fd, r;
 
 		fd = connect_to(udp ? SOCK_DGRAM : SOCK_STREAM, dst, src, deadline);
 		if (fd < 0) {
 			print_failure(-fd);
+			failed++;
 			continue;
 		}
 		r = exchange(fd, udp, deadline, reply, sizeof(reply));
 		close(fd);
 		print_exchange(r, reply);
+		if (r < 0)
+			failed++;
 	}
 	return fflush(stdout) == 0 ? 0 : 1;
 }
@@ -508,7 +512,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: namesrv serve --name NAME --port PORT [--port PORT...] [--timeout SEC] [--ready FILE]\n"
-		"       namesrv client --addr IP --port PORT [--udp] [--count N] [--timeout-ms MS] [--source IP]\n"
+		"       namesrv client --addr IP --port PORT [--udp] [--count N] [--timeout-ms MS]\n"
+		"                      [--source IP] [--max-fail K]\n"
 		"       namesrv hold --addr IP --port PORT --wait-file FILE [--timeout SEC] [--timeout-ms MS]\n");
 }
 
@@ -525,12 +530,13 @@ int main(int argc, char **argv)
 		{ "count", required_argument, NULL, 'c' },
 		{ "timeout-ms", required_argument, NULL, 'T' },
 		{ "wait-file", required_argument, NULL, 'w' },
+		{ "max-fail", required_argument, NULL, 'm' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *cmd, *name = NULL, *ready = NULL, *wait_file = NULL;
 	uint16_t ports[MAX_PORTS];
 	size_t n_ports = 0;
-	unsigned long timeout = 0, count = 1, timeout_ms = 1000, v;
+	unsigned long timeout = 0, count = 1, timeout_ms = 1000, max_fail = 0, v;
 	struct sockaddr_in dst = { .sin_family = AF_INET };
 	struct in_addr src;
 	bool have_addr = false, have_src = false, udp = false;
@@ -540,6 +546,8 @@ int main(int argc, char **argv)
 		usage();
 		return 2;
 	}
+	/* Lines reach the output file as they happen, also when killed. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	cmd = argv[1];
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -599,6 +607,12 @@ int main(int argc, char **argv)
 		case 'w':
 			wait_file = optarg;
 			break;
+		case 'm':
+			if (parse_uint(optarg, MAX_COUNT, &max_fail) < 0) {
+				fprintf(stderr, "namesrv: --max-fail: want 0..%d: '%s'\n", MAX_COUNT, optarg);
+				return 2;
+			}
+			break;
 		default:
 			usage();
 			return 2;
@@ -624,7 +638,7 @@ int main(int argc, char **argv)
 		dst.sin_port = htons(ports[0]);
 		if (!strcmp(cmd, "client"))
 			return cmd_client(&dst, have_src ? &src : NULL, udp, count,
-					  (unsigned)timeout_ms);
+					  (unsigned)timeout_ms, max_fail);
 		if (!wait_file || udp) {
 			fprintf(stderr, "namesrv hold: --wait-file is required, TCP only\n");
 			return 2;

@@ -10,13 +10,15 @@
 #   probe OUT NS IP PORT N [OPT...] N bounded attempts from namespace NS into
 #                                   file OUT, one line each: "ok NAME PEER",
 #                                   "refused", "timeout", "unreach", ...
-#                                   (OPT: --udp, --timeout-ms MS)
+#                                   (OPT: --udp, --timeout-ms MS); gives up
+#                                   after 5 failed attempts
 #   summary OUT                     "name=count ..." for messages
 #   expect_spread OUT PCT NAME...   all ok, only NAMEs, each >= PCT% of them
 #   expect_only OUT NAME...         all ok, every answer from one of NAMEs
 #   expect_outcome OUT WORD         every attempt ended with WORD (refused...)
 #   expect_peer OUT IP              every backend saw source address IP
 #   expect_single OUT               all ok, all from one backend (prints it)
+#   expect_no_answer OUT            no attempt reached any server
 
 # start_servers PORT...: namesrv answering with the pod's name on every port
 # (TCP and UDP), in every pod added with topo_add_pod.  Waits until all listen.
@@ -44,7 +46,8 @@ start_servers() {
 probe() {
 	local out=$1 ns=$2 ip=$3 port=$4 n=$5
 	shift 5
-	in_ns "$ns" "$NAMESRV" client --addr "$ip" --port "$port" --count "$n" "$@" >"$out" ||
+	# --max-fail: a broken path fails after a few 1s attempts, not 300
+	in_ns "$ns" "$NAMESRV" client --addr "$ip" --port "$port" --count "$n" --max-fail 5 "$@" >"$out" ||
 		fail "client in $ns to $ip:$port failed: $(cat "$out")"
 	[ "$(wc -l <"$out")" = "$n" ] || fail "client in $ns to $ip:$port: expected $n lines, got: $(cat "$out")"
 }
@@ -112,4 +115,12 @@ expect_single() {
 	names=$(awk '{print $2}' "$out" | sort -u)
 	[ "$(echo "$names" | wc -l)" = 1 ] || fail "expected one backend for all attempts, got: $(summary "$out")"
 	echo "$names"
+}
+
+# expect_no_answer OUT: no attempt reached a server (any failure will do).
+expect_no_answer() {
+	local out=$1
+	if grep -q '^ok ' "$out"; then
+		fail "expected no answer, got: $(summary "$out")"
+	fi
 }

@@ -27,8 +27,10 @@
 #   e2e_init NAME          root check (exit 77 "SKIPPED", or failure under
 #                          CI=true), tools, temp dir, traps, watchdog
 #   e2e_backends           the svcnat backends to run each test with
+#   e2e_for_each_backend FN   FN BACKEND on a fresh topology per backend
 #   topo_up                node, node-b, client1, client2, podclient
-#   topo_add_pod NAME IP   a pod on node-a (198.18.65.x) or node-b (198.18.66.x)
+#   topo_add_pod NAME IP [NAME IP...]  pods on node-a (198.18.65.x) or
+#                          node-b (198.18.66.x)
 #   topo_down              kill everything inside, delete the namespaces
 #   ns_name NAME           the real namespace name of a logical one
 #   in_ns NAME CMD...      run CMD in namespace NAME, bounded by timeout(1)
@@ -113,6 +115,7 @@ e2e_init() {
 	NAMESRV=${NAMESRV:-$top_builddir/tests/e2e/namesrv}
 	[ -x "$NAMESRV" ] || fail "name server '$NAMESRV' not built (make check builds it)"
 
+	umask 022
 	E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/svcnat-e2e.XXXXXX") || fail "mktemp"
 	trap e2e_cleanup EXIT
 	trap 'exit 130' INT
@@ -151,13 +154,28 @@ e2e_cleanup() {
 	fi
 	[ -n "$E2E_TMP" ] && rm -rf "$E2E_TMP"
 	if [ "$rc" = 0 ]; then
-		echo "PASS: $E2E_NAME"
+		echo "${E2E_PASS_MSG:-PASS: $E2E_NAME}"
 	fi
 	exit "$rc"
 }
 
 e2e_backends() {
 	echo "${SVCNAT_E2E_BACKENDS:-libiptc restore}"
+}
+
+# e2e_for_each_backend FN: FN BACKEND on a fresh topology, once per backend
+# (SVCNAT_E2E_BACKENDS, default "libiptc restore").  FN adds pods, starts
+# servers and runs svcnat; the topology is removed after it.
+e2e_for_each_backend() {
+	local fn=$1 b
+	e2e_need_svcnat
+	for b in $(e2e_backends); do
+		say "=== backend $b ==="
+		E2E_BACKEND=$b
+		topo_up
+		"$fn" "$b"
+		topo_down
+	done
 }
 
 ns_name() {
@@ -172,71 +190,109 @@ in_ns() {
 	ip netns exec "$ns" timeout --kill-after=5 "$E2E_CMD_TIMEOUT" "$@"
 }
 
-_ns_add() {
-	local ns
-	ns=$(ns_name "$1")
+# Commands for `ip -n NS -batch`, collected per namespace and run by _flush
+# (one process per namespace instead of one per command: the topology is
+# made several times per test).
+_b() {
+	printf '%s\n' "$2" >>"$E2E_TMP/batch.$1"
+}
+
+_flush() {
+	local f=$E2E_TMP/batch.$1
+	[ -s "$f" ] || return 0
+	ip -n "$(ns_name "$1")" -batch "$f" >"$f.log" 2>&1 ||
+		fail "setting up namespace $1: $(cat "$f.log") (commands: $(tr '\n' ';' <"$f"))"
+	rm -f "$f" "$f.log"
+}
+
+# _ns_new NAME [SYSCTL...]: the namespace, ICMP not rate-limited, lo up
+# queued for its batch.
+_ns_new() {
+	local ns name=$1
+	shift
+	ns=$(ns_name "$name")
 	ip netns add "$ns" || fail "ip netns add $ns"
-	ip -n "$ns" link set lo up || fail "lo up in $ns"
-	ip netns exec "$ns" sysctl -qw net.ipv4.icmp_ratelimit=0 || fail "sysctl in $ns"
+	ip netns exec "$ns" sysctl -qw net.ipv4.icmp_ratelimit=0 "$@" >/dev/null || fail "sysctl in $ns"
+	rm -f "$E2E_TMP/batch.$name"
+	_b "$name" "link set lo up"
+}
+
+# _ns_add NAME [SYSCTL...]: the same, ready at once (lo up) - for other
+# libraries (etcd.sh) that add their own namespaces under TOPO_PREFIX.
+_ns_add() {
+	_ns_new "$@"
+	_flush "$1"
 }
 
 # _link A IF_A ADDR_A B IF_B ADDR_B: a veth between namespaces A and B, each
-# side with its /32 address and a /32 route to the other.
+# side with its /32 address and a /32 route to the other (queued: A's
+# commands must be flushed before B's, as A's create the pair).
 _link() {
-	local a b
-	a=$(ns_name "$1")
-	b=$(ns_name "$4")
-	ip -n "$a" link add "$2" type veth peer name "$5" netns "$b" || fail "veth $1:$2 - $4:$5"
-	ip -n "$a" addr add "$3/32" dev "$2" || fail "addr $3 on $1:$2"
-	ip -n "$b" addr add "$6/32" dev "$5" || fail "addr $6 on $4:$5"
-	ip -n "$a" link set "$2" up || fail "up $1:$2"
-	ip -n "$b" link set "$5" up || fail "up $4:$5"
-	ip -n "$a" route add "$6/32" dev "$2" src "$3" || fail "route $6 in $1"
-	ip -n "$b" route add "$3/32" dev "$5" src "$6" || fail "route $3 in $4"
+	_b "$1" "link add $2 type veth peer name $5 netns $(ns_name "$4")"
+	_b "$1" "addr add $3/32 dev $2"
+	_b "$1" "link set $2 up"
+	_b "$1" "route add $6/32 dev $2 src $3"
+	_b "$4" "addr add $6/32 dev $5"
+	_b "$4" "link set $5 up"
+	_b "$4" "route add $3/32 dev $5 src $6"
 }
 
 topo_up() {
+	local n
 	TOPO_N=$((TOPO_N + 1))
 	TOPO_PREFIX="svcnat-e2e-$$-$TOPO_N"
 	TOPO_PODS=()
 
-	_ns_add node
-	_ns_add nodeb
-	_ns_add client1
-	_ns_add client2
-	ip netns exec "$(ns_name node)" sysctl -qw net.ipv4.ip_forward=1 || fail "ip_forward"
-	ip netns exec "$(ns_name nodeb)" sysctl -qw net.ipv4.ip_forward=1 || fail "ip_forward"
+	_ns_new node net.ipv4.ip_forward=1
+	_ns_new nodeb net.ipv4.ip_forward=1
+	_ns_new client1
+	_ns_new client2
+	_ns_new podclient
 
 	_link node vnb "$E2E_NODE_IP" nodeb eth0 "$E2E_NODEB_IP"
-	ip -n "$(ns_name node)" route add 198.18.66.0/24 via "$E2E_NODEB_IP" || fail "route to node-b pods"
-	ip -n "$(ns_name node)" route add default via "$E2E_NODEB_IP" || fail "node default route"
-	ip -n "$(ns_name nodeb)" route add 198.18.0.0/16 via "$E2E_NODE_IP" || fail "node-b route"
+	_b node "route add 198.18.66.0/24 via $E2E_NODEB_IP"
+	_b node "route add default via $E2E_NODEB_IP"
+	_b nodeb "route add 198.18.0.0/16 via $E2E_NODE_IP"
 
 	_link node vc1 "$E2E_NODE_IP" client1 eth0 "$E2E_CLIENT1_IP"
-	ip -n "$(ns_name client1)" route add default via "$E2E_NODE_IP" || fail "client1 route"
+	_b client1 "route add default via $E2E_NODE_IP"
 	_link node vc2 "$E2E_NODE_IP" client2 eth0 "$E2E_CLIENT2_IP"
-	ip -n "$(ns_name client2)" route add default via "$E2E_NODE_IP" || fail "client2 route"
+	_b client2 "route add default via $E2E_NODE_IP"
 
-	_pod_add podclient "$E2E_PODCLIENT_IP"
+	_pod_link podclient "$E2E_PODCLIENT_IP"
+	for n in node nodeb client1 client2 podclient; do
+		_flush "$n"
+	done
 }
 
-_pod_add() {
+# _pod_link NAME IP: queue the pod's link to its node (by its address)
+_pod_link() {
 	local name=$1 ip=$2 node gw
 	case $ip in
 	198.18.65.*) node=node gw=$E2E_NODE_IP ;;
 	198.18.66.*) node=nodeb gw=$E2E_NODEB_IP ;;
 	*) fail "pod $name: $ip is not in a node's pod range (198.18.65.0/24, 198.18.66.0/24)" ;;
 	esac
-	_ns_add "$name"
 	# interface name on the node: "p" + the last two octets (<= 15 chars)
 	_link "$node" "p${ip#198.18.}" "$gw" "$name" eth0 "$ip"
-	ip -n "$(ns_name "$name")" route add default via "$gw" || fail "route in pod $name"
+	_b "$name" "route add default via $gw"
 }
 
-# topo_add_pod NAME IP: a backend pod that start_servers will serve in.
+# topo_add_pod NAME IP [NAME IP...]: backend pods that start_servers will
+# serve in.
 topo_add_pod() {
-	_pod_add "$1" "$2"
-	TOPO_PODS+=("$1")
+	local added=() n
+	while [ $# -ge 2 ]; do
+		_ns_new "$1"
+		_pod_link "$1" "$2"
+		added+=("$1")
+		shift 2
+	done
+	[ $# = 0 ] || fail "topo_add_pod: NAME IP pairs expected"
+	for n in node nodeb "${added[@]}"; do
+		_flush "$n"
+	done
+	TOPO_PODS+=("${added[@]}")
 }
 
 # Kill every process inside our namespaces (they are all ours), delete them.
