@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/evp.h>
@@ -28,26 +29,66 @@ static void b32_first16(const unsigned char *d, char out[CHAIN_HASH_LEN + 1])
 	out[o] = '\0';
 }
 
+struct chain_hasher {
+	EVP_MD *md;
+	EVP_MD_CTX *ctx;
+};
+
+struct chain_hasher *chain_hasher_new(void)
+{
+	struct chain_hasher *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	h->md = EVP_MD_fetch(NULL, "SHA256", NULL);
+	h->ctx = EVP_MD_CTX_new();
+	if (!h->md || !h->ctx) {
+		chain_hasher_free(h);
+		return NULL;
+	}
+	return h;
+}
+
+void chain_hasher_free(struct chain_hasher *h)
+{
+	if (!h)
+		return;
+	EVP_MD_CTX_free(h->ctx);
+	EVP_MD_free(h->md);
+	free(h);
+}
+
+static void hash_with(EVP_MD_CTX *ctx, const EVP_MD *md, const char *svc_port_name,
+		      const char *proto, const char *endpoint, char out[CHAIN_HASH_LEN + 1])
+{
+	unsigned char d[EVP_MAX_MD_SIZE];
+	unsigned int dlen = 0;
+
+	out[0] = '\0';
+	if (EVP_DigestInit_ex(ctx, md, NULL) == 1 &&
+	    EVP_DigestUpdate(ctx, svc_port_name, strlen(svc_port_name)) == 1 &&
+	    EVP_DigestUpdate(ctx, proto, strlen(proto)) == 1 &&
+	    (!endpoint || EVP_DigestUpdate(ctx, endpoint, strlen(endpoint)) == 1) &&
+	    EVP_DigestFinal_ex(ctx, d, &dlen) == 1 && dlen >= 10)
+		b32_first16(d, out);
+}
+
+void chain_hasher_hash(struct chain_hasher *h, const char *svc_port_name, const char *proto,
+		       const char *endpoint, char out[CHAIN_HASH_LEN + 1])
+{
+	hash_with(h->ctx, h->md, svc_port_name, proto, endpoint, out);
+}
+
 void chain_hash(const char *svc_port_name, const char *proto, const char *endpoint,
 		char out[CHAIN_HASH_LEN + 1])
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	EVP_MD_CTX *ctx;
-	bool ok;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 
 	out[0] = '\0';
-	ctx = EVP_MD_CTX_new();
 	if (!ctx)
 		return;
-	ok = EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 &&
-	     EVP_DigestUpdate(ctx, svc_port_name, strlen(svc_port_name)) == 1 &&
-	     EVP_DigestUpdate(ctx, proto, strlen(proto)) == 1 &&
-	     (!endpoint || EVP_DigestUpdate(ctx, endpoint, strlen(endpoint)) == 1) &&
-	     EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 && mdlen >= 10;
+	hash_with(ctx, EVP_sha256(), svc_port_name, proto, endpoint, out);
 	EVP_MD_CTX_free(ctx);
-	if (ok)
-		b32_first16(md, out);
 }
 
 void chain_name(const char *prefix, const char *svc_port_name, const char *proto,

@@ -25,4 +25,17 @@ void chain_hash(const char *svc_port_name, const char *proto, const char *endpoi
 void chain_name(const char *prefix, const char *svc_port_name, const char *proto,
 		const char *endpoint, char out[RS_CHAIN_MAXLEN + 1]);
 
+/*
+ * A reusable hasher for planning many names at once: it fetches SHA-256
+ * and allocates its digest context once instead of per name (about 3x
+ * faster with OpenSSL 3).  chain_hasher_new() returns NULL on ENOMEM.
+ * chain_hasher_hash() yields the same as chain_hash(), "" on failure.
+ */
+struct chain_hasher;
+
+struct chain_hasher *chain_hasher_new(void);
+void chain_hasher_free(struct chain_hasher *h);
+void chain_hasher_hash(struct chain_hasher *h, const char *svc_port_name, const char *proto,
+		       const char *endpoint, char out[CHAIN_HASH_LEN + 1]);
+
 #endif

@@ -50,6 +50,7 @@ struct ep_slot {
 struct plan_ctx {
 	const struct plan_settings *s;
 	struct ruleset *rs;
+	struct chain_hasher *hasher;
 	struct diag_list *diags;
 	struct plan_shared sh;
 	uint32_t masq_mark;
@@ -96,6 +97,52 @@ static struct ipnet loopback_net(int family)
 		n.plen = 128;
 	}
 	return n;
+}
+
+/* Arena copy of a + b + d: the common comment shapes, without printf. */
+static const char *cat3(struct ruleset *rs, const char *a, const char *b, const char *d)
+{
+	size_t la = strlen(a), lb = strlen(b), ld = strlen(d);
+	char buf[512];
+
+	if (la + lb + ld >= sizeof(buf))
+		return ruleset_printf(rs, "%s%s%s", a, b, d);
+	memcpy(buf, a, la);
+	memcpy(buf + la, b, lb);
+	memcpy(buf + la + lb, d, ld + 1);
+	return ruleset_strdup(rs, buf);
+}
+
+static char *put_dec(char *p, unsigned v)
+{
+	char tmp[10];
+	size_t n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/* "ip:port" or "[ip6]:port" as kube-proxy's endpoint String(). */
+static void fmt_endpoint(const struct ipaddr *a, uint16_t port, char *out, size_t len)
+{
+	char *p = out;
+
+	if (a->family == AF_INET) {
+		for (int i = 0; i < 4; i++) {
+			p = put_dec(p, a->u.b[i]);
+			*p++ = i < 3 ? '.' : ':';
+		}
+		*put_dec(p, port) = '\0';
+	} else {
+		char ip6[INET6_ADDRSTRLEN];
+
+		snprintf(out, len, "[%s]:%u", ipaddr_fmt(a, ip6, sizeof(ip6)), port);
+	}
 }
 
 /* --- rule building: matches are added in kube-proxy's argument order --- */
@@ -370,7 +417,6 @@ static int gather_endpoints(struct plan_ctx *c, const struct svc_port *sp, size_
 	for (size_t i = 0; i < sp->n_endpoints; i++) {
 		const struct endpoint *ep = &sp->endpoints[i];
 		struct ep_slot *e;
-		char ip[INET6_ADDRSTRLEN];
 
 		if (ep->addr.family != c->s->family)
 			continue;
@@ -379,11 +425,7 @@ static int gather_endpoints(struct plan_ctx *c, const struct svc_port *sp, size_
 		e->comment = NULL;
 		e->cluster = e->local = false;
 		e->sep = NULL;
-		ipaddr_fmt(&ep->addr, ip, sizeof(ip));
-		if (ep->addr.family == AF_INET6)
-			snprintf(e->str, sizeof(e->str), "[%s]:%u", ip, ep->port);
-		else
-			snprintf(e->str, sizeof(e->str), "%s:%u", ip, ep->port);
+		fmt_endpoint(&ep->addr, ep->port, e->str, sizeof(e->str));
 	}
 	qsort(c->eps, n, sizeof(*c->eps), ep_slot_cmp);
 	/* The model deduplicates endpoints; one KUBE-SEP- chain per ip:port
@@ -497,12 +539,41 @@ static struct rs_rule *dst_rule(struct rs_chain *chain, const char *comment,
 	return r;
 }
 
-static struct rs_chain *port_chain(struct plan_ctx *c, const char *prefix, const char *hash)
+/*
+ * Size a new chain's rule array exactly.  rs_chain_append() grows by
+ * doubling from 8 rules; for 100,000 two-rule KUBE-SEP- chains that alone
+ * would be about 150 MB more.  Sets errno like ruleset_add_chain().
+ */
+static bool chain_reserve(struct rs_chain *ch, size_t n)
+{
+	struct rs_rule *r;
+
+	if (ch->cap_rules >= n)
+		return true;
+	r = reallocarray_z(ch->rules, n, sizeof(*r));
+	if (!r) {
+		errno = ENOMEM;
+		return false;
+	}
+	ch->rules = r;
+	ch->cap_rules = n;
+	return true;
+}
+
+static struct rs_chain *new_chain(struct plan_ctx *c, const char *name, size_t n_rules)
+{
+	struct rs_chain *ch = ruleset_add_chain(c->rs, RS_NAT, name);
+
+	return ch && chain_reserve(ch, n_rules) ? ch : NULL;
+}
+
+static struct rs_chain *port_chain(struct plan_ctx *c, const char *prefix, const char *hash,
+				   size_t n_rules)
 {
 	char name[RS_CHAIN_MAXLEN + 1];
 
 	snprintf(name, sizeof(name), "%s%s", prefix, hash);
-	return ruleset_add_chain(c->rs, RS_NAT, name);
+	return new_chain(c, name, n_rules);
 }
 
 /*
@@ -518,10 +589,11 @@ static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
 	char hash[CHAIN_HASH_LEN + 1];
 	struct rs_chain *svc = NULL, *svl = NULL, *ext = NULL, *fw = NULL;
 	struct rs_chain *int_chain, *ext_policy_chain, *lb_chain;
-	const char *cip_comment, *key_comment, *sep_comment, *int_filter_comment = NULL, *ext_filter_comment = NULL;
+	const char *cip_comment, *key_comment, *sep_comment, *lb_comment = NULL;
+	const char *int_filter_comment = NULL, *ext_filter_comment = NULL;
 	enum rs_target_kind int_filter = RS_T_REJECT, ext_filter = RS_T_REJECT;
 	struct categories cat;
-	size_t n_eps, n_ext_ips, n_lb, n_src, i;
+	size_t n_eps, n_ext_ips, n_lb, n_src, per_ep, i;
 	bool ext_access, ext_local, int_local, uses_cluster, uses_local;
 	bool has_internal, has_external, uses_ext_chain, uses_fw;
 	uint16_t hc_port;
@@ -577,28 +649,31 @@ static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
 	uses_ext_chain = cat.has_any && ext_access;
 	uses_fw = cat.has_any && n_lb && n_src;
 
-	chain_hash(key, proto, NULL, hash);
+	chain_hasher_hash(c->hasher, key, proto, NULL, hash);
 	if (!hash[0])
 		return -ENOMEM;
-	if (cat.n_cluster && uses_cluster && !(svc = port_chain(c, "KUBE-SVC-", hash)))
+	per_ep = sp->affinity_client_ip ? 2 : 1;
+	if (cat.n_cluster && uses_cluster &&
+	    !(svc = port_chain(c, "KUBE-SVC-", hash, 1 + per_ep * cat.n_cluster)))
 		return -errno;
-	if (cat.n_local && uses_local && !(svl = port_chain(c, "KUBE-SVL-", hash)))
+	if (cat.n_local && uses_local &&
+	    !(svl = port_chain(c, "KUBE-SVL-", hash, 1 + per_ep * cat.n_local)))
 		return -errno;
-	if (uses_ext_chain && !(ext = port_chain(c, "KUBE-EXT-", hash)))
+	if (uses_ext_chain && !(ext = port_chain(c, "KUBE-EXT-", hash, 4)))
 		return -errno;
-	if (uses_fw && !(fw = port_chain(c, "KUBE-FW-", hash)))
+	if (uses_fw && !(fw = port_chain(c, "KUBE-FW-", hash, n_src + n_lb + 1)))
 		return -errno;
 	int_chain = int_local ? svl : svc;
 	ext_policy_chain = ext_local ? svl : svc;
 	lb_chain = fw ? fw : ext;
 
-	cip_comment = ruleset_printf(c->rs, "%s cluster IP", key);
+	cip_comment = cat3(c->rs, key, " cluster IP", "");
 	key_comment = ruleset_strdup(c->rs, key);
 	if (!cip_comment || !key_comment)
 		return -ENOMEM;
 	sep_comment = c->large_cluster ? NULL : key_comment;
 	if (!cat.has_any) {
-		int_filter_comment = ruleset_printf(c->rs, "%s has no endpoints", key);
+		int_filter_comment = cat3(c->rs, key, " has no endpoints", "");
 		ext_filter_comment = int_filter_comment;
 		if (!int_filter_comment)
 			return -ENOMEM;
@@ -606,7 +681,7 @@ static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
 		const char *no_local = NULL;
 
 		if (!has_internal || !has_external) {
-			no_local = ruleset_printf(c->rs, "%s has no local endpoints", key);
+			no_local = cat3(c->rs, key, " has no local endpoints", "");
 			if (!no_local)
 				return -ENOMEM;
 		}
@@ -627,14 +702,15 @@ static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
 
 		if (!ep->cluster && !ep->local)
 			continue;
-		chain_name("KUBE-SEP-", key, proto, ep->str, name);
-		if (!name[0])
+		memcpy(name, "KUBE-SEP-", 9);
+		chain_hasher_hash(c->hasher, key, proto, ep->str, name + 9);
+		if (!name[9])
 			return -ENOMEM;
-		ep->sep = ruleset_add_chain(c->rs, RS_NAT, name);
+		ep->sep = new_chain(c, name, 2);
 		if (!ep->sep)
 			return -errno;
 		if (!c->large_cluster) {
-			ep->comment = ruleset_printf(c->rs, "%s -> %s", key, ep->str);
+			ep->comment = cat3(c->rs, key, " -> ", ep->str);
 			if (!ep->comment)
 				return -ENOMEM;
 		}
@@ -656,7 +732,7 @@ static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
 	if (n_ext_ips) {
 		const char *cm = NULL;
 
-		if (cat.has_any && !(cm = ruleset_printf(c->rs, "%s external IP", key)))
+		if (cat.has_any && !(cm = cat3(c->rs, key, " external IP", "")))
 			return -ENOMEM;
 		for (i = 0; i < sp->n_external_ips; i++) {
 			const struct ipaddr *a = &sp->external_ips[i];
@@ -679,10 +755,10 @@ static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
 
 	/* Load-balancer ingress IPs. */
 	if (n_lb) {
-		const char *cm = ruleset_printf(c->rs, "%s loadbalancer IP", key);
 		const char *fw_cm = NULL;
 
-		if (!cm)
+		lb_comment = cat3(c->rs, key, " loadbalancer IP", "");
+		if (!lb_comment)
 			return -ENOMEM;
 		if (fw && !(fw_cm = ruleset_printf(c->rs, "%s traffic not accepted by %s", key,
 						   fw->name)))
@@ -693,7 +769,8 @@ static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
 			if (a->family != fam)
 				continue;
 			if (cat.has_any) {
-				if (!(r = dst_rule(c->sh.nat_services, cm, a, sp->protocol, sp->port)))
+				if (!(r = dst_rule(c->sh.nat_services, lb_comment, a, sp->protocol,
+						   sp->port)))
 					return -ENOMEM;
 				t_jump(r, lb_chain);
 			}
@@ -737,7 +814,7 @@ static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
 	/* Health check node port: accepted whether or not there are local
 	 * endpoints. */
 	if (hc_port) {
-		const char *cm = ruleset_printf(c->rs, "%s health check node port", key);
+		const char *cm = cat3(c->rs, key, " health check node port", "");
 
 		if (!cm || !(r = dst_rule(c->sh.f_nodeports, cm, NULL, PROTO_TCP, hc_port)))
 			return -ENOMEM;
@@ -758,8 +835,8 @@ static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
 	/* KUBE-EXT-: masquerade and short-circuit, then the policy chain. */
 	if (ext) {
 		if (!ext_local) {
-			const char *cm = ruleset_printf(c->rs,
-				"masquerade traffic for %s external destinations", key);
+			const char *cm = cat3(c->rs, "masquerade traffic for ", key,
+					      " external destinations");
 
 			if (!cm || !(r = rule_new(ext)))
 				return -ENOMEM;
@@ -770,7 +847,7 @@ static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
 			const char *cm;
 
 			if (c->cluster_cidr) {
-				cm = ruleset_printf(c->rs, "pod traffic for %s external destinations", key);
+				cm = cat3(c->rs, "pod traffic for ", key, " external destinations");
 				if (!cm || !(r = rule_new(ext)))
 					return -ENOMEM;
 				if ((e = m_comment(r, cm)) < 0)
@@ -778,15 +855,14 @@ static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
 				r->src = *c->cluster_cidr;
 				t_jump(r, svc);
 			}
-			cm = ruleset_printf(c->rs, "masquerade LOCAL traffic for %s external destinations",
-					    key);
+			cm = cat3(c->rs, "masquerade LOCAL traffic for ", key, " external destinations");
 			if (!cm || !(r = rule_new(ext)))
 				return -ENOMEM;
 			if ((e = m_comment(r, cm)) < 0 || (e = m_addrtype(r, true)) < 0)
 				return e;
 			t_jump(r, c->sh.nat_mark_masq);
 
-			cm = ruleset_printf(c->rs, "route LOCAL traffic for %s external destinations", key);
+			cm = cat3(c->rs, "route LOCAL traffic for ", key, " external destinations");
 			if (!cm || !(r = rule_new(ext)))
 				return -ENOMEM;
 			if ((e = m_comment(r, cm)) < 0 || (e = m_addrtype(r, true)) < 0)
@@ -802,11 +878,9 @@ static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
 
 	/* KUBE-FW-: loadBalancerSourceRanges. */
 	if (fw) {
-		const char *cm = ruleset_printf(c->rs, "%s loadbalancer IP", key);
+		const char *cm;
 		bool allow_from_node = false;
 
-		if (!cm)
-			return -ENOMEM;
 		for (i = 0; i < sp->n_lb_source_ranges; i++) {
 			const struct ipnet *src = &sp->lb_source_ranges[i];
 
@@ -814,7 +888,7 @@ static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
 				continue;
 			if (!(r = rule_new(fw)))
 				return -ENOMEM;
-			if ((e = m_comment(r, cm)) < 0)
+			if ((e = m_comment(r, lb_comment)) < 0)
 				return e;
 			r->src = *src;
 			t_jump(r, ext);
@@ -828,13 +902,13 @@ static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
 				continue;
 			if (!(r = rule_new(fw)))
 				return -ENOMEM;
-			if ((e = m_comment(r, cm)) < 0)
+			if ((e = m_comment(r, lb_comment)) < 0)
 				return e;
 			set_host(&r->src, &sp->lb_ips[i]);
 			t_jump(r, ext);
 		}
-		cm = ruleset_printf(c->rs, "other traffic to %s will be dropped by KUBE-PROXY-FIREWALL",
-				    key);
+		cm = cat3(c->rs, "other traffic to ", key,
+			  " will be dropped by KUBE-PROXY-FIREWALL");
 		if (!cm || !(r = rule_new(fw)))
 			return -ENOMEM;
 		if ((e = m_comment(r, cm)) < 0)
@@ -1161,8 +1235,11 @@ int plan_build(const struct desired *d, const struct plan_settings *s,
 	if (s->masquerade_bit > 31 || (s->family != AF_INET && s->family != AF_INET6))
 		return -EINVAL;
 	c.rs = ruleset_new();
-	if (!c.rs)
-		return -ENOMEM;
+	c.hasher = chain_hasher_new();
+	if (!c.rs || !c.hasher) {
+		e = -ENOMEM;
+		goto out;
+	}
 
 	e = setup_ctx(&c, d);
 	if (e < 0)
@@ -1219,6 +1296,7 @@ int plan_build(const struct desired *d, const struct plan_settings *s,
 	e = 0;
 out:
 	ruleset_free(c.rs);
+	chain_hasher_free(c.hasher);
 	free(c.eps);
 	return e;
 }
