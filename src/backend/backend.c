@@ -137,7 +137,7 @@ bool backend_rule_same(const struct rs_rule *a, const struct rs_rule *b)
 {
 	struct rs_rule ca, cb;
 
-	if (!a->t.kind || !b->t.kind)
+	if (a->t.kind == BACKEND_T_FOREIGN || b->t.kind == BACKEND_T_FOREIGN)
 		return false;
 	if (a->t.kind != RS_T_MARK && b->t.kind != RS_T_MARK && a->src_inv == b->src_inv &&
 	    a->dst_inv == b->dst_inv)
@@ -357,7 +357,7 @@ static int diff_line(struct diff_out *o, char sign, const char *chain, const str
 		fprintf(o->f, "%c:%s - [0:0]\n", sign, chain);
 		return 0;
 	}
-	if (!r->t.kind) {
+	if (r->t.kind == BACKEND_T_FOREIGN) {
 		fprintf(o->f, "%c-A %s (a rule svcnat does not write: %s)\n", sign, chain,
 			r->n_matches && r->m[0].u.comment ? r->m[0].u.comment : "?");
 		return 0;
@@ -496,7 +496,7 @@ int backend_diff(struct backend *b, const struct ruleset *rs, FILE *out, struct 
 
 	if (!b || !rs || !out)
 		return -EINVAL;
-	r = b->ops->read(b, &live, d);
+	r = b->ops->read(b, rs, &live, d);
 	if (r < 0)
 		return r;
 	o.cap = 512;

@@ -12,17 +12,23 @@
 
 struct backend;
 
+/* rs_target.kind of a live rule the model cannot represent. */
+#define BACKEND_T_FOREIGN 0xff
+
 struct backend_ops {
 	/* Sync the kernel to rs; cleanup passes an empty ruleset. */
 	int (*apply)(struct backend *b, const struct ruleset *rs, struct apply_result *res,
 		     struct diag_list *d);
 	/*
-	 * Read the live owned state: every owned chain (backend_chain_owned)
-	 * with its rules, and the built-in chains with only the rules that
-	 * jump to an owned chain.  A live rule svcnat cannot represent is
-	 * returned with t.kind == 0 and its description in m[0].u.comment.
+	 * Read the live state svcnat owns or plans: every chain for which
+	 * backend_chain_ours(plan, ...) holds, with its rules, and the built-in
+	 * chains with only the rules that jump to such a chain (plan may be
+	 * NULL).  A live rule svcnat cannot represent is
+	 * returned with t.kind == BACKEND_T_FOREIGN and its description in
+	 * m[0].u.comment.
 	 */
-	int (*read)(struct backend *b, struct ruleset **ret, struct diag_list *d);
+	int (*read)(struct backend *b, const struct ruleset *plan, struct ruleset **ret,
+		    struct diag_list *d);
 	void (*done)(struct backend *b);
 };
 
@@ -50,7 +56,7 @@ bool backend_chain_ours(const struct ruleset *rs, enum rs_table t, const char *n
 /*
  * Rules equal as the kernel stores them: MARK ops that encode the same
  * (mark, mask) pair and probabilities with the same 2^-31 fixed point are
- * equal.  A rule with t.kind == 0 equals nothing.
+ * equal.  A BACKEND_T_FOREIGN rule equals nothing.
  */
 bool backend_rule_same(const struct rs_rule *a, const struct rs_rule *b);
 

@@ -196,6 +196,8 @@ static int build_entry(const struct rs_rule *r, struct entry_buf *buf, const cha
 					goto too_big;
 				tp->spts[1] = 0xffff;
 				tp->dpts[0] = tp->dpts[1] = m->u.port.dport;
+				if (!m->u.port.dport)
+					tp->dpts[1] = 0xffff; /* bare -m tcp */
 				if (m->invert)
 					tp->invflags = XT_TCP_INV_DSTPT;
 			} else if (r->proto == IPPROTO_UDP) {
@@ -205,6 +207,8 @@ static int build_entry(const struct rs_rule *r, struct entry_buf *buf, const cha
 					goto too_big;
 				up->spts[1] = 0xffff;
 				up->dpts[0] = up->dpts[1] = m->u.port.dport;
+				if (!m->u.port.dport)
+					up->dpts[1] = 0xffff;
 				if (m->invert)
 					up->invflags = XT_UDP_INV_DSTPT;
 			} else if (r->proto == IPPROTO_SCTP) {
@@ -212,10 +216,12 @@ static int build_entry(const struct rs_rule *r, struct entry_buf *buf, const cha
 
 				if (!sp)
 					goto too_big;
-				sp->dpts[0] = sp->dpts[1] = m->u.port.dport;
-				sp->flags = XT_SCTP_DEST_PORTS;
-				if (m->invert)
-					sp->invflags = XT_SCTP_DEST_PORTS;
+				if (m->u.port.dport) {
+					sp->dpts[0] = sp->dpts[1] = m->u.port.dport;
+					sp->flags = XT_SCTP_DEST_PORTS;
+					if (m->invert)
+						sp->invflags = XT_SCTP_DEST_PORTS;
+				}
 			} else {
 				*ret_why = "port match on a rule without -p tcp/udp/sctp";
 				return -EINVAL;
@@ -309,6 +315,11 @@ static int build_entry(const struct rs_rule *r, struct entry_buf *buf, const cha
 
 	e->target_offset = (uint16_t)off;
 	switch (r->t.kind) {
+	case RS_T_NONE:
+		/* An empty standard target: libiptc makes it fall through. */
+		if (!add_target(buf, &off, "", 0, sizeof(int)))
+			goto too_big;
+		break;
 	case RS_T_JUMP:
 	case RS_T_GOTO:
 	case RS_T_ACCEPT:
@@ -393,6 +404,14 @@ too_big:
 
 /* --- kernel entry -> rule (for comparing and for --diff) --- */
 
+/* A single destination port, or the whole range of a bare -m tcp/udp. */
+static bool port_single(const uint16_t dpts[2], bool invert)
+{
+	if (dpts[0] == 0 && dpts[1] == 0xffff)
+		return !invert;
+	return dpts[0] == dpts[1] && dpts[0] != 0;
+}
+
 static const char *entry_str(const char *s, size_t max)
 {
 	return memchr(s, '\0', max) ? s : NULL;
@@ -472,30 +491,33 @@ static int decode_entry(const struct ipt_entry *e, struct xtc_handle *h, struct 
 			const struct xt_tcp *tp = MATCH_DATA(m, struct xt_tcp);
 
 			if (!tp || r->proto != IPPROTO_TCP || tp->spts[0] != 0 ||
-			    tp->spts[1] != 0xffff || tp->dpts[0] != tp->dpts[1] || tp->option ||
-			    tp->flg_mask || tp->flg_cmp || (tp->invflags & ~XT_TCP_INV_DSTPT))
+			    tp->spts[1] != 0xffff || !port_single(tp->dpts, tp->invflags & XT_TCP_INV_DSTPT) ||
+			    tp->option || tp->flg_mask || tp->flg_cmp ||
+			    (tp->invflags & ~XT_TCP_INV_DSTPT))
 				goto bad_match;
 			rm->kind = RS_M_PORT;
-			rm->u.port.dport = tp->dpts[0];
+			rm->u.port.dport = tp->dpts[1] == 0xffff && !tp->dpts[0] ? 0 : tp->dpts[0];
 			rm->invert = tp->invflags & XT_TCP_INV_DSTPT;
 		} else if (streq(name, "udp") && rev == 0) {
 			const struct xt_udp *up = MATCH_DATA(m, struct xt_udp);
 
 			if (!up || r->proto != IPPROTO_UDP || up->spts[0] != 0 ||
-			    up->spts[1] != 0xffff || up->dpts[0] != up->dpts[1] ||
+			    up->spts[1] != 0xffff || !port_single(up->dpts, up->invflags & XT_UDP_INV_DSTPT) ||
 			    (up->invflags & ~XT_UDP_INV_DSTPT))
 				goto bad_match;
 			rm->kind = RS_M_PORT;
-			rm->u.port.dport = up->dpts[0];
+			rm->u.port.dport = up->dpts[1] == 0xffff && !up->dpts[0] ? 0 : up->dpts[0];
 			rm->invert = up->invflags & XT_UDP_INV_DSTPT;
 		} else if (streq(name, "sctp") && rev == 0) {
 			const struct xt_sctp_info *sp = MATCH_DATA(m, struct xt_sctp_info);
 
-			if (!sp || r->proto != IPPROTO_SCTP || sp->flags != XT_SCTP_DEST_PORTS ||
-			    sp->dpts[0] != sp->dpts[1] || (sp->invflags & ~XT_SCTP_DEST_PORTS))
+			if (!sp || r->proto != IPPROTO_SCTP ||
+			    (sp->flags != XT_SCTP_DEST_PORTS && sp->flags != 0) ||
+			    (sp->flags && (sp->dpts[0] != sp->dpts[1] || !sp->dpts[0])) ||
+			    (sp->invflags & ~sp->flags))
 				goto bad_match;
 			rm->kind = RS_M_PORT;
-			rm->u.port.dport = sp->dpts[0];
+			rm->u.port.dport = sp->flags ? sp->dpts[0] : 0;
 			rm->invert = sp->invflags & XT_SCTP_DEST_PORTS;
 		} else if (streq(name, "addrtype") && rev == 1) {
 			const struct xt_addrtype_info_v1 *ai =
@@ -593,8 +615,10 @@ bad_match:
 			r->t.kind = RS_T_DROP;
 		} else if (streq(label, IPTC_LABEL_RETURN)) {
 			r->t.kind = RS_T_RETURN;
-		} else if (streq(label, IPTC_LABEL_QUEUE) || !label[0]) {
-			snprintf(why, whylen, "target '%s'", label[0] ? label : "(fall through)");
+		} else if (!label[0]) {
+			r->t.kind = RS_T_NONE;
+		} else if (streq(label, IPTC_LABEL_QUEUE)) {
+			snprintf(why, whylen, "target '%s'", label);
 			return -1;
 		} else {
 			r->t.kind = (e->ip.flags & IPT_F_GOTO) ? RS_T_GOTO : RS_T_JUMP;
@@ -1275,7 +1299,8 @@ static int copy_rule_strings(struct ruleset *rs, struct rs_rule *r)
 	return 0;
 }
 
-static int read_table(struct ruleset *out, enum rs_table t, struct diag_list *d)
+static int read_table(struct ruleset *out, const struct ruleset *plan, enum rs_table t,
+		      struct diag_list *d)
 {
 	_cleanup_(iptc_freep) struct xtc_handle *h = iptc_init(rs_table_name(t));
 	char **names = NULL;
@@ -1297,7 +1322,7 @@ static int read_table(struct ruleset *out, enum rs_table t, struct diag_list *d)
 		struct rs_chain *c;
 		size_t idx = 0;
 
-		if (!builtin && !backend_chain_owned(t, names[i]))
+		if (!builtin && !backend_chain_ours(plan, t, names[i]))
 			continue;
 		c = ruleset_add_chain(out, t, names[i]);
 		if (!c) {
@@ -1312,11 +1337,12 @@ static int read_table(struct ruleset *out, enum rs_table t, struct diag_list *d)
 			if (builtin) {
 				const char *tgt = iptc_get_target(e, h);
 
-				if (!tgt || !backend_chain_owned(t, tgt))
+				if (!tgt || !backend_chain_ours(plan, t, tgt))
 					continue;
 			}
 			if (decode_entry(e, h, &dec, why, sizeof(why)) < 0) {
 				memset(&dec, 0, sizeof(dec));
+				dec.t.kind = BACKEND_T_FOREIGN;
 				dec.n_matches = 1;
 				dec.m[0].kind = RS_M_COMMENT;
 				dec.m[0].u.comment = ruleset_printf(out, "rule %zu uses %s", idx + 1,
@@ -1342,7 +1368,8 @@ out:
 	return r;
 }
 
-static int iptc_read(struct backend *b, struct ruleset **ret, struct diag_list *d)
+static int iptc_read(struct backend *b, const struct ruleset *plan, struct ruleset **ret,
+		     struct diag_list *d)
 {
 	struct ruleset *rs = ruleset_new();
 	int r = 0;
@@ -1352,7 +1379,7 @@ static int iptc_read(struct backend *b, struct ruleset **ret, struct diag_list *
 	if (!rs)
 		return -ENOMEM;
 	for (int t = 0; r >= 0 && t < RS_NTABLES; t++)
-		r = read_table(rs, (enum rs_table)t, d);
+		r = read_table(rs, plan, (enum rs_table)t, d);
 	if (r < 0) {
 		ruleset_free(rs);
 		return r;

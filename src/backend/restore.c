@@ -267,7 +267,8 @@ static int parse_live(const char *text, const struct ruleset *plan, struct rules
 	return 0;
 }
 
-static int restore_read(struct backend *b, struct ruleset **ret, struct diag_list *d)
+static int restore_read(struct backend *b, const struct ruleset *plan, struct ruleset **ret,
+			struct diag_list *d)
 {
 	_cleanup_free_ char *all = NULL;
 	size_t len = 0;
@@ -289,7 +290,7 @@ static int restore_read(struct backend *b, struct ruleset **ret, struct diag_lis
 		memcpy(all + len, text, n + 1);
 		len += n;
 	}
-	r = parse_live(all ? all : "", NULL, ret, d);
+	r = parse_live(all ? all : "", plan, ret, d);
 	if (r < 0)
 		return r;
 	ruleset_sort(*ret);
