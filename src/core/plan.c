@@ -604,10 +604,14 @@ static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
 	if (sp->skipped)
 		return 0;
 	snprintf(obj, sizeof(obj), "%s/%s", sp->ns, sp->name);
-	proto = proto_name(sp->protocol);
+	proto = sp->protocol == PROTO_TCP || sp->protocol == PROTO_UDP ||
+			sp->protocol == PROTO_SCTP ? proto_name(sp->protocol) : NULL;
 	if (!proto || !key) {
 		if (!c->diags)
 			return 0;
+		if (!key)
+			return diag_add(c->diags, DIAG_ERROR, NULL, obj, "spec.ports",
+					"service port without a name key; skipped");
 		return diag_add(c->diags, DIAG_ERROR, NULL, obj, "spec.ports",
 				"protocol %u is not supported; service port skipped", sp->protocol);
 	}

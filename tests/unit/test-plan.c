@@ -1025,7 +1025,12 @@ static void test_skipped_and_other_family(void **state)
 	fx_ips(f, &p->external_ips, &p->n_external_ips, "fd00::99,192.168.99.1");
 	fx_ep(f, p, "fd00::1", 80, EP_READY);
 	fx_ep(f, p, "10.180.0.9", 80, EP_READY);
+	/* A protocol outside TCP/UDP/SCTP is refused with an error. */
+	p = fx_port(f, "ns", "icmp", "x", "tcp", "172.30.0.52", 80);
+	p->protocol = IPPROTO_ICMP;
+	fx_ep(f, p, "10.180.0.10", 80, EP_READY);
 	fx_plan(f);
+	assert_int_equal(diag_count(&f->diags, DIAG_ERROR), 1);
 	assert_int_equal(f->stats.services, 1);
 	assert_int_equal(f->stats.endpoints, 1);
 	/* Only "mixed" in KUBE-SERVICES (cluster IP, external IP), then the
@@ -1034,8 +1039,8 @@ static void test_skipped_and_other_family(void **state)
 	expect_chain(f->rs, RS_FILTER, "KUBE-SERVICES", "");
 	/* v6only: no cluster IP of this family; mixed: an IPv6 external IP
 	 * and an IPv6 endpoint. */
-	assert_int_equal(diag_count(&f->diags, DIAG_NOTE), 3);
-	assert_int_equal(diag_count(&f->diags, DIAG_WARNING), 0);
+	assert_int_equal(diag_count(&f->diags, DIAG_NOTE), 4);
+	assert_int_equal(diag_count(&f->diags, DIAG_WARNING), 1);
 }
 
 static void test_duplicate_port_and_cidrs(void **state)
