@@ -3,12 +3,14 @@
  * namesrv: the end-to-end tests' name server and client.
  *
  *   namesrv serve --name NAME --port PORT [--port PORT ...] [--timeout SEC]
- *                 [--ready FILE]
+ *                 [--ready FILE] [--daemon]
  *       Serves TCP and UDP on every PORT (all addresses).  A UDP datagram is
  *       answered with one line "NAME PEER-IP"; a TCP connection gets that
  *       line for every line it sends, so a held connection can exchange data
  *       later.  Exits after --timeout seconds (default 60) or on SIGTERM.
- *       FILE is created once every socket listens.
+ *       FILE is created once every socket listens.  With --daemon, the
+ *       command returns (status 0) once every socket listens, and the
+ *       server goes on in the background, still bounded by --timeout.
  *
  *   namesrv client --addr IP --port PORT [--udp] [--count N]
  *                  [--timeout-ms MS] [--source IP] [--max-fail K]
@@ -242,7 +244,7 @@ static bool serve_tcp(struct conn *c, const char *name)
 }
 
 static int cmd_serve(const char *name, const uint16_t *ports, size_t n_ports, unsigned timeout,
-		     const char *ready)
+		     const char *ready, bool daemon)
 {
 	struct pollfd pfd[2 * MAX_PORTS + MAX_CONNS];
 	struct conn conns[MAX_CONNS];
@@ -282,6 +284,22 @@ static int cmd_serve(const char *name, const uint16_t *ports, size_t n_ports, un
 			goto out;
 		}
 		close(fd);
+	}
+	if (daemon) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			perror("namesrv: fork");
+			r = 1;
+			goto out;
+		}
+		if (pid > 0) {
+			/* The parent's copies; the child serves. */
+			for (i = 0; i < n_l; i++)
+				close(lfd[i]);
+			return 0;
+		}
+		setsid();
 	}
 
 	while (!stop_requested) {
@@ -512,6 +530,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: namesrv serve --name NAME --port PORT [--port PORT...] [--timeout SEC] [--ready FILE]\n"
+		"                     [--daemon]\n"
 		"       namesrv client --addr IP --port PORT [--udp] [--count N] [--timeout-ms MS]\n"
 		"                      [--source IP] [--max-fail K]\n"
 		"       namesrv hold --addr IP --port PORT --wait-file FILE [--timeout SEC] [--timeout-ms MS]\n");
@@ -531,6 +550,7 @@ int main(int argc, char **argv)
 		{ "timeout-ms", required_argument, NULL, 'T' },
 		{ "wait-file", required_argument, NULL, 'w' },
 		{ "max-fail", required_argument, NULL, 'm' },
+		{ "daemon", no_argument, NULL, 'd' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *cmd, *name = NULL, *ready = NULL, *wait_file = NULL;
@@ -539,7 +559,7 @@ int main(int argc, char **argv)
 	unsigned long timeout = 0, count = 1, timeout_ms = 1000, max_fail = 0, v;
 	struct sockaddr_in dst = { .sin_family = AF_INET };
 	struct in_addr src;
-	bool have_addr = false, have_src = false, udp = false;
+	bool have_addr = false, have_src = false, udp = false, daemon = false;
 	int c;
 
 	if (argc < 2) {
@@ -607,6 +627,9 @@ int main(int argc, char **argv)
 		case 'w':
 			wait_file = optarg;
 			break;
+		case 'd':
+			daemon = true;
+			break;
 		case 'm':
 			if (parse_uint(optarg, MAX_COUNT, &max_fail) < 0) {
 				fprintf(stderr, "namesrv: --max-fail: want 0..%d: '%s'\n", MAX_COUNT, optarg);
@@ -628,7 +651,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "namesrv serve: --name and --port are required\n");
 			return 2;
 		}
-		return cmd_serve(name, ports, n_ports, timeout ? (unsigned)timeout : 60, ready);
+		return cmd_serve(name, ports, n_ports, timeout ? (unsigned)timeout : 60, ready,
+				 daemon);
 	}
 	if (!strcmp(cmd, "client") || !strcmp(cmd, "hold")) {
 		if (!have_addr || n_ports != 1) {

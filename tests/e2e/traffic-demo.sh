@@ -17,7 +17,9 @@ grep -q 'KUBE-SERVICES' "$E2E_TMP/demo.log" || fail "demo did not show the rules
 n=$(grep -c '^ok pod-198-18-6[56]-[0-9]* ' "$E2E_TMP/demo.log")
 [ "$n" = 18 ] || fail "demo: $n answers from pods, expected 12 + 6: $(tail -n 40 "$E2E_TMP/demo.log")"
 grep -q 'demo: finished' "$E2E_TMP/demo.log" || fail "demo did not finish"
-# the demo is a child of timeout(1), so its own $$ is not $pid: look for any
-# namespace of the demo's naming scheme left by it
-ip netns list | grep -q -- "-pod-198-18-" && fail "demo left namespaces: $(ip netns list | grep -- -pod-198-18-)"
+# the demo shows its node namespace's name: nothing of its topology is left
+prefix=$(grep -o 'svcnat-e2e-[0-9]*-[0-9]*-node' "$E2E_TMP/demo.log" | head -n 1)
+[ -n "$prefix" ] || fail "demo did not name its node namespace"
+prefix=${prefix%-node}
+ip netns list | grep -q "^$prefix-" && fail "demo left namespaces: $(ip netns list | grep "^$prefix-")"
 say "demo: $(grep -c . "$E2E_TMP/demo.log") lines of output, 18 answers"

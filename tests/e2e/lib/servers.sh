@@ -19,55 +19,74 @@
 #   expect_peer OUT IP              every backend saw source address IP
 #   expect_single OUT               all ok, all from one backend (prints it)
 #   expect_no_answer OUT            no attempt reached any server
+#
+# The checks read OUT with bash builtins only: they run hundreds of times
+# per test on machines where every fork counts.
 
 # start_servers PORT...: namesrv answering with the pod's name on every port
-# (TCP and UDP), in every pod added with topo_add_pod.  Waits until all listen.
+# (TCP and UDP), in every pod added with topo_add_pod.  Returns once all
+# listen; each server ends by itself after E2E_SERVER_TIMEOUT seconds, and
+# topo_down ends it earlier.
 start_servers() {
-	local pod args=() p i
+	local pod args=() p pids=() bad=0
 	for p in "$@"; do
 		args+=(--port "$p")
 	done
 	for pod in "${TOPO_PODS[@]}"; do
-		rm -f "$E2E_TMP/ready.$pod"
-		ip netns exec "$(ns_name "$pod")" timeout --kill-after=5 $((E2E_SERVER_TIMEOUT + 5)) \
-			"$NAMESRV" serve --name "$pod" "${args[@]}" --timeout "$E2E_SERVER_TIMEOUT" \
-			--ready "$E2E_TMP/ready.$pod" </dev/null >"$E2E_TMP/server.$pod.log" 2>&1 &
-		E2E_BG_PIDS+=($!)
+		ip netns exec "$TOPO_PREFIX-$pod" "$NAMESRV" serve --daemon --name "$pod" "${args[@]}" \
+			--timeout "$E2E_SERVER_TIMEOUT" </dev/null >>"$E2E_TMP/server.$pod.log" 2>&1 &
+		pids+=($!)
 	done
-	for pod in "${TOPO_PODS[@]}"; do
-		for i in $(seq 1 250); do
-			[ -e "$E2E_TMP/ready.$pod" ] && break
-			sleep 0.02
-		done
-		[ -e "$E2E_TMP/ready.$pod" ] || fail "name server in pod $pod did not start: $(cat "$E2E_TMP/server.$pod.log")"
+	for p in "${pids[@]}"; do
+		wait "$p" || bad=1
 	done
+	[ $bad = 0 ] || fail "a name server did not start: $(cat "$E2E_TMP"/server.*.log)"
+}
+
+# _read OUT: the lines of OUT into _lines
+_read() {
+	_lines=()
+	mapfile -t _lines <"$1"
 }
 
 probe() {
 	local out=$1 ns=$2 ip=$3 port=$4 n=$5
 	shift 5
-	# --max-fail: a broken path fails after a few 1s attempts, not 300
+	# --max-fail: a broken path fails after a few attempts, not N
 	in_ns "$ns" "$NAMESRV" client --addr "$ip" --port "$port" --count "$n" --max-fail 5 "$@" >"$out" ||
 		fail "client in $ns to $ip:$port failed: $(cat "$out")"
-	[ "$(wc -l <"$out")" = "$n" ] || fail "client in $ns to $ip:$port: expected $n lines, got: $(cat "$out")"
+	_read "$out"
+	[ "${#_lines[@]}" = "$n" ] ||
+		fail "client in $ns to $ip:$port: $n attempts expected, got ${#_lines[@]}: $(summary "$out")"
 }
 
 summary() {
-	awk '{ k = ($1 == "ok") ? $2 : $1; c[k]++ } END { for (k in c) printf "%s=%d ", k, c[k] }' "$1" |
-		tr ' ' '\n' | sort | tr '\n' ' '
+	local l k name out=
+	local -A c=()
+	_read "$1"
+	for l in "${_lines[@]}"; do
+		read -r k name _ <<<"$l"
+		[ "$k" = ok ] && k=$name
+		c[$k]=$((${c[$k]:-0} + 1))
+	done
+	for k in "${!c[@]}"; do
+		out+="$k=${c[$k]} "
+	done
+	echo "$out"
 }
 
+# _all_ok OUT WHAT: every attempt answered
 _all_ok() {
-	local out=$1 what=$2
-	if grep -qv '^ok ' "$out"; then
-		fail "$what: not every attempt was answered: $(summary "$out")"
-	fi
+	local l
+	_read "$1"
+	for l in "${_lines[@]}"; do
+		[ "${l%% *}" = ok ] || fail "$2: not every attempt was answered: $(summary "$1")"
+	done
 }
 
 _in_list() {
-	local x=$1
+	local x=$1 y
 	shift
-	local y
 	for y in "$@"; do
 		[ "$x" = "$y" ] && return 0
 	done
@@ -75,52 +94,66 @@ _in_list() {
 }
 
 expect_only() {
-	local out=$1 name
+	local out=$1 l name
 	shift
 	_all_ok "$out" "expect_only $*"
-	for name in $(awk '{print $2}' "$out" | sort -u); do
+	for l in "${_lines[@]}"; do
+		read -r _ name _ <<<"$l"
 		_in_list "$name" "$@" || fail "answer from '$name', expected only from: $* ($(summary "$out"))"
 	done
 }
 
 expect_spread() {
-	local out=$1 pct=$2 name total n min
+	local out=$1 pct=$2 l name total min
+	local -A c=()
 	shift 2
 	expect_only "$out" "$@"
-	total=$(wc -l <"$out")
+	for l in "${_lines[@]}"; do
+		read -r _ name _ <<<"$l"
+		c[$name]=$((${c[$name]:-0} + 1))
+	done
+	total=${#_lines[@]}
 	min=$(( (total * pct + 99) / 100 ))
 	for name in "$@"; do
-		n=$(awk -v n="$name" '$2 == n' "$out" | wc -l)
-		[ "$n" -ge "$min" ] || fail "backend '$name' served $n of $total, expected >= $min ($(summary "$out"))"
+		[ "${c[$name]:-0}" -ge "$min" ] ||
+			fail "backend '$name' served ${c[$name]:-0} of $total, expected >= $min ($(summary "$out"))"
 	done
 }
 
 expect_outcome() {
-	local out=$1 word=$2
-	if grep -qv "^$word\$" "$out"; then
-		fail "expected every attempt to end with '$word', got: $(summary "$out")"
-	fi
+	local out=$1 word=$2 l
+	_read "$out"
+	for l in "${_lines[@]}"; do
+		[ "$l" = "$word" ] || fail "expected every attempt to end with '$word', got: $(summary "$out")"
+	done
 }
 
 expect_peer() {
-	local out=$1 ip=$2 seen
+	local out=$1 ip=$2 l peer
 	_all_ok "$out" "expect_peer $ip"
-	seen=$(awk '{print $3}' "$out" | sort -u | tr '\n' ' ')
-	[ "$seen" = "$ip " ] || fail "backends saw source address(es) '$seen', expected $ip only"
+	for l in "${_lines[@]}"; do
+		read -r _ _ peer <<<"$l"
+		[ "$peer" = "$ip" ] || fail "a backend saw source address $peer, expected $ip only"
+	done
 }
 
 expect_single() {
-	local out=$1 names
+	local out=$1 l name first=
 	_all_ok "$out" "expect_single"
-	names=$(awk '{print $2}' "$out" | sort -u)
-	[ "$(echo "$names" | wc -l)" = 1 ] || fail "expected one backend for all attempts, got: $(summary "$out")"
-	echo "$names"
+	for l in "${_lines[@]}"; do
+		read -r _ name _ <<<"$l"
+		: "${first:=$name}"
+		[ "$name" = "$first" ] || fail "expected one backend for all attempts, got: $(summary "$out")"
+	done
+	echo "$first"
 }
 
 # expect_no_answer OUT: no attempt reached a server (any failure will do).
 expect_no_answer() {
-	local out=$1
-	if grep -q '^ok ' "$out"; then
-		fail "expected no answer, got: $(summary "$out")"
-	fi
+	local out=$1 l
+	_read "$out"
+	for l in "${_lines[@]}"; do
+		[ "${l%% *}" = ok ] && fail "expected no answer, got: $(summary "$out")"
+	done
+	return 0
 }

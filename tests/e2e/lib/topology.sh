@@ -65,11 +65,17 @@ E2E_TMP=
 E2E_NAME=e2e
 E2E_FAILED=0
 
-E2E_T0=${EPOCHREALTIME:-0}
+# microseconds since the epoch, without forking (bash 5)
+_e2e_us() {
+	local t=${EPOCHREALTIME:-0.000000}
+	echo $((10#${t//[!0-9]/}))
+}
+E2E_T0=$(_e2e_us)
 
 say() {
-	local now=${EPOCHREALTIME:-0}
-	printf '# [%6.2fs] %s\n' "$(echo "$now - $E2E_T0" | tr , . | awk '{ print $1 - $3 }')" "$*"
+	local t=${EPOCHREALTIME:-0.000000}
+	local ms=$(( (10#${t//[!0-9]/} - E2E_T0) / 10000 ))
+	printf '# [%4d.%02ds] %s\n' $((ms / 100)) $((ms % 100)) "$*"
 }
 
 # Print the node's tables and the logs we have, then exit 1 (the EXIT trap
@@ -184,15 +190,14 @@ ns_name() {
 
 # in_ns NAME CMD...: bounded command inside one of our namespaces.
 in_ns() {
-	local ns
-	ns=$(ns_name "$1")
+	local ns=$TOPO_PREFIX-$1
 	shift
 	ip netns exec "$ns" timeout --kill-after=5 "$E2E_CMD_TIMEOUT" "$@"
 }
 
 # Commands for `ip -n NS -batch`, collected per namespace and run by _flush
 # (one process per namespace instead of one per command: the topology is
-# made several times per test).
+# made several times per test, and process start-up is most of its cost).
 _b() {
 	printf '%s\n' "$2" >>"$E2E_TMP/batch.$1"
 }
@@ -200,27 +205,50 @@ _b() {
 _flush() {
 	local f=$E2E_TMP/batch.$1
 	[ -s "$f" ] || return 0
-	ip -n "$(ns_name "$1")" -batch "$f" >"$f.log" 2>&1 ||
+	ip -n "$TOPO_PREFIX-$1" -batch "$f" >"$f.log" 2>&1 ||
 		fail "setting up namespace $1: $(cat "$f.log") (commands: $(tr '\n' ';' <"$f"))"
-	rm -f "$f" "$f.log"
+	: >"$f"
 }
 
-# _ns_new NAME [SYSCTL...]: the namespace, ICMP not rate-limited, lo up
-# queued for its batch.
-_ns_new() {
-	local ns name=$1
-	shift
-	ns=$(ns_name "$name")
-	ip netns add "$ns" || fail "ip netns add $ns"
-	ip netns exec "$ns" sysctl -qw net.ipv4.icmp_ratelimit=0 "$@" >/dev/null || fail "sysctl in $ns"
-	rm -f "$E2E_TMP/batch.$name"
-	_b "$name" "link set lo up"
+# _par CMD...: start CMD in the background; _par_wait waits for all of them
+# and fails the test if one failed.
+_par_pids=()
+_par() {
+	"$@" &
+	_par_pids+=($!)
 }
 
-# _ns_add NAME [SYSCTL...]: the same, ready at once (lo up) - for other
-# libraries (etcd.sh) that add their own namespaces under TOPO_PREFIX.
+_par_wait() {
+	local p bad=0
+	for p in "${_par_pids[@]}"; do
+		wait "$p" || bad=1
+	done
+	_par_pids=()
+	[ $bad = 0 ] || fail "setting up the topology failed (see above)"
+}
+
+# _ns_create NAME...: the namespaces (one `ip -batch`), lo up queued.
+_ns_create() {
+	local n
+	for n in "$@"; do
+		printf 'netns add %s\n' "$TOPO_PREFIX-$n"
+		echo "link set lo up" >"$E2E_TMP/batch.$n"
+	done | ip -batch - >"$E2E_TMP/netns.log" 2>&1 ||
+		fail "ip netns add $*: $(cat "$E2E_TMP/netns.log")"
+}
+
+# _ns_sysctl NAME [SYSCTL...]: ICMP errors not rate-limited (and SYSCTLs)
+_ns_sysctl() {
+	ip netns exec "$TOPO_PREFIX-$1" sysctl -qw net.ipv4.icmp_ratelimit=0 "${@:2}" >/dev/null ||
+		fail "sysctl in $1"
+}
+
+# _ns_add NAME [SYSCTL...]: one namespace, ready at once (lo up, ICMP
+# not rate-limited) - for libraries such as etcd.sh that add their own
+# namespaces under TOPO_PREFIX.
 _ns_add() {
-	_ns_new "$@"
+	_ns_create "$1"
+	_ns_sysctl "$@"
 	_flush "$1"
 }
 
@@ -228,7 +256,7 @@ _ns_add() {
 # side with its /32 address and a /32 route to the other (queued: A's
 # commands must be flushed before B's, as A's create the pair).
 _link() {
-	_b "$1" "link add $2 type veth peer name $5 netns $(ns_name "$4")"
+	_b "$1" "link add $2 type veth peer name $5 netns $TOPO_PREFIX-$4"
 	_b "$1" "addr add $3/32 dev $2"
 	_b "$1" "link set $2 up"
 	_b "$1" "route add $6/32 dev $2 src $3"
@@ -243,11 +271,12 @@ topo_up() {
 	TOPO_PREFIX="svcnat-e2e-$$-$TOPO_N"
 	TOPO_PODS=()
 
-	_ns_new node net.ipv4.ip_forward=1
-	_ns_new nodeb net.ipv4.ip_forward=1
-	_ns_new client1
-	_ns_new client2
-	_ns_new podclient
+	_ns_create node nodeb client1 client2 podclient
+	_par _ns_sysctl node net.ipv4.ip_forward=1
+	_par _ns_sysctl nodeb net.ipv4.ip_forward=1
+	_par _ns_sysctl client1
+	_par _ns_sysctl client2
+	_par _ns_sysctl podclient
 
 	_link node vnb "$E2E_NODE_IP" nodeb eth0 "$E2E_NODEB_IP"
 	_b node "route add 198.18.66.0/24 via $E2E_NODEB_IP"
@@ -260,9 +289,11 @@ topo_up() {
 	_b client2 "route add default via $E2E_NODE_IP"
 
 	_pod_link podclient "$E2E_PODCLIENT_IP"
-	for n in node nodeb client1 client2 podclient; do
-		_flush "$n"
+	_flush node
+	for n in nodeb client1 client2 podclient; do
+		_par _flush "$n"
 	done
+	_par_wait
 }
 
 # _pod_link NAME IP: queue the pod's link to its node (by its address)
@@ -281,36 +312,43 @@ _pod_link() {
 # topo_add_pod NAME IP [NAME IP...]: backend pods that start_servers will
 # serve in.
 topo_add_pod() {
-	local added=() n
+	local names=() ips=() i
 	while [ $# -ge 2 ]; do
-		_ns_new "$1"
-		_pod_link "$1" "$2"
-		added+=("$1")
+		names+=("$1")
+		ips+=("$2")
 		shift 2
 	done
 	[ $# = 0 ] || fail "topo_add_pod: NAME IP pairs expected"
-	for n in node nodeb "${added[@]}"; do
-		_flush "$n"
+	_ns_create "${names[@]}"
+	for i in "${!names[@]}"; do
+		_pod_link "${names[$i]}" "${ips[$i]}"
 	done
-	TOPO_PODS+=("${added[@]}")
+	_par _flush node
+	_par _flush nodeb
+	_par_wait
+	for i in "${names[@]}"; do
+		_par _flush "$i"
+	done
+	_par_wait
+	TOPO_PODS+=("${names[@]}")
 }
 
 # Kill every process inside our namespaces (they are all ours), delete them.
 _ns_del_all() {
-	local prefix=$1 ns pids i
-	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^$prefix-"); do
-		for i in 1 2 3 4 5 6 7 8 9 10; do
-			pids=$(ip netns pids "$ns" 2>/dev/null)
-			[ -z "$pids" ] && break
-			if [ "$i" -lt 8 ]; then
-				kill -TERM $pids 2>/dev/null
-			else
-				kill -KILL $pids 2>/dev/null
-			fi
-			sleep 0.1
-		done
-		ip netns del "$ns" 2>/dev/null
+	local prefix=$1 nss pids i
+	nss=$(ip netns list 2>/dev/null | awk '{print $1}' | grep "^$prefix-")
+	[ -n "$nss" ] || return 0
+	for ((i = 1; i <= 30; i++)); do
+		pids=$(printf 'netns pids %s\n' $nss | ip -force -batch - 2>/dev/null)
+		[ -z "$pids" ] && break
+		if [ "$i" -lt 25 ]; then
+			kill -TERM $pids 2>/dev/null
+		else
+			kill -KILL $pids 2>/dev/null
+		fi
+		sleep 0.05
 	done
+	printf 'netns del %s\n' $nss | ip -force -batch - >/dev/null 2>&1
 }
 
 topo_down() {
