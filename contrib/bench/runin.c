@@ -3,7 +3,12 @@
  * Run one command, optionally inside a named network namespace, bounded in
  * time, and report its wall time and its own peak RSS.
  *
- * Usage: runin [-n NETNS] [-t SECONDS] -o JSONFILE -- COMMAND [ARG...]
+ * Usage: runin [-n NETNS] [-l LOCKFILE] [-t SECONDS] -o JSONFILE -- COMMAND [ARG...]
+ *
+ * -l gives COMMAND a private xtables lock: in a mount namespace of its own,
+ * LOCKFILE is bind-mounted over /run/xtables.lock, so the measured writers
+ * (which work on namespaces of their own) never wait for the host's
+ * iptables users, nor they for us.
  *
  * stdin, stdout and stderr pass through to COMMAND.  JSONFILE receives one
  * line: {"seconds":..,"maxrss_kb":..,"user_s":..,"sys_s":..,"exit":..,
@@ -27,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -68,14 +74,34 @@ static int enter_netns(const char *name)
 	return r;
 }
 
+static int private_lock(const char *lockfile)
+{
+	static const char *global = "/run/xtables.lock";
+	int fd;
+
+	fd = open(lockfile, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	/* iptables creates it too; a bind mount needs an existing target. */
+	fd = open(global, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount(lockfile, global, NULL, MS_BIND, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: runin [-n NETNS] [-t SECONDS] -o JSONFILE -- COMMAND [ARG...]\n");
+	fprintf(stderr, "usage: runin [-n NETNS] [-l LOCKFILE] [-t SECONDS] -o JSONFILE -- COMMAND [ARG...]\n");
 }
 
 int main(int argc, char **argv)
 {
-	const char *netns = NULL, *out = NULL;
+	const char *netns = NULL, *out = NULL, *lockfile = NULL;
 	struct sigaction sa = { .sa_handler = on_alarm };
 	double seconds = 600, t0, t1;
 	struct itimerval itv = { { 0, 0 }, { 0, 0 } };
@@ -84,10 +110,13 @@ int main(int argc, char **argv)
 	pid_t pid;
 	FILE *f;
 
-	while ((opt = getopt(argc, argv, "+n:t:o:")) != -1) {
+	while ((opt = getopt(argc, argv, "+n:l:t:o:")) != -1) {
 		switch (opt) {
 		case 'n':
 			netns = optarg;
+			break;
+		case 'l':
+			lockfile = optarg;
 			break;
 		case 't':
 			seconds = atof(optarg);
@@ -108,6 +137,13 @@ int main(int argc, char **argv)
 		r = enter_netns(netns);
 		if (r < 0) {
 			fprintf(stderr, "runin: network namespace '%s': %s\n", netns, strerror(-r));
+			return 2;
+		}
+	}
+	if (lockfile) {
+		r = private_lock(lockfile);
+		if (r < 0) {
+			fprintf(stderr, "runin: private xtables lock %s: %s\n", lockfile, strerror(-r));
 			return 2;
 		}
 	}

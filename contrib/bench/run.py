@@ -1,0 +1,838 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""svcnat benchmark suite (issue 7): sync cost and data path at scale, beside
+iptables-legacy-restore and the libiptc floor, in one run.
+
+Run as root from a build directory (`make` builds svcnat and the helpers):
+
+    sudo python3 /path/to/svcnat/contrib/bench/run.py            # full, ~30 min
+    sudo python3 /path/to/svcnat/contrib/bench/run.py --quick    # ~5 min
+
+Everything happens inside network namespaces this script creates (named
+svcbench-PID-*) and deletes on exit, also on failure or Ctrl-C; addresses
+come from 198.18.0.0/15; every traffic loop is bounded in count and time.
+Prints a Markdown report and writes it with the raw figures as JSON
+(--out, default ./bench-results.{md,json}).  contrib/bench/README.md says
+what every figure means.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRCDIR = os.path.dirname(os.path.dirname(HERE))
+
+NODE_ARGS = ["--node-ip", "198.18.0.1", "--hostname", "node-a",
+             "--cluster-cidr", "198.18.64.0/18"]
+# The full rewrite: every endpoint moved and another cluster CIDR, so every
+# service's chains differ from what is loaded.
+REWRITE_CIDR = "198.18.0.0/17"
+XT_MAX_TABLE_SIZE = 512 * 1024 * 1024
+
+FULL_SIZES = [(1000, 10), (5000, 10), (10000, 10), (20000, 10), (10000, 2), (10000, 20)]
+QUICK_SIZES = [(1000, 10), (10000, 10)]
+SCALE_SIZE = (20000, 50)
+
+# Data path topology (all inside namespaces of our own).
+CLIENT_IP, CLIENT_GW = "198.18.1.2", "198.18.1.1"
+BACKENDS = ["198.18.65.10", "198.18.65.11"]
+BACKEND_GW = "198.18.65.1"
+IPERF_CLUSTER_IP = "198.19.255.1"
+SERVER_PORTS = (8080, 8443)  # the generator's targetPorts for 80 and 443
+
+
+class BenchError(Exception):
+    pass
+
+
+def median_range(xs):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return None
+    return {"median": statistics.median(xs), "min": min(xs), "max": max(xs), "n": len(xs),
+            "samples": xs}
+
+
+def machine_info():
+    cpu = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem_kb = 0
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    mem_kb = int(line.split()[1])
+    except OSError:
+        pass
+    return {"nproc": os.cpu_count(), "cpu": cpu, "kernel": platform.release(),
+            "mem_gib": round(mem_kb / 1048576, 1),
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+
+
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return float(f.read().split()[0])
+    except OSError:
+        return None
+
+
+def tool_version(cmd):
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
+        return (p.stdout or p.stderr).strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return None
+
+
+class Suite:
+    def __init__(self, a):
+        self.a = a
+        b = os.path.abspath(a.builddir)
+        self.bin = {"svcnat": os.path.join(b, "svcnat"),
+                    "floor": os.path.join(b, "contrib/bench/floor"),
+                    "connrate": os.path.join(b, "contrib/bench/connrate"),
+                    "runin": os.path.join(b, "contrib/bench/runin")}
+        for name, path in self.bin.items():
+            if not os.access(path, os.X_OK):
+                raise BenchError("%s not found at %s: build first (./configure CFLAGS='-O2 -g' && make) "
+                                 "and run from the build directory or pass --builddir" % (name, path))
+        for tool in ["ip", "iptables-legacy-restore"]:
+            if not shutil.which(tool):
+                raise BenchError("%s is needed (contrib/install-deps)" % tool)
+        self.work = tempfile.mkdtemp(prefix="svcnat-bench-", dir=a.workdir)
+        self.lock = os.path.join(self.work, "xtables.lock")
+        self.namespaces = []
+        self.procs = []
+        self.nscount = 0
+        self.t0 = time.monotonic()
+        self.warnings = []
+        self.res = {"machine": machine_info(), "command": " ".join(sys.argv),
+                    "svcnat": tool_version([self.bin["svcnat"], "--version"]),
+                    "git": tool_version(["git", "-C", SRCDIR, "describe", "--always", "--dirty"]),
+                    "iptables": tool_version(["iptables-legacy-restore", "--version"]),
+                    "reps": a.reps, "quick": a.quick, "loadavg_start": loadavg(),
+                    "control": [], "scale": None, "datapath": None, "goals": None}
+
+    # ---- plumbing ----
+    def log(self, msg):
+        print("[%6.1fs] %s" % (time.monotonic() - self.t0, msg), file=sys.stderr, flush=True)
+
+    def warn(self, msg):
+        self.warnings.append(msg)
+        self.log("WARNING: " + msg)
+
+    def ns_new(self, tag):
+        self.nscount += 1
+        name = "svcbench-%d-%d-%s" % (os.getpid(), self.nscount, tag)
+        subprocess.run(["ip", "netns", "add", name], check=True)
+        self.namespaces.append(name)
+        subprocess.run(["ip", "-n", name, "link", "set", "lo", "up"], check=True)
+        return name
+
+    def ns_del(self, name):
+        if name in self.namespaces:
+            self.namespaces.remove(name)
+            subprocess.run(["ip", "netns", "del", name], check=False)
+
+    def cleanup(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                try:
+                    p.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    pass
+        self.procs = []
+        for name in list(self.namespaces):
+            self.ns_del(name)
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def ns_sh(self, ns, *cmd, check=True):
+        """A setup command inside ns (never the host's)."""
+        return subprocess.run(["ip", "netns", "exec", ns] + list(cmd), check=check,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=60)
+
+    def bg(self, ns, cmd):
+        """A bounded background process inside ns, killed at cleanup."""
+        p = subprocess.Popen(["ip", "netns", "exec", ns] + cmd, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        self.procs.append(p)
+        return p
+
+    def stop(self, p):
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        if p in self.procs:
+            self.procs.remove(p)
+
+    def run(self, cmd, ns=None, stdin=None, stdout=None, timeout=900, check=True):
+        """Run cmd through runin: wall seconds, its own peak RSS, exit code."""
+        jf = os.path.join(self.work, "runin.json")
+        ef = os.path.join(self.work, "stderr.txt")
+        full = [self.bin["runin"], "-t", str(timeout), "-o", jf]
+        if ns:
+            full += ["-n", ns, "-l", self.lock]
+        full += ["--"] + cmd
+        fin = open(stdin) if stdin else subprocess.DEVNULL
+        fout = open(stdout, "w") if stdout else subprocess.DEVNULL
+        try:
+            with open(ef, "w") as ferr:
+                p = subprocess.run(full, stdin=fin, stdout=fout, stderr=ferr)
+        finally:
+            if stdin:
+                fin.close()
+            if stdout:
+                fout.close()
+        with open(ef) as f:
+            err = f.read()
+        try:
+            with open(jf) as f:
+                r = json.load(f)
+            os.unlink(jf)
+        except (OSError, ValueError):
+            raise BenchError("%s: no result (%s)" % (os.path.basename(cmd[0]), err.strip()[-300:]))
+        r["stderr"] = err[-2000:]
+        r["rc"] = p.returncode
+        if check and p.returncode != 0:
+            raise BenchError("%s failed (exit %d%s): %s" % (
+                " ".join(os.path.basename(c) if i == 0 else c for i, c in enumerate(cmd[:4])),
+                p.returncode, ", timed out" if r.get("timed_out") else "", errors_of(err)))
+        return r
+
+    # ---- generators ----
+    def gen(self, path, n, m, change="none", target_ips=None, extra=None):
+        if os.path.exists(path):
+            return path
+        cmd = [sys.executable, os.path.join(HERE, "gen.py"), "-n", str(n), "-m", str(m),
+               "--change", change, "-o", path + ".tmp"]
+        if target_ips:
+            cmd += ["--target-ips", ",".join(target_ips)]
+        subprocess.run(cmd, check=True, timeout=1800)
+        if extra:
+            with open(path + ".tmp") as f:
+                doc = json.load(f)
+            doc["items"].extend(extra)
+            with open(path + ".tmp", "w") as f:
+                json.dump(doc, f, separators=(",", ":"))
+        os.rename(path + ".tmp", path)
+        return path
+
+    def svcnat_args(self, mode, config, cidr=None):
+        args = [self.bin["svcnat"], mode, "--config", config] + NODE_ARGS
+        if cidr:
+            args[args.index("--cluster-cidr") + 1] = cidr
+        if mode == "--once":
+            args += ["--backend", "libiptc", "-v"]
+        return args
+
+    def render(self, config, out, cidr=None):
+        return self.run(self.svcnat_args("--dry-run", config, cidr), stdout=out)
+
+    def partial(self, old, new, out):
+        p = subprocess.run([sys.executable, os.path.join(HERE, "partial.py"), old, new, "-o", out],
+                           check=True, capture_output=True, text=True, timeout=1800)
+        return dict(kv.split("=") for kv in p.stderr.split())
+
+    def table_info(self, ns):
+        r = subprocess.run(["ip", "netns", "exec", ns, self.bin["floor"], "--info", "nat", "filter"],
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            raise BenchError("floor --info: " + r.stderr.strip())
+        d = json.loads(r.stdout)
+        return {t["table"]: {"size_bytes": t["size_bytes"], "entries": t["entries"]} for t in d["tables"]}
+
+    def count_commits(self, ns, cmd):
+        """Number of IPT_SO_SET_REPLACE calls (kernel table writes) cmd makes."""
+        if not shutil.which("strace"):
+            return None
+        out = os.path.join(self.work, "strace.txt")
+        self.run(["strace", "-f", "-qq", "-e", "trace=setsockopt", "-o", out] + cmd, ns=ns)
+        with open(out) as f:
+            n = sum(1 for line in f if "IPT_SO_SET_REPLACE" in line)
+        os.unlink(out)
+        return n
+
+    @staticmethod
+    def svcnat_split(stderr):
+        m = re.search(r"in ([0-9.]+)s \(plan ([0-9.]+)s\)", stderr)
+        return (float(m.group(1)), float(m.group(2))) if m else (None, None)
+
+    # ---- control plane ----
+    def control(self, n, m, reps):
+        tag = "%dx%d" % (n, m)
+        d = os.path.join(self.work, tag)
+        os.makedirs(d, exist_ok=True)
+        self.log("control plane %s: generating inputs" % tag)
+        cfg = {c: self.gen(os.path.join(d, c + ".json"), n, m, c)
+               for c in ("none", "endpoint", "add", "all")}
+        txt = {c: os.path.join(d, c + ".txt") for c in cfg}
+        for c in cfg:
+            self.render(cfg[c], txt[c], REWRITE_CIDR if c == "all" else None)
+        part = {}
+        stats = {}
+        for name, old, new in (("endpoint", "none", "endpoint"), ("endpoint_rev", "endpoint", "none"),
+                               ("add", "none", "add"), ("add_rev", "add", "none"),
+                               ("all", "none", "all")):
+            part[name] = os.path.join(d, "partial-%s.txt" % name)
+            stats[name] = self.partial(txt[old], txt[new], part[name])
+        once = lambda c, cidr=None: self.svcnat_args("--once", cfg[c], cidr)  # noqa: E731
+        restore = ["iptables-legacy-restore"]
+        noflush = ["iptables-legacy-restore", "--noflush"]
+        S = {k: [] for k in ("svcnat_full", "svcnat_nochange", "svcnat_endpoint", "svcnat_add",
+                             "svcnat_rewrite", "floor", "restore_full", "restore_partial_endpoint",
+                             "restore_partial_add", "restore_rewrite", "dry_run")}
+        extra = {"svcnat_full_plan_s": [], "svcnat_endpoint_plan_s": [], "floor_nat_init_s": [],
+                 "floor_nat_commit_s": [], "floor_filter_s": []}
+        info = {}
+        for rep in range(reps):
+            self.log("control plane %s: repetition %d/%d (svcnat)" % (tag, rep + 1, reps))
+            A = self.ns_new("ctl")
+            r = self.run(once("none"), ns=A)
+            S["svcnat_full"].append(r)
+            extra["svcnat_full_plan_s"].append(self.svcnat_split(r["stderr"])[1])
+            if rep == 0:
+                info["svcnat_loaded"] = self.table_info(A)
+            S["svcnat_nochange"].append(self.run(once("none"), ns=A))
+            if rep == 0:
+                info["nochange_commits"] = self.count_commits(A, once("none"))
+            jf = os.path.join(self.work, "floor.json")
+            r = self.run([self.bin["floor"], "nat", "filter"], ns=A, stdout=jf)
+            with open(jf) as f:
+                fl = {t["table"]: t for t in json.load(f)["tables"]}
+            extra["floor_nat_init_s"].append(fl["nat"]["init_s"])
+            extra["floor_nat_commit_s"].append(fl["nat"]["commit_s"])
+            extra["floor_filter_s"].append(fl["filter"]["total_s"])
+            S["floor"].append(r)
+            r = self.run(once("endpoint"), ns=A)
+            S["svcnat_endpoint"].append(r)
+            extra["svcnat_endpoint_plan_s"].append(self.svcnat_split(r["stderr"])[1])
+            if rep == 0:
+                info["svcnat_endpoint"] = self.table_info(A)
+                info["endpoint_commits"] = self.count_commits(A, once("none"))  # the revert
+            else:
+                self.run(once("none"), ns=A)
+            S["svcnat_add"].append(self.run(once("add"), ns=A))
+            self.run(once("none"), ns=A)
+            S["svcnat_rewrite"].append(self.run(once("all", REWRITE_CIDR), ns=A))
+            if rep == 0:
+                info["svcnat_rewritten"] = self.table_info(A)
+            self.ns_del(A)
+
+            self.log("control plane %s: repetition %d/%d (iptables-legacy-restore)" % (tag, rep + 1, reps))
+            B = self.ns_new("peer")
+            S["restore_full"].append(self.run(restore, ns=B, stdin=txt["none"]))
+            if rep == 0:
+                info["restore_loaded"] = self.table_info(B)
+            S["restore_partial_endpoint"].append(self.run(noflush, ns=B, stdin=part["endpoint"]))
+            if rep == 0:
+                info["restore_endpoint"] = self.table_info(B)
+            self.run(noflush, ns=B, stdin=part["endpoint_rev"])
+            S["restore_partial_add"].append(self.run(noflush, ns=B, stdin=part["add"]))
+            self.run(noflush, ns=B, stdin=part["add_rev"])
+            S["restore_rewrite"].append(self.run(noflush, ns=B, stdin=part["all"]))
+            if rep == 0:
+                info["restore_rewritten"] = self.table_info(B)
+            self.ns_del(B)
+            S["dry_run"].append(self.run(self.svcnat_args("--dry-run", cfg["none"])))
+        # Cross-checks: both writers must have loaded the same tables.
+        for a_, b_ in (("svcnat_loaded", "restore_loaded"), ("svcnat_endpoint", "restore_endpoint"),
+                       ("svcnat_rewritten", "restore_rewritten")):
+            if info[a_]["nat"]["entries"] != info[b_]["nat"]["entries"]:
+                self.warn("%s: nat entries differ: %s %d, %s %d" % (
+                    tag, a_, info[a_]["nat"]["entries"], b_, info[b_]["nat"]["entries"]))
+        out = {"n": n, "m": m, "info": info, "partial": stats,
+               "rules": sum(1 for line in open(txt["none"]) if line.startswith("-A ")),
+               "dry_run_bytes": os.path.getsize(txt["none"]),
+               "seconds": {k: median_range([r["seconds"] for r in v]) for k, v in S.items()},
+               "rss_kb": {k: median_range([r["maxrss_kb"] for r in v]) for k, v in S.items()},
+               "extra": {k: median_range(v) for k, v in extra.items()},
+               "loadavg": loadavg()}
+        self.res["control"].append(out)
+        for c in cfg.values():
+            os.unlink(c)
+        return out
+
+    def scale(self, n, m):
+        tag = "%dx%d" % (n, m)
+        d = os.path.join(self.work, tag)
+        os.makedirs(d, exist_ok=True)
+        self.log("scale %s: generating input" % tag)
+        cfg = self.gen(os.path.join(d, "none.json"), n, m)
+        txt = os.path.join(d, "none.txt")
+        dr = self.render(cfg, txt)
+        A = self.ns_new("scale")
+        self.log("scale %s: svcnat --once" % tag)
+        r = self.run(self.svcnat_args("--once", cfg), ns=A, timeout=1800, check=False)
+        out = {"n": n, "m": m, "ok": r["rc"] == 0, "svcnat": {k: r[k] for k in ("seconds", "maxrss_kb", "rc")},
+               "error": None if r["rc"] == 0 else errors_of(r["stderr"]),
+               "rules": sum(1 for line in open(txt) if line.startswith("-A ")),
+               "dry_run": {"seconds": dr["seconds"], "maxrss_kb": dr["maxrss_kb"],
+                           "bytes": os.path.getsize(txt)}}
+        if out["ok"]:
+            out["tables"] = self.table_info(A)
+            jf = os.path.join(self.work, "floor.json")
+            f = self.run([self.bin["floor"], "nat", "filter"], ns=A, stdout=jf, check=False)
+            if f["rc"] == 0:
+                out["floor"] = {"seconds": f["seconds"], "maxrss_kb": f["maxrss_kb"]}
+        self.ns_del(A)
+        if self.a.scale_peer:
+            B = self.ns_new("scalepeer")
+            self.log("scale %s: iptables-legacy-restore" % tag)
+            r = self.run(["iptables-legacy-restore"], ns=B, stdin=txt, timeout=1800, check=False)
+            out["restore"] = {k: r[k] for k in ("seconds", "maxrss_kb", "rc")}
+            self.ns_del(B)
+        os.unlink(cfg)
+        self.res["scale"] = out
+        return out
+
+    # ---- data path ----
+    def topology(self):
+        C, N = self.ns_new("client"), self.ns_new("node")
+        Bs = [self.ns_new("be%d" % i) for i in range(len(BACKENDS))]
+        sh = lambda ns, *c: subprocess.run(["ip", "-n", ns] + list(c), check=True)  # noqa: E731
+        sh(C, "link", "add", "c0", "type", "veth", "peer", "name", "n0", "netns", N)
+        sh(C, "addr", "add", CLIENT_IP + "/24", "dev", "c0")
+        sh(C, "link", "set", "c0", "up")
+        sh(C, "route", "add", "default", "via", CLIENT_GW)
+        sh(N, "addr", "add", CLIENT_GW + "/24", "dev", "n0")
+        sh(N, "link", "set", "n0", "up")
+        sh(N, "addr", "add", "198.18.0.1/32", "dev", "lo")
+        sh(N, "link", "add", "br0", "type", "bridge")
+        sh(N, "addr", "add", BACKEND_GW + "/24", "dev", "br0")
+        sh(N, "link", "set", "br0", "up")
+        for i, (B, ip) in enumerate(zip(Bs, BACKENDS)):
+            sh(B, "link", "add", "b0", "type", "veth", "peer", "name", "nb%d" % i, "netns", N)
+            sh(B, "addr", "add", ip + "/24", "dev", "b0")
+            sh(B, "link", "set", "b0", "up")
+            sh(B, "route", "add", "default", "via", BACKEND_GW)
+            sh(N, "link", "set", "nb%d" % i, "master", "br0", "up")
+        self.ns_sh(N, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+        self.ns_sh(C, "sysctl", "-qw", "net.ipv4.ip_local_port_range=1024 65535")
+        return C, N, Bs
+
+    def connrate(self, C, N, ip, port, reps, label):
+        count, secs = self.a.conn_count, self.a.conn_seconds
+        runs = []
+        for _ in range(reps):
+            if shutil.which("conntrack"):
+                self.ns_sh(N, "conntrack", "-F", check=False)
+            of = os.path.join(self.work, "conn.json")
+            self.run([self.bin["connrate"], "client", ip, str(port), str(count), str(secs)],
+                     ns=C, stdout=of, timeout=secs + 30, check=False)
+            with open(of) as f:
+                runs.append(json.load(f))
+            if not runs[-1]["ok"]:
+                break  # the path does not work: no use repeating it
+        if any(r["failed"] for r in runs):
+            self.warn("%s: %d failed connections (%s)" % (label, sum(r["failed"] for r in runs),
+                                                        runs[0]["first_error"] or "timeout"))
+        out = {"case": label, "target": "%s:%d" % (ip, port),
+               "conn_per_s": median_range([r["conn_per_s"] for r in runs]),
+               "p50_us": median_range([r["p50_us"] for r in runs]),
+               "p99_us": median_range([r["p99_us"] for r in runs]),
+               "failed": sum(r["failed"] for r in runs), "loadavg": loadavg()}
+        self.log("  %-44s %8.0f conn/s  p50 %6.1f us  failed %d" % (
+            label, out["conn_per_s"]["median"], out["p50_us"]["median"], out["failed"]))
+        return out
+
+    def iperf(self, C, B, ip, port, server_port, reps, label):
+        runs = []
+        for _ in range(reps):
+            srv = self.bg(B, ["iperf3", "-s", "-1", "-p", str(server_port)])
+            time.sleep(0.3)
+            of = os.path.join(self.work, "iperf.json")
+            r = self.run(["iperf3", "-c", ip, "-p", str(port), "-t", str(self.a.iperf_seconds), "-J"],
+                         ns=C, stdout=of, timeout=self.a.iperf_seconds + 30, check=False)
+            self.stop(srv)
+            try:
+                with open(of) as f:
+                    runs.append(json.load(f)["end"]["sum_received"]["bits_per_second"] / 1e9)
+            except (OSError, ValueError, KeyError):
+                self.warn("%s: iperf3 failed (exit %d)" % (label, r["rc"]))
+        out = {"case": label, "gbit_s": median_range(runs)}
+        if runs:
+            self.log("  %-44s %8.2f Gbit/s" % (label, out["gbit_s"]["median"]))
+        return out
+
+    @staticmethod
+    def first_last(txt):
+        """(ip, port) of the first and the last cluster-IP rule of nat KUBE-SERVICES
+        for the generator's ports (80, 443: the backends serve their targets)."""
+        rules = []
+        table = None
+        with open(txt) as f:
+            for line in f:
+                if line.startswith("*"):
+                    table = line[1:].strip()
+                elif table == "nat" and line.startswith("-A KUBE-SERVICES ") and "cluster IP" in line:
+                    m = re.search(r"-d ([0-9.]+)/32 .*--dport ([0-9]+)", line)
+                    if m and int(m.group(2)) in (80, 443):
+                        rules.append((m.group(1), int(m.group(2))))
+        return rules[0], rules[-1], len(rules)
+
+    def datapath(self, reps):
+        d = os.path.join(self.work, "datapath")
+        os.makedirs(d, exist_ok=True)
+        dp = {"cases": [], "iperf": [], "loader": self.a.dp_loader, "topology": "client ns -> veth -> node ns (svcnat's rules, "
+              "forwarding) -> bridge -> 2 backend ns; connrate/iperf3 servers in the backends"}
+        self.res["datapath"] = dp
+        C, N, Bs = self.topology()
+        for B in Bs:
+            for port in SERVER_PORTS:
+                self.bg(B, [self.bin["connrate"], "serve", str(port), "3600"])
+        time.sleep(0.5)
+        cases = dp["cases"]
+        self.log("data path: direct, no rules in the node")
+        cases.append(self.connrate(C, N, BACKENDS[0], SERVER_PORTS[0], reps, "direct to the backend (no rules)"))
+        many = [int(x) for x in self.a.dp_services.split(",")]
+        if self.a.quick:
+            phases = [(many[0], True, False)]
+        else:  # target first only at the first size, as the issue asks
+            phases = [(1, False, True)] + [(k, True, i == 0) for i, k in enumerate(many)]
+        for n, last, first in phases:
+            extra = None
+            if n == 1:
+                extra = iperf_service()
+            cfg = self.gen(os.path.join(d, "dp-%d.json" % n), n, len(BACKENDS), target_ips=BACKENDS,
+                           extra=extra)
+            txt = os.path.join(d, "dp-%d.txt" % n)
+            self.render(cfg, txt)
+            (fip, fport), (lip, lport), nrules = self.first_last(txt)
+            self.log("data path: %d service(s), loading the rules (%s)" % (n, self.a.dp_loader))
+            if self.a.dp_loader == "svcnat":
+                self.run(self.svcnat_args("--once", cfg), ns=N)
+            else:  # the same rules, written by the peer
+                self.run(["iptables-legacy-restore"], ns=N, stdin=txt)
+            label = "%d service%s" % (n, "s" if n > 1 else "")
+            if n == 1:
+                cases.append(self.connrate(C, N, fip, fport, reps, "ClusterIP, 1 service"))
+            else:
+                if first:
+                    cases.append(self.connrate(C, N, fip, fport, reps,
+                                               "ClusterIP, %s, target first" % label))
+                if last:
+                    cases.append(self.connrate(C, N, lip, lport, reps,
+                                               "ClusterIP, %s, target last (rule %d)" % (label, nrules)))
+            if not self.a.quick:
+                cases.append(self.connrate(C, N, BACKENDS[0], SERVER_PORTS[0], reps,
+                                           "direct through the node, %s loaded" % label))
+            if n == 1 and not self.a.quick:
+                self.userspace(C, N, Bs, reps)
+        self.res["datapath"] = dp
+
+    def userspace(self, C, N, Bs, reps):
+        dp = self.res["datapath"]
+        have_socat = shutil.which("socat")
+        if have_socat:
+            s = self.bg(N, ["socat", "TCP-LISTEN:8081,bind=%s,fork,reuseaddr,backlog=4096" % CLIENT_GW,
+                            "TCP:%s:%d" % (BACKENDS[0], SERVER_PORTS[0])])
+            time.sleep(0.3)
+            dp["cases"].append(self.connrate(C, N, CLIENT_GW, 8081, reps, "through socat in the node"))
+            self.stop(s)
+        else:
+            self.warn("socat not installed: no userspace-proxy figures")
+        if not shutil.which("iperf3"):
+            self.warn("iperf3 not installed: no bulk throughput figures")
+            return
+        self.log("data path: bulk throughput (iperf3 -t %d)" % self.a.iperf_seconds)
+        dp["iperf"].append(self.iperf(C, Bs[0], BACKENDS[0], 5201, 5201, reps, "direct to the backend"))
+        dp["iperf"].append(self.iperf(C, Bs[0], IPERF_CLUSTER_IP, 5201, 5201, reps, "through DNAT (ClusterIP)"))
+        if have_socat:
+            s = self.bg(N, ["socat", "TCP-LISTEN:5202,bind=%s,fork,reuseaddr" % CLIENT_GW,
+                            "TCP:%s:5201" % BACKENDS[0]])
+            time.sleep(0.3)
+            dp["iperf"].append(self.iperf(C, Bs[0], CLIENT_GW, 5202, 5201, reps, "through socat in the node"))
+            self.stop(s)
+
+    # ---- goals ----
+    def goals(self):
+        ctl = {(c["n"], c["m"]): c for c in self.res["control"]}
+        g = []
+        c = ctl.get((10000, 10))
+
+        def ratio(a, b, what="seconds"):
+            x, y = c[what].get(a), c[what].get(b)
+            if not x or not y or not y["median"]:
+                return None
+            return x["median"] / y["median"]
+
+        if c:
+            g.append(("full sync into an empty table vs iptables-legacy-restore", "<= 0.2x",
+                      ratio("svcnat_full", "restore_full"), lambda v: v <= 0.2))
+            g.append(("full rewrite of a loaded table vs the libiptc floor", "<= 1.3x",
+                      ratio("svcnat_rewrite", "floor"), lambda v: v <= 1.3))
+            g.append(("one endpoint changed vs the libiptc floor", "<= 1.1x",
+                      ratio("svcnat_endpoint", "floor"), lambda v: v <= 1.1))
+            g.append(("one endpoint changed vs kube-proxy's partial restore", "<= 1x",
+                      ratio("svcnat_endpoint", "restore_partial_endpoint"), lambda v: v <= 1.0))
+            nc = c["info"].get("nochange_commits")
+            g.append(("nothing changed: kernel table writes", "0", nc, lambda v: v == 0))
+            g.append(("peak RSS of the full sync vs the floor program", "<= 1.2x",
+                      ratio("svcnat_full", "floor", "rss_kb"), lambda v: v <= 1.2))
+            g.append(("peak RSS of the full sync vs iptables-legacy-restore", "< 1x",
+                      ratio("svcnat_full", "restore_full", "rss_kb"), lambda v: v < 1.0))
+        s = self.res.get("scale")
+        if s:
+            size = s.get("tables", {}).get("nat", {}).get("size_bytes")
+            g.append(("%d x %d programs under the 512 MiB limit (nat table bytes)" % (s["n"], s["m"]),
+                      "ok, < %d" % XT_MAX_TABLE_SIZE, size if s["ok"] else None,
+                      lambda v: s["ok"] and v < XT_MAX_TABLE_SIZE))
+        self.res["goals"] = [{"goal": a, "target": t, "measured": v,
+                              "met": (bool(f(v)) if v is not None else None)} for a, t, v, f in g]
+
+
+def errors_of(stderr):
+    """The error lines of a tool's stderr (its warnings are not the news)."""
+    lines = [l for l in stderr.splitlines() if "error" in l.lower()]
+    return " / ".join(lines)[-400:] if lines else stderr.strip()[-400:]
+
+
+def iperf_service():
+    """A Service + EndpointSlice forwarding IPERF_CLUSTER_IP:5201 to the first backend."""
+    svc = {"apiVersion": "v1", "kind": "Service",
+           "metadata": {"name": "iperf", "namespace": "bench", "uid": "iperf-uid"},
+           "spec": {"type": "ClusterIP", "clusterIP": IPERF_CLUSTER_IP, "clusterIPs": [IPERF_CLUSTER_IP],
+                    "ports": [{"name": "iperf", "protocol": "TCP", "port": 5201, "targetPort": 5201}]}}
+    sl = {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+          "metadata": {"name": "iperf-abcde", "namespace": "bench",
+                       "labels": {"kubernetes.io/service-name": "iperf"}},
+          "addressType": "IPv4",
+          "endpoints": [{"addresses": [BACKENDS[0]], "conditions": {"ready": True}, "nodeName": "node-b"}],
+          "ports": [{"name": "iperf", "protocol": "TCP", "port": 5201}]}
+    return [svc, sl]
+
+
+# ---- report ----
+def fmt_s(x):
+    if x is None:
+        return "-"
+    m, lo, hi = x["median"], x["min"], x["max"]
+    f = (lambda v: "%.3f" % v) if m < 10 else (lambda v: "%.2f" % v)
+    return "%s (%s–%s)" % (f(m), f(lo), f(hi))
+
+
+def fmt_mib(x):
+    if x is None:
+        return "-"
+    return "%.0f" % (x["median"] / 1024)
+
+
+def fmt_ratio(a, b):
+    if not a or not b or not b["median"]:
+        return "-"
+    return "%.2fx" % (a["median"] / b["median"])
+
+
+def markdown(res):
+    mi = res["machine"]
+    o = []
+    o.append("Machine: %s cores, %s, %s GiB, Linux %s; %s; load average %s at the start, %s at the end."
+             % (mi["nproc"], mi["cpu"], mi["mem_gib"], mi["kernel"], mi["date"],
+                res.get("loadavg_start"), res.get("loadavg_end")))
+    o.append("svcnat %s (%s), %s. Medians of %d repetitions (min–max), ratios of medians "
+             "from this run." % (res.get("svcnat") or "?", res.get("git") or "?",
+                                 res.get("iptables") or "?", res["reps"]))
+    o.append("Command: `%s`" % res["command"])
+    if res["control"]:
+        o.append("")
+        o.append("**Control plane**, seconds (wall clock of the whole process):")
+        o.append("")
+        o.append("| services x endpoints | rules | nat table | svcnat full sync | iptables-legacy-restore | "
+                 "svcnat full rewrite | restore --noflush rewrite | libiptc floor | svcnat 1 endpoint | "
+                 "restore partial (1 endpoint) | svcnat 1 service added | restore partial (added) | "
+                 "svcnat no change | --dry-run |")
+        o.append("|" + "---|" * 14)
+        for c in res["control"]:
+            s = c["seconds"]
+            size = c["info"]["svcnat_loaded"]["nat"]["size_bytes"]
+            o.append("| %d x %d | %d | %.0f MB | %s |" % (c["n"], c["m"], c["rules"], size / 1e6, " | ".join(
+                fmt_s(s[k]) for k in ("svcnat_full", "restore_full", "svcnat_rewrite", "restore_rewrite",
+                                      "floor", "svcnat_endpoint", "restore_partial_endpoint", "svcnat_add",
+                                      "restore_partial_add", "svcnat_nochange", "dry_run"))))
+        o.append("")
+        o.append("**Ratios** (same run) and **peak RSS** (MiB):")
+        o.append("")
+        o.append("| services x endpoints | full / restore | rewrite / floor | 1 endpoint / floor | "
+                 "1 endpoint / partial restore | no-change table writes | RSS svcnat full | "
+                 "RSS svcnat 1 endpoint | RSS floor | RSS restore full | RSS restore partial | RSS --dry-run |")
+        o.append("|" + "---|" * 12)
+        for c in res["control"]:
+            s, r = c["seconds"], c["rss_kb"]
+            nc = c["info"].get("nochange_commits")
+            o.append("| %d x %d | %s | %s | %s | %s | %s | %s |" % (
+                c["n"], c["m"], fmt_ratio(s["svcnat_full"], s["restore_full"]),
+                fmt_ratio(s["svcnat_rewrite"], s["floor"]), fmt_ratio(s["svcnat_endpoint"], s["floor"]),
+                fmt_ratio(s["svcnat_endpoint"], s["restore_partial_endpoint"]),
+                "-" if nc is None else nc,
+                " | ".join(fmt_mib(r[k]) for k in ("svcnat_full", "svcnat_endpoint", "floor", "restore_full",
+                                                    "restore_partial_endpoint", "dry_run"))))
+        o.append("")
+        o.append("Floor split (nat): " + "; ".join(
+            "%d x %d: iptc_init %.3f s + iptc_commit %.3f s (filter %.3f s)" % (
+                c["n"], c["m"], c["extra"]["floor_nat_init_s"]["median"],
+                c["extra"]["floor_nat_commit_s"]["median"], c["extra"]["floor_filter_s"]["median"])
+            for c in res["control"]) + ".")
+        plans = ["%d x %d: %.3f s of %.3f s" % (c["n"], c["m"], c["extra"]["svcnat_full_plan_s"]["median"],
+                                                c["seconds"]["svcnat_full"]["median"])
+                 for c in res["control"] if c["extra"].get("svcnat_full_plan_s")]
+        if plans:
+            o.append("svcnat's own planning share of the full sync (its -v line): " + "; ".join(plans) + ".")
+    s = res.get("scale")
+    if s:
+        o.append("")
+        if s["ok"]:
+            t = s["tables"]["nat"]
+            o.append("**Scale**: %d x %d (%d rules): svcnat --once programmed it in %.1f s, peak RSS %.0f MiB; "
+                     "nat table %d bytes (%.1f%% of the 512 MiB limit), %d entries; floor on it %s."
+                     % (s["n"], s["m"], s["rules"], s["svcnat"]["seconds"], s["svcnat"]["maxrss_kb"] / 1024,
+                        t["size_bytes"], 100.0 * t["size_bytes"] / XT_MAX_TABLE_SIZE, t["entries"],
+                        "%.1f s" % s["floor"]["seconds"] if s.get("floor") else "failed"))
+        else:
+            o.append("**Scale**: %d x %d (%d rules): svcnat --once FAILED: %s" % (
+                s["n"], s["m"], s["rules"], s["error"]))
+        if s.get("restore"):
+            o.append("iptables-legacy-restore of the same text: %s in %.1f s, peak RSS %.0f MiB." % (
+                "ok" if s["restore"]["rc"] == 0 else "FAILED (exit %d)" % s["restore"]["rc"],
+                s["restore"]["seconds"], s["restore"]["maxrss_kb"] / 1024))
+    dp = res.get("datapath")
+    if dp:
+        o.append("")
+        o.append("**Data path** (%s), one client thread, connect + 1-byte request/response + close:" % dp["topology"])
+        o.append("")
+        o.append("| case | connections/s | p50 connect (us) | p99 connect (us) | failed |")
+        o.append("|---|---|---|---|---|")
+        for c in dp["cases"]:
+            r = c["conn_per_s"]
+            o.append("| %s | %.0f (%.0f–%.0f) | %.1f | %.1f | %d |" % (
+                c["case"], r["median"], r["min"], r["max"], c["p50_us"]["median"], c["p99_us"]["median"],
+                c["failed"]))
+        if dp["iperf"]:
+            o.append("")
+            o.append("| bulk throughput (iperf3, one stream) | Gbit/s |")
+            o.append("|---|---|")
+            for c in dp["iperf"]:
+                o.append("| %s | %s |" % (c["case"], fmt_s(c["gbit_s"])))
+    if res.get("goals"):
+        o.append("")
+        o.append("**Goals** (issue 7, at 10,000 x 10 unless said):")
+        o.append("")
+        o.append("| goal | target | measured | met |")
+        o.append("|---|---|---|---|")
+        for g in res["goals"]:
+            v = g["measured"]
+            vs = "-" if v is None else ("%.2fx" % v if isinstance(v, float) else str(v))
+            o.append("| %s | %s | %s | %s |" % (g["goal"], g["target"], vs,
+                                               {True: "yes", False: "**no**", None: "-"}[g["met"]]))
+    if res.get("warnings"):
+        o.append("")
+        o.append("Warnings: " + "; ".join(res["warnings"]))
+    return "\n".join(o) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="1,000 and 10,000 x 10, one data-path case")
+    ap.add_argument("--reps", type=int, default=3, help="repetitions (default 3)")
+    ap.add_argument("--sizes", help="control-plane sizes, e.g. 1000x10,10000x10")
+    ap.add_argument("--no-control", action="store_true")
+    ap.add_argument("--no-datapath", action="store_true")
+    ap.add_argument("--no-scale", action="store_true", help="skip the 20,000 x 50 run")
+    ap.add_argument("--scale", action="store_true", help="run 20,000 x 50 also with --sizes or --quick")
+    ap.add_argument("--scale-peer", action="store_true", help="also iptables-legacy-restore at 20,000 x 50")
+    ap.add_argument("--conn-count", type=int, default=100000, help="connections per data-path run (bound)")
+    ap.add_argument("--conn-seconds", type=float, default=5.0, help="seconds per data-path run (bound)")
+    ap.add_argument("--iperf-seconds", type=int, default=5)
+    ap.add_argument("--dp-loader", choices=["svcnat", "restore"], default="svcnat",
+                    help="who writes the data-path rules (the same rules either way)")
+    ap.add_argument("--dp-services", default="10000,20000",
+                    help="service counts of the data-path cases (default 10000,20000; --quick: the first)")
+    ap.add_argument("--builddir", default=".", help="where svcnat and contrib/bench/* were built")
+    ap.add_argument("--workdir", default=None, help="parent of the scratch directory (default $TMPDIR)")
+    ap.add_argument("--out", default="bench-results", help="writes OUT.json and OUT.md")
+    ap.add_argument("--report", metavar="JSON", help="only print the Markdown of an earlier run")
+    a = ap.parse_args()
+    if a.report:
+        with open(a.report) as f:
+            sys.stdout.write(markdown(json.load(f)))
+        return 0
+    if os.geteuid() != 0:
+        print("run.py: needs root (network namespaces, iptables)", file=sys.stderr)
+        return 2
+    if a.reps < 1 or a.conn_count < 1 or a.conn_seconds <= 0 or a.iperf_seconds < 1:
+        ap.error("bad --reps, --conn-count, --conn-seconds or --iperf-seconds")
+    if a.quick:
+        a.conn_seconds = min(a.conn_seconds, 3.0)
+        a.iperf_seconds = min(a.iperf_seconds, 3)
+    sizes = QUICK_SIZES if a.quick else FULL_SIZES
+    if a.sizes:
+        try:
+            sizes = [tuple(int(x) for x in s.split("x")) for s in a.sizes.split(",")]
+        except ValueError:
+            ap.error("--sizes: expected NxM[,NxM...]")
+    try:
+        suite = Suite(a)
+    except BenchError as e:
+        print("run.py: %s" % e, file=sys.stderr)
+        return 2
+
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_signal)
+    rc = 0
+    try:
+        if not a.no_control:
+            for n, m in sizes:
+                suite.control(n, m, a.reps)
+        if a.scale or (not a.no_scale and not a.quick and not a.sizes and not a.no_control):
+            suite.scale(*SCALE_SIZE)
+        if not a.no_datapath:
+            suite.datapath(a.reps)
+    except (BenchError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
+        suite.warn("stopped early: %s" % e)
+        rc = 1
+    except KeyboardInterrupt:
+        suite.warn("interrupted")
+        rc = 130
+    finally:
+        suite.cleanup()
+    res = suite.res
+    res["loadavg_end"] = loadavg()
+    res["wall_s"] = round(time.monotonic() - suite.t0, 1)
+    suite.goals()
+    res["warnings"] = suite.warnings
+    md = markdown(res)
+    with open(a.out + ".json", "w") as f:
+        json.dump(res, f, indent=1)
+    with open(a.out + ".md", "w") as f:
+        f.write(md)
+    sys.stdout.write(md)
+    print("\nwrote %s.json and %s.md in %.0f s" % (a.out, a.out, res["wall_s"]), file=sys.stderr)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
