@@ -576,138 +576,156 @@ static struct rs_chain *port_chain(struct plan_ctx *c, const char *prefix, const
 	return new_chain(c, name, n_rules);
 }
 
-/*
- * Everything one service port contributes: its own chains (KUBE-SVC-,
- * KUBE-SVL-, KUBE-EXT-, KUBE-FW-, KUBE-SEP-) and its rules in the shared
- * chains (c->sh).  Reads only c's settings-derived fields and sp.
- */
-static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
+/* What kube-proxy decides for one service port before writing rules. */
+struct port_plan {
+	const struct svc_port *sp;
+	const char *key;
+	const char *proto;         /* "tcp", "udp", "sctp" */
+	const struct ipaddr *cip;  /* the cluster IP of the run's family */
+	size_t n_eps;              /* endpoints of the family, in c->eps */
+	struct categories cat;
+	bool ext_access;           /* node port, external IPs or LB IPs */
+	bool ext_local;            /* externalTrafficPolicy=Local applies */
+	bool int_local;            /* internalTrafficPolicy=Local */
+	bool has_internal;         /* cluster IP traffic has somewhere to go */
+	bool has_external;         /* external traffic has somewhere to go */
+	size_t n_ext_ips, n_lb, n_src;
+	struct rs_chain *svc, *svl, *ext, *fw;
+	struct rs_chain *int_chain, *ext_policy_chain, *lb_chain;
+	const char *cip_comment, *key_comment, *lb_comment;
+	const char *int_filter_comment, *ext_filter_comment;
+	enum rs_target_kind int_filter, ext_filter;
+};
+
+/* Returns 1 to program the port, 0 to skip it (diagnosed), or -errno. */
+static int port_decide(struct plan_ctx *c, const struct svc_port *sp, struct port_plan *pp)
 {
 	const int fam = c->s->family;
-	const struct ipaddr *cip;
-	const char *proto, *key = sp->key;
-	char hash[CHAIN_HASH_LEN + 1];
-	struct rs_chain *svc = NULL, *svl = NULL, *ext = NULL, *fw = NULL;
-	struct rs_chain *int_chain, *ext_policy_chain, *lb_chain;
-	const char *cip_comment, *key_comment, *sep_comment, *lb_comment = NULL;
-	const char *int_filter_comment = NULL, *ext_filter_comment = NULL;
-	enum rs_target_kind int_filter = RS_T_REJECT, ext_filter = RS_T_REJECT;
-	struct categories cat;
-	size_t n_eps, n_ext_ips, n_lb, n_src, per_ep, i;
-	bool ext_access, ext_local, int_local, uses_cluster, uses_local;
-	bool has_internal, has_external, uses_ext_chain, uses_fw;
-	uint16_t hc_port;
-	struct rs_rule *r;
+	bool uses_cluster, uses_local;
 	char obj[512];
 	int e;
 
+	memset(pp, 0, sizeof(*pp));
+	pp->sp = sp;
+	pp->key = sp->key;
 	if (sp->skipped)
 		return 0;
 	snprintf(obj, sizeof(obj), "%s/%s", sp->ns, sp->name);
-	proto = sp->protocol == PROTO_TCP || sp->protocol == PROTO_UDP ||
-			sp->protocol == PROTO_SCTP ? proto_name(sp->protocol) : NULL;
-	if (!proto || !key) {
+	if (sp->protocol == PROTO_TCP || sp->protocol == PROTO_UDP || sp->protocol == PROTO_SCTP)
+		pp->proto = proto_name(sp->protocol);
+	if (!pp->proto || !pp->key) {
 		if (!c->diags)
 			return 0;
-		if (!key)
-			return diag_add(c->diags, DIAG_ERROR, NULL, obj, "spec.ports",
-					"service port without a name key; skipped");
-		return diag_add(c->diags, DIAG_ERROR, NULL, obj, "spec.ports",
-				"protocol %u is not supported; service port skipped", sp->protocol);
+		if (!pp->key)
+			e = diag_add(c->diags, DIAG_ERROR, NULL, obj, "spec.ports",
+				     "service port without a name key; skipped");
+		else
+			e = diag_add(c->diags, DIAG_ERROR, NULL, obj, "spec.ports",
+				     "protocol %u is not supported; service port skipped",
+				     sp->protocol);
+		return e < 0 ? e : 0;
 	}
 	/* A single-stack proxier sees only services with a cluster IP of its
 	 * family; it uses the first one. */
-	cip = first_of_family(sp->cluster_ips, sp->n_cluster_ips, fam);
-	if (!cip) {
+	pp->cip = first_of_family(sp->cluster_ips, sp->n_cluster_ips, fam);
+	if (!pp->cip) {
 		if (!c->diags)
 			return 0;
-		return diag_add(c->diags, DIAG_NOTE, NULL, obj, "spec.clusterIPs",
-				"no IPv%d cluster IP; %s not programmed in this run",
-				fam == AF_INET ? 4 : 6, key);
+		e = diag_add(c->diags, DIAG_NOTE, NULL, obj, "spec.clusterIPs",
+			     "no IPv%d cluster IP; %s not programmed in this run",
+			     fam == AF_INET ? 4 : 6, pp->key);
+		return e < 0 ? e : 0;
 	}
 
-	n_ext_ips = count_family(sp->external_ips, sp->n_external_ips, fam);
-	n_lb = count_family(sp->lb_ips, sp->n_lb_ips, fam);
-	n_src = count_net_family(sp->lb_source_ranges, sp->n_lb_source_ranges, fam);
-	if ((e = note_family(c, sp, "spec.externalIPs", sp->n_external_ips - n_ext_ips)) < 0 ||
-	    (e = note_family(c, sp, "status.loadBalancer.ingress", sp->n_lb_ips - n_lb)) < 0 ||
+	pp->n_ext_ips = count_family(sp->external_ips, sp->n_external_ips, fam);
+	pp->n_lb = count_family(sp->lb_ips, sp->n_lb_ips, fam);
+	pp->n_src = count_net_family(sp->lb_source_ranges, sp->n_lb_source_ranges, fam);
+	if ((e = note_family(c, sp, "spec.externalIPs", sp->n_external_ips - pp->n_ext_ips)) < 0 ||
+	    (e = note_family(c, sp, "status.loadBalancer.ingress", sp->n_lb_ips - pp->n_lb)) < 0 ||
 	    (e = note_family(c, sp, "spec.loadBalancerSourceRanges",
-			     sp->n_lb_source_ranges - n_src)) < 0)
+			     sp->n_lb_source_ranges - pp->n_src)) < 0)
 		return e;
 
-	ext_access = sp->node_port || n_ext_ips || n_lb;
-	ext_local = sp->ext_policy == POLICY_LOCAL &&
-		    (sp->type == SVC_NODE_PORT || sp->type == SVC_LOAD_BALANCER ||
-		     (sp->type == SVC_CLUSTER_IP && sp->n_external_ips > 0));
-	int_local = sp->int_policy == POLICY_LOCAL;
-	uses_cluster = !int_local || ext_access;
-	uses_local = int_local || (ext_local && ext_access);
-	hc_port = sp->type == SVC_LOAD_BALANCER && ext_local ? sp->health_check_node_port : 0;
+	pp->ext_access = sp->node_port || pp->n_ext_ips || pp->n_lb;
+	pp->ext_local = sp->ext_policy == POLICY_LOCAL &&
+			(sp->type == SVC_NODE_PORT || sp->type == SVC_LOAD_BALANCER ||
+			 (sp->type == SVC_CLUSTER_IP && sp->n_external_ips > 0));
+	pp->int_local = sp->int_policy == POLICY_LOCAL;
+	/* Local external policy still needs the Cluster set for the
+	 * short-circuit of traffic from inside the cluster. */
+	uses_cluster = !pp->int_local || pp->ext_access;
+	uses_local = pp->int_local || (pp->ext_local && pp->ext_access);
 
-	if ((e = gather_endpoints(c, sp, &n_eps)) < 0)
+	if ((e = gather_endpoints(c, sp, &pp->n_eps)) < 0)
 		return e;
-	categorize(c->eps, n_eps, uses_cluster, uses_local, zone_or_empty(c->s->zone), &cat);
+	categorize(c->eps, pp->n_eps, uses_cluster, uses_local, zone_or_empty(c->s->zone),
+		   &pp->cat);
+	pp->has_internal = pp->cat.has_any && (!pp->int_local || pp->cat.n_local > 0);
+	pp->has_external = pp->cat.has_any && (!pp->ext_local || pp->cat.n_local > 0);
+	return 1;
+}
 
-	has_internal = cat.has_any && (!int_local || cat.n_local > 0);
-	has_external = cat.has_any && (!ext_local || cat.n_local > 0);
-	uses_ext_chain = cat.has_any && ext_access;
-	uses_fw = cat.has_any && n_lb && n_src;
+/* The port's own chains, its endpoint chains and the comments it shares. */
+static int port_chains(struct plan_ctx *c, struct port_plan *pp)
+{
+	const struct svc_port *sp = pp->sp;
+	const char *key = pp->key;
+	size_t per_ep = sp->affinity_client_ip ? 2 : 1;
+	char hash[CHAIN_HASH_LEN + 1];
 
-	chain_hasher_hash(c->hasher, key, proto, NULL, hash);
+	chain_hasher_hash(c->hasher, key, pp->proto, NULL, hash);
 	if (!hash[0])
 		return -ENOMEM;
-	per_ep = sp->affinity_client_ip ? 2 : 1;
-	if (cat.n_cluster && uses_cluster &&
-	    !(svc = port_chain(c, "KUBE-SVC-", hash, 1 + per_ep * cat.n_cluster)))
+	if (pp->cat.n_cluster &&
+	    !(pp->svc = port_chain(c, "KUBE-SVC-", hash, 1 + per_ep * pp->cat.n_cluster)))
 		return -errno;
-	if (cat.n_local && uses_local &&
-	    !(svl = port_chain(c, "KUBE-SVL-", hash, 1 + per_ep * cat.n_local)))
+	if (pp->cat.n_local &&
+	    !(pp->svl = port_chain(c, "KUBE-SVL-", hash, 1 + per_ep * pp->cat.n_local)))
 		return -errno;
-	if (uses_ext_chain && !(ext = port_chain(c, "KUBE-EXT-", hash, 4)))
+	if (pp->cat.has_any && pp->ext_access && !(pp->ext = port_chain(c, "KUBE-EXT-", hash, 4)))
 		return -errno;
-	if (uses_fw && !(fw = port_chain(c, "KUBE-FW-", hash, n_src + n_lb + 1)))
+	if (pp->cat.has_any && pp->n_lb && pp->n_src &&
+	    !(pp->fw = port_chain(c, "KUBE-FW-", hash, pp->n_src + pp->n_lb + 1)))
 		return -errno;
-	int_chain = int_local ? svl : svc;
-	ext_policy_chain = ext_local ? svl : svc;
-	lb_chain = fw ? fw : ext;
+	pp->int_chain = pp->int_local ? pp->svl : pp->svc;
+	pp->ext_policy_chain = pp->ext_local ? pp->svl : pp->svc;
+	pp->lb_chain = pp->fw ? pp->fw : pp->ext;
 
-	cip_comment = cat3(c->rs, key, " cluster IP", "");
-	key_comment = ruleset_strdup(c->rs, key);
-	if (!cip_comment || !key_comment)
+	pp->cip_comment = cat3(c->rs, key, " cluster IP", "");
+	pp->key_comment = ruleset_strdup(c->rs, key);
+	if (!pp->cip_comment || !pp->key_comment)
 		return -ENOMEM;
-	sep_comment = c->large_cluster ? NULL : key_comment;
-	if (!cat.has_any) {
-		int_filter_comment = cat3(c->rs, key, " has no endpoints", "");
-		ext_filter_comment = int_filter_comment;
-		if (!int_filter_comment)
+	if (pp->n_lb && !(pp->lb_comment = cat3(c->rs, key, " loadbalancer IP", "")))
+		return -ENOMEM;
+	pp->int_filter = pp->ext_filter = RS_T_REJECT;
+	if (!pp->cat.has_any) {
+		pp->int_filter_comment = cat3(c->rs, key, " has no endpoints", "");
+		pp->ext_filter_comment = pp->int_filter_comment;
+		if (!pp->int_filter_comment)
 			return -ENOMEM;
-	} else {
-		const char *no_local = NULL;
+	} else if (!pp->has_internal || !pp->has_external) {
+		const char *no_local = cat3(c->rs, key, " has no local endpoints", "");
 
-		if (!has_internal || !has_external) {
-			no_local = cat3(c->rs, key, " has no local endpoints", "");
-			if (!no_local)
-				return -ENOMEM;
+		if (!no_local)
+			return -ENOMEM;
+		if (!pp->has_internal) {
+			pp->int_filter = RS_T_DROP;
+			pp->int_filter_comment = no_local;
 		}
-		if (!has_internal) {
-			int_filter = RS_T_DROP;
-			int_filter_comment = no_local;
-		}
-		if (!has_external) {
-			ext_filter = RS_T_DROP;
-			ext_filter_comment = no_local;
+		if (!pp->has_external) {
+			pp->ext_filter = RS_T_DROP;
+			pp->ext_filter_comment = no_local;
 		}
 	}
 
-	/* Endpoint chains and the per-endpoint comments. */
-	for (i = 0; i < n_eps; i++) {
+	for (size_t i = 0; i < pp->n_eps; i++) {
 		struct ep_slot *ep = &c->eps[i];
 		char name[RS_CHAIN_MAXLEN + 1];
 
 		if (!ep->cluster && !ep->local)
 			continue;
 		memcpy(name, "KUBE-SEP-", 9);
-		chain_hasher_hash(c->hasher, key, proto, ep->str, name + 9);
+		chain_hasher_hash(c->hasher, key, pp->proto, ep->str, name + 9);
 		if (!name[9])
 			return -ENOMEM;
 		ep->sep = new_chain(c, name, 2);
@@ -720,114 +738,254 @@ static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
 		}
 		c->n_seps++;
 	}
+	return 0;
+}
 
-	/* Cluster IP. */
-	if (has_internal) {
-		if (!(r = dst_rule(c->sh.nat_services, cip_comment, cip, sp->protocol, sp->port)))
+/* The port's rules in the shared chains: nat KUBE-SERVICES and
+ * KUBE-NODEPORTS, filter KUBE-SERVICES, KUBE-EXTERNAL-SERVICES,
+ * KUBE-PROXY-FIREWALL and KUBE-NODEPORTS. */
+static int port_shared_rules(struct plan_ctx *c, const struct port_plan *pp)
+{
+	const struct svc_port *sp = pp->sp;
+	const int fam = c->s->family;
+	const bool any = pp->cat.has_any;
+	struct rs_rule *r;
+	int e;
+
+	if (pp->has_internal) {
+		if (!(r = dst_rule(c->sh.nat_services, pp->cip_comment, pp->cip, sp->protocol,
+				   sp->port)))
 			return -ENOMEM;
-		t_jump(r, int_chain);
+		t_jump(r, pp->int_chain);
 	} else {
-		if (!(r = dst_rule(c->sh.f_services, int_filter_comment, cip, sp->protocol, sp->port)))
+		if (!(r = dst_rule(c->sh.f_services, pp->int_filter_comment, pp->cip, sp->protocol,
+				   sp->port)))
 			return -ENOMEM;
-		t_verdict(r, int_filter);
+		t_verdict(r, pp->int_filter);
 	}
 
-	/* External IPs. */
-	if (n_ext_ips) {
+	if (pp->n_ext_ips) {
 		const char *cm = NULL;
 
-		if (cat.has_any && !(cm = cat3(c->rs, key, " external IP", "")))
+		if (any && !(cm = cat3(c->rs, pp->key, " external IP", "")))
 			return -ENOMEM;
-		for (i = 0; i < sp->n_external_ips; i++) {
+		for (size_t i = 0; i < sp->n_external_ips; i++) {
 			const struct ipaddr *a = &sp->external_ips[i];
 
 			if (a->family != fam)
 				continue;
-			if (cat.has_any) {
-				if (!(r = dst_rule(c->sh.nat_services, cm, a, sp->protocol, sp->port)))
+			if (any) {
+				r = dst_rule(c->sh.nat_services, cm, a, sp->protocol, sp->port);
+				if (!r)
 					return -ENOMEM;
-				t_jump(r, ext);
+				t_jump(r, pp->ext);
 			}
-			if (!has_external) {
-				if (!(r = dst_rule(c->sh.f_ext_services, ext_filter_comment, a,
+			if (!pp->has_external) {
+				if (!(r = dst_rule(c->sh.f_ext_services, pp->ext_filter_comment, a,
 						   sp->protocol, sp->port)))
 					return -ENOMEM;
-				t_verdict(r, ext_filter);
+				t_verdict(r, pp->ext_filter);
 			}
 		}
 	}
 
-	/* Load-balancer ingress IPs. */
-	if (n_lb) {
+	if (pp->n_lb) {
 		const char *fw_cm = NULL;
 
-		lb_comment = cat3(c->rs, key, " loadbalancer IP", "");
-		if (!lb_comment)
+		if (pp->fw && !(fw_cm = ruleset_printf(c->rs, "%s traffic not accepted by %s",
+						       pp->key, pp->fw->name)))
 			return -ENOMEM;
-		if (fw && !(fw_cm = ruleset_printf(c->rs, "%s traffic not accepted by %s", key,
-						   fw->name)))
-			return -ENOMEM;
-		for (i = 0; i < sp->n_lb_ips; i++) {
+		for (size_t i = 0; i < sp->n_lb_ips; i++) {
 			const struct ipaddr *a = &sp->lb_ips[i];
 
 			if (a->family != fam)
 				continue;
-			if (cat.has_any) {
-				if (!(r = dst_rule(c->sh.nat_services, lb_comment, a, sp->protocol,
-						   sp->port)))
+			if (any) {
+				r = dst_rule(c->sh.nat_services, pp->lb_comment, a, sp->protocol,
+					     sp->port);
+				if (!r)
 					return -ENOMEM;
-				t_jump(r, lb_chain);
+				t_jump(r, pp->lb_chain);
 			}
-			if (fw) {
-				if (!(r = dst_rule(c->sh.f_proxy_fw, fw_cm, a, sp->protocol, sp->port)))
+			if (pp->fw) {
+				r = dst_rule(c->sh.f_proxy_fw, fw_cm, a, sp->protocol, sp->port);
+				if (!r)
 					return -ENOMEM;
 				t_verdict(r, RS_T_DROP);
 			}
 		}
-		for (i = 0; !has_external && i < sp->n_lb_ips; i++) {
+		for (size_t i = 0; !pp->has_external && i < sp->n_lb_ips; i++) {
 			const struct ipaddr *a = &sp->lb_ips[i];
 
 			if (a->family != fam)
 				continue;
-			if (!(r = dst_rule(c->sh.f_ext_services, ext_filter_comment, a, sp->protocol,
-					   sp->port)))
+			if (!(r = dst_rule(c->sh.f_ext_services, pp->ext_filter_comment, a,
+					   sp->protocol, sp->port)))
 				return -ENOMEM;
-			t_verdict(r, ext_filter);
+			t_verdict(r, pp->ext_filter);
 		}
 	}
 
-	/* Node port (not subject to loadBalancerSourceRanges, as in kube-proxy). */
+	/* Node ports are not subject to loadBalancerSourceRanges (kube-proxy). */
 	if (sp->node_port) {
-		if (cat.has_any) {
-			if (!(r = dst_rule(c->sh.nat_nodeports, key_comment, NULL, sp->protocol,
+		if (any) {
+			if (!(r = dst_rule(c->sh.nat_nodeports, pp->key_comment, NULL, sp->protocol,
 					   sp->node_port)))
 				return -ENOMEM;
-			t_jump(r, ext);
+			t_jump(r, pp->ext);
 		}
-		if (!has_external) {
-			r = rule_new(c->sh.f_ext_services);
-			if (!r)
+		if (!pp->has_external) {
+			if (!(r = rule_new(c->sh.f_ext_services)))
 				return -ENOMEM;
-			if ((e = m_comment(r, ext_filter_comment)) < 0 || (e = m_addrtype(r, false)) < 0 ||
+			if ((e = m_comment(r, pp->ext_filter_comment)) < 0 ||
+			    (e = m_addrtype(r, false)) < 0 ||
 			    (e = m_port(r, sp->protocol, sp->node_port)) < 0)
 				return e;
-			t_verdict(r, ext_filter);
+			t_verdict(r, pp->ext_filter);
 		}
 	}
 
-	/* Health check node port: accepted whether or not there are local
-	 * endpoints. */
-	if (hc_port) {
-		const char *cm = cat3(c->rs, key, " health check node port", "");
+	/* The health check node port is open whether or not there are local
+	 * endpoints; only LoadBalancers with Local policy have one. */
+	if (sp->type == SVC_LOAD_BALANCER && pp->ext_local && sp->health_check_node_port) {
+		const char *cm = cat3(c->rs, pp->key, " health check node port", "");
 
-		if (!cm || !(r = dst_rule(c->sh.f_nodeports, cm, NULL, PROTO_TCP, hc_port)))
+		if (!cm || !(r = dst_rule(c->sh.f_nodeports, cm, NULL, PROTO_TCP,
+					  sp->health_check_node_port)))
 			return -ENOMEM;
 		t_verdict(r, RS_T_ACCEPT);
 	}
+	return 0;
+}
+
+static int comment_jump(struct plan_ctx *c, struct rs_chain *from, const char *pre,
+			const char *key, const char *post, bool src_local,
+			const struct rs_chain *to, struct rs_rule **ret)
+{
+	const char *cm;
+	struct rs_rule *r;
+	int e;
+
+	/* The Cluster chain exists whenever KUBE-EXT- does (uses_cluster
+	 * holds for externally reachable ports); never jump to nothing. */
+	if (!to)
+		return -EINVAL;
+	cm = cat3(c->rs, pre, key, post);
+	if (!cm || !(r = rule_new(from)))
+		return -ENOMEM;
+	if ((e = m_comment(r, cm)) < 0 || (src_local && (e = m_addrtype(r, true)) < 0))
+		return e;
+	t_jump(r, to);
+	if (ret)
+		*ret = r;
+	return 0;
+}
+
+/* KUBE-EXT-: masquerade (Cluster policy) or short-circuit traffic from
+ * pods and from the node (Local policy), then the policy chain. */
+static int port_ext_chain(struct plan_ctx *c, const struct port_plan *pp)
+{
+	struct rs_rule *r;
+	int e;
+
+	if (!pp->ext_local) {
+		e = comment_jump(c, pp->ext, "masquerade traffic for ", pp->key,
+				 " external destinations", false, c->sh.nat_mark_masq, NULL);
+		if (e < 0)
+			return e;
+	} else {
+		if (c->cluster_cidr) {
+			e = comment_jump(c, pp->ext, "pod traffic for ", pp->key,
+					 " external destinations", false, pp->svc, &r);
+			if (e < 0)
+				return e;
+			r->src = *c->cluster_cidr;
+		}
+		/* The node's own traffic comes from a local address, which
+		 * the endpoint could not answer directly. */
+		e = comment_jump(c, pp->ext, "masquerade LOCAL traffic for ", pp->key,
+				 " external destinations", true, c->sh.nat_mark_masq, NULL);
+		if (e < 0)
+			return e;
+		e = comment_jump(c, pp->ext, "route LOCAL traffic for ", pp->key,
+				 " external destinations", true, pp->svc, NULL);
+		if (e < 0)
+			return e;
+	}
+	if (pp->has_external) {
+		if (!(r = rule_new(pp->ext)))
+			return -ENOMEM;
+		t_jump(r, pp->ext_policy_chain);
+	}
+	return 0;
+}
+
+/* KUBE-FW-: loadBalancerSourceRanges; what falls through is dropped by
+ * filter KUBE-PROXY-FIREWALL. */
+static int port_fw_chain(struct plan_ctx *c, const struct port_plan *pp)
+{
+	const struct svc_port *sp = pp->sp;
+	const int fam = c->s->family;
+	bool allow_from_node = false;
+	const char *cm;
+	struct rs_rule *r;
+	int e;
+
+	for (size_t i = 0; i < sp->n_lb_source_ranges; i++) {
+		const struct ipnet *src = &sp->lb_source_ranges[i];
+
+		if (src->addr.family != fam)
+			continue;
+		if (!(r = rule_new(pp->fw)))
+			return -ENOMEM;
+		if ((e = m_comment(r, pp->lb_comment)) < 0)
+			return e;
+		r->src = *src;
+		t_jump(r, pp->ext);
+		if (c->node_ip && ipnet_contains(src, c->node_ip))
+			allow_from_node = true;
+	}
+	/* A VIP often is a local address too: the node's own requests then
+	 * come from the VIP. */
+	for (size_t i = 0; allow_from_node && i < sp->n_lb_ips; i++) {
+		if (sp->lb_ips[i].family != fam)
+			continue;
+		if (!(r = rule_new(pp->fw)))
+			return -ENOMEM;
+		if ((e = m_comment(r, pp->lb_comment)) < 0)
+			return e;
+		set_host(&r->src, &sp->lb_ips[i]);
+		t_jump(r, pp->ext);
+	}
+	cm = cat3(c->rs, "other traffic to ", pp->key, " will be dropped by KUBE-PROXY-FIREWALL");
+	if (!cm || !(r = rule_new(pp->fw)))
+		return -ENOMEM;
+	if ((e = m_comment(r, cm)) < 0)
+		return e;
+	t_verdict(r, RS_T_NONE);
+	return 0;
+}
+
+/*
+ * Everything one service port contributes: its own chains (KUBE-SVC-,
+ * KUBE-SVL-, KUBE-EXT-, KUBE-FW-, KUBE-SEP-) and its rules in the shared
+ * chains (c->sh).  Reads only c's settings-derived fields and sp.
+ */
+static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
+{
+	struct port_plan pp;
+	struct rs_rule *r;
+	int e;
+
+	e = port_decide(c, sp, &pp);
+	if (e <= 0)
+		return e;
+	if ((e = port_chains(c, &pp)) < 0 || (e = port_shared_rules(c, &pp)) < 0)
+		return e;
 
 	/* Masquerade off-cluster traffic to the cluster IP (or all of it). */
-	if (has_internal && (c->s->masquerade_all || c->cluster_cidr)) {
-		if (!(r = dst_rule(int_chain, cip_comment, cip, sp->protocol, sp->port)))
+	if (pp.has_internal && (c->s->masquerade_all || c->cluster_cidr)) {
+		if (!(r = dst_rule(pp.int_chain, pp.cip_comment, pp.cip, sp->protocol, sp->port)))
 			return -ENOMEM;
 		if (!c->s->masquerade_all) {
 			r->src = *c->cluster_cidr;
@@ -835,97 +993,21 @@ static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
 		}
 		t_jump(r, c->sh.nat_mark_masq);
 	}
-
-	/* KUBE-EXT-: masquerade and short-circuit, then the policy chain. */
-	if (ext) {
-		if (!ext_local) {
-			const char *cm = cat3(c->rs, "masquerade traffic for ", key,
-					      " external destinations");
-
-			if (!cm || !(r = rule_new(ext)))
-				return -ENOMEM;
-			if ((e = m_comment(r, cm)) < 0)
-				return e;
-			t_jump(r, c->sh.nat_mark_masq);
-		} else {
-			const char *cm;
-
-			if (c->cluster_cidr) {
-				cm = cat3(c->rs, "pod traffic for ", key, " external destinations");
-				if (!cm || !(r = rule_new(ext)))
-					return -ENOMEM;
-				if ((e = m_comment(r, cm)) < 0)
-					return e;
-				r->src = *c->cluster_cidr;
-				t_jump(r, svc);
-			}
-			cm = cat3(c->rs, "masquerade LOCAL traffic for ", key, " external destinations");
-			if (!cm || !(r = rule_new(ext)))
-				return -ENOMEM;
-			if ((e = m_comment(r, cm)) < 0 || (e = m_addrtype(r, true)) < 0)
-				return e;
-			t_jump(r, c->sh.nat_mark_masq);
-
-			cm = cat3(c->rs, "route LOCAL traffic for ", key, " external destinations");
-			if (!cm || !(r = rule_new(ext)))
-				return -ENOMEM;
-			if ((e = m_comment(r, cm)) < 0 || (e = m_addrtype(r, true)) < 0)
-				return e;
-			t_jump(r, svc);
-		}
-		if (has_external) {
-			if (!(r = rule_new(ext)))
-				return -ENOMEM;
-			t_jump(r, ext_policy_chain);
-		}
-	}
-
-	/* KUBE-FW-: loadBalancerSourceRanges. */
-	if (fw) {
-		const char *cm;
-		bool allow_from_node = false;
-
-		for (i = 0; i < sp->n_lb_source_ranges; i++) {
-			const struct ipnet *src = &sp->lb_source_ranges[i];
-
-			if (src->addr.family != fam)
-				continue;
-			if (!(r = rule_new(fw)))
-				return -ENOMEM;
-			if ((e = m_comment(r, lb_comment)) < 0)
-				return e;
-			r->src = *src;
-			t_jump(r, ext);
-			if (c->node_ip && ipnet_contains(src, c->node_ip))
-				allow_from_node = true;
-		}
-		/* A VIP often is a local address too: the node's own requests
-		 * then come from the VIP. */
-		for (i = 0; allow_from_node && i < sp->n_lb_ips; i++) {
-			if (sp->lb_ips[i].family != fam)
-				continue;
-			if (!(r = rule_new(fw)))
-				return -ENOMEM;
-			if ((e = m_comment(r, lb_comment)) < 0)
-				return e;
-			set_host(&r->src, &sp->lb_ips[i]);
-			t_jump(r, ext);
-		}
-		cm = cat3(c->rs, "other traffic to ", key,
-			  " will be dropped by KUBE-PROXY-FIREWALL");
-		if (!cm || !(r = rule_new(fw)))
-			return -ENOMEM;
-		if ((e = m_comment(r, cm)) < 0)
-			return e;
-		t_verdict(r, RS_T_NONE);
-	}
-
-	if (svc && (e = write_svc_to_endpoints(c, sp, svc, n_eps, false, cat.n_cluster)) < 0)
+	if (pp.ext && (e = port_ext_chain(c, &pp)) < 0)
 		return e;
-	if (svl && (e = write_svc_to_endpoints(c, sp, svl, n_eps, true, cat.n_local)) < 0)
+	if (pp.fw && (e = port_fw_chain(c, &pp)) < 0)
 		return e;
-	for (i = 0; i < n_eps; i++) {
-		if (c->eps[i].sep && (e = write_sep(c, sp, &c->eps[i], sep_comment)) < 0)
+	if (pp.svc && (e = write_svc_to_endpoints(c, sp, pp.svc, pp.n_eps, false,
+						  pp.cat.n_cluster)) < 0)
+		return e;
+	if (pp.svl && (e = write_svc_to_endpoints(c, sp, pp.svl, pp.n_eps, true,
+						  pp.cat.n_local)) < 0)
+		return e;
+	for (size_t i = 0; i < pp.n_eps; i++) {
+		if (!c->eps[i].sep)
+			continue;
+		e = write_sep(c, sp, &c->eps[i], c->large_cluster ? NULL : pp.key_comment);
+		if (e < 0)
 			return e;
 	}
 	c->n_ports++;
@@ -947,9 +1029,11 @@ struct jump_spec {
  * It inserts each rule at the top of its built-in chain, in this order, so
  * the built-in chains end up holding them in reverse.
  */
+#define EXT_PORTALS "kubernetes externally-visible service portals"
+
 static const struct jump_spec jump_specs[] = {
-	{ RS_FILTER, "INPUT", "KUBE-EXTERNAL-SERVICES", "kubernetes externally-visible service portals", true },
-	{ RS_FILTER, "FORWARD", "KUBE-EXTERNAL-SERVICES", "kubernetes externally-visible service portals", true },
+	{ RS_FILTER, "INPUT", "KUBE-EXTERNAL-SERVICES", EXT_PORTALS, true },
+	{ RS_FILTER, "FORWARD", "KUBE-EXTERNAL-SERVICES", EXT_PORTALS, true },
 	{ RS_FILTER, "INPUT", "KUBE-NODEPORTS", "kubernetes health check service ports", false },
 	{ RS_FILTER, "FORWARD", "KUBE-SERVICES", "kubernetes service portals", true },
 	{ RS_FILTER, "OUTPUT", "KUBE-SERVICES", "kubernetes service portals", true },
@@ -1165,12 +1249,14 @@ static int write_nodeports_jump(struct plan_ctx *c, const struct nodeport_addrs 
 			if (is_loopback(a) && (s->family == AF_INET6 || !c->localhost_nodeports)) {
 				char buf[INET6_ADDRSTRLEN];
 
-				if (c->diags &&
-				    (e = diag_add(c->diags, DIAG_WARNING, NULL, NULL, "--nodeport-addresses",
-						  "includes localhost (%s) but localhost node ports are %s; ignored",
-						  ipaddr_fmt(a, buf, sizeof(buf)),
-						  s->family == AF_INET6 ? "not supported on IPv6"
-									: "disabled")) < 0)
+				e = c->diags ? diag_add(c->diags, DIAG_WARNING, NULL, NULL,
+							"--nodeport-addresses",
+							"includes localhost (%s) but localhost node ports are %s; ignored",
+							ipaddr_fmt(a, buf, sizeof(buf)),
+							s->family == AF_INET6 ? "not supported on IPv6"
+									      : "disabled")
+					     : 0;
+				if (e < 0)
 					return e;
 				continue;
 			}
@@ -1229,6 +1315,11 @@ static int setup_ctx(struct plan_ctx *c, const struct desired *d)
 	return 0;
 }
 
+static bool same_port(const struct svc_port *a, const struct svc_port *b)
+{
+	return a->key && b->key && streq(a->key, b->key) && a->protocol == b->protocol;
+}
+
 int plan_build(const struct desired *d, const struct plan_settings *s,
 	       struct ruleset **ret, struct plan_stats *stats, struct diag_list *diags)
 {
@@ -1273,10 +1364,11 @@ int plan_build(const struct desired *d, const struct plan_settings *s,
 		const struct svc_port *sp = &d->ports[i];
 
 		/* Ports are sorted by (key, protocol): a repeat is adjacent. */
-		if (i > 0 && sp->key && d->ports[i - 1].key && streq(sp->key, d->ports[i - 1].key) &&
-		    sp->protocol == d->ports[i - 1].protocol) {
-			if (diags && (e = diag_add(diags, DIAG_ERROR, NULL, sp->key, NULL,
-						   "service port defined twice; the first is used")) < 0)
+		if (i > 0 && same_port(sp, &d->ports[i - 1])) {
+			e = diags ? diag_add(diags, DIAG_ERROR, NULL, sp->key, NULL,
+					     "service port defined twice; the first is used")
+				  : 0;
+			if (e < 0)
 				goto out;
 			continue;
 		}
