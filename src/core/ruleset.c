@@ -276,9 +276,13 @@ static int chain_cmp(const void *a, const void *b)
 {
 	const struct rs_chain *ca = *(struct rs_chain *const *)a;
 	const struct rs_chain *cb = *(struct rs_chain *const *)b;
-	int ra = builtin_rank((enum rs_table)ca->table, ca->name);
-	int rb = builtin_rank((enum rs_table)cb->table, cb->name);
+	int ra, rb;
 
+	/* Most chains are user chains: skip the built-in lookup for them. */
+	if (!ca->builtin && !cb->builtin)
+		return strcmp(ca->name, cb->name);
+	ra = builtin_rank((enum rs_table)ca->table, ca->name);
+	rb = builtin_rank((enum rs_table)cb->table, cb->name);
 	if (ra >= 0 || rb >= 0) {
 		if (ra < 0)
 			return 1;
