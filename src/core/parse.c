@@ -38,6 +38,10 @@ struct parser {
 	size_t cap_tok;
 
 	char msg[160];    /* why the current rule failed */
+
+	struct rs_chain *last; /* chain of the previous -A line */
+	const char *here; /* the current line and what follows it */
+	size_t here_len;
 };
 
 static bool owned_only(const struct parser *p)
@@ -789,6 +793,39 @@ static bool parse_counters(const char *s)
 	return b && 2 + a + b == n - 1;
 }
 
+/*
+ * Number of consecutive lines from the current one that append to `name`
+ * (iptables-save prints a chain's rules together).  Used to size the
+ * chain's rule array once: most chains have two or three rules, and the
+ * growth policy's minimum of 8 ~200-byte rules per chain costs more than
+ * the parse itself at 100,000 chains.
+ */
+static size_t count_run(const struct parser *p, const char *name)
+{
+	const char *s = p->here, *end = p->here + p->here_len;
+	size_t nlen = strlen(name), n = 0;
+
+	while (s < end) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		const char *e = nl ? nl : end;
+
+		if (*s == '[') {
+			s = memchr(s, ' ', (size_t)(e - s));
+			if (!s)
+				break;
+			s++;
+		}
+		if ((size_t)(e - s) < 3 + nlen || memcmp(s, "-A ", 3) ||
+		    memcmp(s + 3, name, nlen) || (s + 3 + nlen < e && s[3 + nlen] != ' '))
+			break;
+		n++;
+		if (!nl)
+			break;
+		s = nl + 1;
+	}
+	return n;
+}
+
 static int copy_rule_strings(struct parser *p, struct rs_rule *r)
 {
 	size_t i;
@@ -828,7 +865,10 @@ static int do_rule(struct parser *p)
 		return line_error(p, "'-A' needs a chain name");
 	if (owned_only(p) && !is_kube(name) && !rs_chain_is_builtin((enum rs_table)p->table, name))
 		return 0;
-	chain = ruleset_find_chain(p->rs, (enum rs_table)p->table, name);
+	/* A chain's rules come together: skip the lookup for the next one. */
+	chain = p->last && streq(p->last->name, name) ? p->last :
+		ruleset_find_chain(p->rs, (enum rs_table)p->table, name);
+	p->last = chain;
 	if (!chain)
 		return line_error(p, "chain '%s' is not declared", name);
 
@@ -844,6 +884,16 @@ static int do_rule(struct parser *p)
 	}
 	if (copy_rule_strings(p, &tmp) < 0)
 		return -ENOMEM;
+	if (!chain->cap_rules) {
+		size_t want = count_run(p, chain->name);
+
+		if (want > 0) {
+			chain->rules = reallocarray_z(NULL, want, sizeof(*chain->rules));
+			if (!chain->rules)
+				return -ENOMEM;
+			chain->cap_rules = want;
+		}
+	}
 	r = rs_chain_append(chain);
 	if (!r)
 		return -ENOMEM;
@@ -895,6 +945,7 @@ static int do_table(struct parser *p, const char *name)
 		return line_error(p, "table '%s' given twice", name);
 	p->seen[t] = true;
 	p->table = (int)t;
+	p->last = NULL;
 	return 0;
 }
 
@@ -930,6 +981,7 @@ static int do_line(struct parser *p, const char *s, size_t n)
 		if (p->ntok != 1)
 			return line_error(p, "unexpected '%s' after COMMIT", p->tok[1]);
 		p->table = TABLE_NONE;
+		p->last = NULL;
 		return 0;
 	}
 	if (p->table == TABLE_SKIP)
@@ -957,6 +1009,8 @@ int ruleset_parse(const char *text, size_t len, unsigned flags, struct ruleset *
 		size_t n = nl ? (size_t)(nl - s) : len - off;
 
 		p.line++;
+		p.here = s;
+		p.here_len = len - off;
 		r = do_line(&p, s, n);
 		if (r < 0)
 			goto out;

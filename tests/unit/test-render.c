@@ -867,6 +867,24 @@ static void test_parse_misc(void **state)
 	assert_int_equal(c->rules[4].t.kind, RS_T_GOTO);
 	ruleset_free(rs);
 
+	/* rules of chains interleaved (restore input may do that), names
+	 * that prefix each other, counters: each rule lands in its chain */
+	rs = parse_ok("*nat\n:KUBE-A - [0:0]\n:KUBE-AB - [0:0]\n"
+		      "-A KUBE-A -j KUBE-AB\n[3:4] -A KUBE-AB -j RETURN\n-A KUBE-A -j ACCEPT\n"
+		      "-A KUBE-AB -j DROP\n-A KUBE-AB -j ACCEPT\n-A KUBE-A\n-A KUBE-A -j DROP\nCOMMIT\n",
+		      0);
+	c = ruleset_find_chain(rs, RS_NAT, "KUBE-A");
+	assert_int_equal(c->n_rules, 4);
+	assert_int_equal(c->rules[0].t.kind, RS_T_JUMP);
+	assert_int_equal(c->rules[1].t.kind, RS_T_ACCEPT);
+	assert_int_equal(c->rules[2].t.kind, 0);
+	assert_int_equal(c->rules[3].t.kind, RS_T_DROP);
+	c = ruleset_find_chain(rs, RS_NAT, "KUBE-AB");
+	assert_int_equal(c->n_rules, 3);
+	assert_int_equal(c->rules[0].t.kind, RS_T_RETURN);
+	assert_int_equal(c->rules[2].t.kind, RS_T_ACCEPT);
+	ruleset_free(rs);
+
 	/* an empty text is an empty ruleset; text without a final newline */
 	rs = parse_ok("", 0);
 	assert_int_equal(ruleset_count_rules(rs), 0);
@@ -931,7 +949,9 @@ static void test_fuzz(void **state)
 {
 	static const char *const files[] = { "save-legacy.txt", "save-foreign-c.txt", "save-input.txt" };
 	static const char alphabet[] = " \t\n\"\\!-:/[]#*0123456789xACDEGKMNPRSTU";
-	uint64_t seed = 0x9e3779b97f4a7c15ULL;
+	/* Deterministic by default; SVCNAT_FUZZ_SEED/ITERS explore further. */
+	const char *seed_env = getenv("SVCNAT_FUZZ_SEED");
+	uint64_t seed = seed_env ? strtoull(seed_env, NULL, 0) | 1 : 0x9e3779b97f4a7c15ULL;
 	const char *iters_env = getenv("SVCNAT_FUZZ_ITERS");
 	unsigned iters = iters_env ? (unsigned)strtoul(iters_env, NULL, 10) : 1500;
 	size_t f, len;
@@ -1143,6 +1163,7 @@ static void test_trace_control_flow(void **state)
 		"*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
 		":KUBE-F - [0:0]\n"
 		"-A FORWARD -j KUBE-F\n"
+		"-A INPUT -p tcp -m tcp --dport 7 -j DROP\n"
 		/* FORWARD sees the DNATed destination and port */
 		"-A KUBE-F -d 198.18.66.7/32 -p tcp -m tcp --dport 9000 -j REJECT\n"
 		"COMMIT\n"
@@ -1150,7 +1171,7 @@ static void test_trace_control_flow(void **state)
 		":POSTROUTING ACCEPT [0:0]\n"
 		":KUBE-A - [0:0]\n:KUBE-B - [0:0]\n:KUBE-C - [0:0]\n:KUBE-D - [0:0]\n"
 		"-A PREROUTING -j KUBE-A\n"
-		"-A PREROUTING -j DNAT --to-destination 198.18.66.9:1\n"
+		"-A PREROUTING -p tcp -m tcp ! --dport 7 -j DNAT --to-destination 198.18.66.9:1\n"
 		/* jump, return to the caller, continue */
 		"-A KUBE-A -j KUBE-B\n"
 		"-A KUBE-A -p tcp -m tcp --dport 81 -g KUBE-C\n"
@@ -1182,6 +1203,18 @@ static void test_trace_control_flow(void **state)
 	assert_int_equal(r.n, 1);
 	assert_int_equal(r.o[0].verdict, TRACE_REJECT);
 	assert_string_equal(r.o[0].last_chain, "KUBE-F");
+	trace_result_done(&r);
+	/* filter INPUT only for packets routed to the node itself (also
+	 * when the node sends them to its own address) */
+	r = trace(rs, NULL, "198.18.1.5", "198.18.0.1", IPPROTO_TCP, 7, false);
+	assert_int_equal(r.o[0].verdict, TRACE_DROP);
+	assert_string_equal(r.o[0].last_chain, "INPUT");
+	trace_result_done(&r);
+	r = trace(rs, NULL, "198.18.0.1", "127.0.0.1", IPPROTO_TCP, 7, true);
+	assert_int_equal(r.o[0].verdict, TRACE_DROP);
+	trace_result_done(&r);
+	r = trace(rs, NULL, "198.18.1.5", "198.18.3.3", IPPROTO_TCP, 7, false);
+	assert_int_equal(r.o[0].verdict, TRACE_ACCEPT);
 	trace_result_done(&r);
 	/* from the node: OUTPUT path, PREROUTING never applies */
 	r = trace(rs, NULL, "198.18.0.1", "198.18.3.3", IPPROTO_TCP, 82, true);
