@@ -341,11 +341,28 @@ static int do_sync(struct daemon *dm, enum sync_reason reason)
 	return 0;
 }
 
+/*
+ * Until etcd's first full read the merged state lacks the cluster's
+ * services: a sync would delete their rules (a restart while etcd is
+ * unreachable must keep them), so no sync runs before it.
+ */
+static bool etcd_pending(struct daemon *dm)
+{
+	struct etcd_status es;
+
+	if (!dm->etcd)
+		return false;
+	etcd_source_get_status(dm->etcd, &es);
+	return !es.synced;
+}
+
 static int on_sync_timer(struct loop *l, struct loop_timer *t, void *userdata)
 {
 	struct daemon *dm = userdata;
 	enum sync_reason reason;
 
+	if (etcd_pending(dm))
+		return 0; /* the post hook keeps the timer off until then */
 	if (!syncpolicy_due(&dm->policy, loop_now_usec(), &reason))
 		return 0; /* re-armed by the post hook */
 	(void)do_sync(dm, reason);
@@ -366,6 +383,10 @@ static void on_post(struct loop *l, void *userdata)
 	}
 	if (merge_flush(dm->p->merge) < 0)
 		log_err("out of memory merging the sources; retrying at the next event");
+	if (etcd_pending(dm)) {
+		loop_timer_arm(dm->sync_timer, 0);
+		return;
+	}
 	loop_timer_arm_at(dm->sync_timer, syncpolicy_next(&dm->policy, NULL));
 }
 

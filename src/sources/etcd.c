@@ -369,12 +369,16 @@ static void fail(struct etcd_source *s, const char *fmt, ...)
 {
 	const char *url = s->conn.urls[s->cur];
 	uint64_t delay;
+	size_t n;
 	bool first;
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(s->last_error, sizeof(s->last_error), fmt, ap);
-	va_end(ap);
+	n = (size_t)snprintf(s->last_error, sizeof(s->last_error), "%.200s: ", url);
+	if (n < sizeof(s->last_error)) {
+		va_start(ap, fmt);
+		vsnprintf(s->last_error + n, sizeof(s->last_error) - n, fmt, ap);
+		va_end(ap);
+	}
 	cancel_request(s);
 	if (s->state == ST_READING)
 		etcd_store_read_abort(s->store);
@@ -386,9 +390,9 @@ static void fail(struct etcd_source *s, const char *fmt, ...)
 	s->cur = (s->cur + 1) % s->conn.n_urls;
 	s->state = ST_BACKOFF;
 	notify(s, first ? ETCD_EV_DISCONNECTED : ETCD_EV_RETRY,
-	       "%s: %s; keeping the last state (revision %" PRId64 "), retrying %s in %" PRIu64
+	       "%s; keeping the last state (revision %" PRId64 "), retrying %s in %" PRIu64
 	       " ms",
-	       url, s->last_error, etcd_store_revision(s->store), s->conn.urls[s->cur],
+	       s->last_error, etcd_store_revision(s->store), s->conn.urls[s->cur],
 	       delay / 1000);
 	if (loop_timer_arm(s->retry_timer, delay ? delay : 1) < 0)
 		snprintf(s->last_error, sizeof(s->last_error), "cannot arm the retry timer");

@@ -80,8 +80,8 @@ struct etcd_status {
 	uint64_t events;         /* watch events applied */
 	uint64_t rejected;       /* values that did not decode */
 	uint64_t last_read_usec; /* duration of the last full read (request to SET) */
-	const char *endpoint;    /* member in use or last tried; owned by the source */
-	const char *last_error;  /* "" when none yet; owned by the source */
+	const char *endpoint;    /* member in use, or the next to try; owned by the source */
+	const char *last_error;  /* "URL: what failed", "" when nothing failed yet */
 };
 
 /* What the source tells its owner, to log. */

@@ -387,7 +387,7 @@ int etcd_load_file(const struct etcd_options *o, const char *path, struct diag_l
 	struct loader ld = { .path = path, .d = d };
 	struct etcd_conn conn;
 	char *buf = NULL;
-	size_t len;
+	size_t len = 0;
 	int r;
 
 	r = etcd_conn_init(&conn, o, d);

@@ -1190,7 +1190,8 @@ int etcd_store_read_commit(struct etcd_store *s, int64_t rev)
 	size_t n = 0, n_svcs = 0, n_eps = 0, n_index = 0;
 	int r = -ENOMEM;
 
-	qsort(s->pending, s->n_pending, sizeof(*s->pending), entry_ptr_cmp);
+	if (s->n_pending)
+		qsort(s->pending, s->n_pending, sizeof(*s->pending), entry_ptr_cmp);
 	for (size_t i = 0; i < s->n_pending; i++)
 		n += s->pending[i]->n_services + s->pending[i]->n_slices;
 	cands = calloc(n ? n : 1, sizeof(*cands));
