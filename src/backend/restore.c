@@ -454,6 +454,15 @@ static int run_restore(struct rsync *s, const char *text, size_t len, bool *ret_
 	*ret_again = false;
 	if (status == 0)
 		return 0;
+	if (strstr(err, "xtables lock")) {
+		err[strcspn(err, "\n")] = '\0';
+		diag_add(s->d, DIAG_ERROR, s->b->restore_cmd, s->table, NULL,
+			 "could not take the xtables lock %s within %s s (another iptables "
+			 "writer holds it); the table keeps its previous rules",
+			 s->b->lock_path ? s->b->lock_path : "/run/xtables.lock", wait);
+		return -EBUSY;
+	}
+	/* iptables-restore's own message for a table changed under it. */
 	if (strstr(err, "Resource temporarily unavailable")) {
 		*ret_again = true;
 		return -EAGAIN;
@@ -465,8 +474,6 @@ static int run_restore(struct rsync *s, const char *text, size_t len, bool *ret_
 	diag_add(s->d, DIAG_ERROR, s->b->restore_cmd, s->table, NULL,
 		 "exit status %d, the table keeps its previous rules: %s", status,
 		 err[0] ? err : "(no message)");
-	if (strstr(err, "holding the xtables lock") || strstr(err, "xtables lock"))
-		return -EBUSY;
 	return -EIO;
 }
 

@@ -5,7 +5,10 @@
  * backend operation on it, printing the apply_result.
  *
  *   backend-driver [--backend=K] [--lock-path=P] [--lock-wait-ms=N]
- *                  [--restore-cmd=C] apply|diff|render|cleanup [SPEC]
+ *                  [--restore-cmd=C] [--check-lock] apply|diff|render|cleanup [SPEC]
+ *
+ * --check-lock: afterwards, fail (exit 3) if the xtables lock is still held
+ * by this process.
  *
  * SPEC: gen:N:M[:VARIANT]  N services x M endpoints; VARIANT v > 0 moves
  *                          service 0's first endpoint by v addresses
@@ -15,6 +18,9 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +189,33 @@ static int generate(struct ruleset *rs, unsigned n, unsigned m, unsigned variant
 		r->t.kind = RS_T_JUMP;
 		r->t.u.chain = sc->name;
 
+		if (i % 20 == 5) {
+			/* A load-balancer firewall chain, ending in a counting rule. */
+			char fw[RS_CHAIN_MAXLEN + 1];
+			struct rs_chain *fc;
+
+			chain_name("KUBE-FW-", key, pn, NULL, fw);
+			NEED(fc = ruleset_add_chain(rs, RS_NAT, fw));
+			NEED(r = rs_chain_append(fc));
+			r->src = net((198u << 24) | (18u << 16) | (1u << 8), 25);
+			if (comment(r, ruleset_printf(rs, "%s loadbalancer IP", key)) < 0)
+				return -ENOMEM;
+			r->t.kind = RS_T_JUMP;
+			r->t.u.chain = sc->name;
+			NEED(r = rs_chain_append(fc));
+			if (comment(r, ruleset_printf(rs, "other traffic to %s will be dropped", key)) < 0)
+				return -ENOMEM;
+			r->t.kind = RS_T_NONE;
+			NEED(r = rs_chain_append(ksvc));
+			r->dst = net(((198u << 24) | (18u << 16) | (200u << 8)) + i % 250, 32);
+			r->proto = proto;
+			if (comment(r, ruleset_printf(rs, "%s loadbalancer IP", key)) < 0)
+				return -ENOMEM;
+			NEED(x = rs_rule_add_match(r, RS_M_PORT));
+			x->u.port.dport = 80;
+			r->t.kind = RS_T_JUMP;
+			r->t.u.chain = fc->name;
+		}
 		if (i % 4 == 1) {
 			NEED(r = rs_chain_append(knp));
 			r->proto = proto;
@@ -257,8 +290,9 @@ static int generate(struct ruleset *rs, unsigned n, unsigned m, unsigned variant
 				x->u.recent.name = sepname;
 				x->u.recent.set = true;
 			}
+			/* kube-proxy's DNAT rules carry a bare -m tcp/udp/sctp. */
 			NEED(x = rs_rule_add_match(r, RS_M_PORT));
-			x->u.port.dport = 8080;
+			x->u.port.dport = i % 2 ? 0 : 8080;
 			r->t.kind = RS_T_DNAT;
 			r->t.u.dnat.addr = a;
 			r->t.u.dnat.port = 8080;
@@ -344,6 +378,7 @@ int main(int argc, char **argv)
 	struct ruleset *rs = NULL;
 	struct diag_list d;
 	const char *cmd = NULL, *spec = NULL;
+	bool check_lock = false;
 	int r, i, ret = 1;
 
 	diag_list_init(&d);
@@ -361,6 +396,8 @@ int main(int argc, char **argv)
 			o.lock_wait_ms = (unsigned)strtoul(a + 15, NULL, 10);
 		} else if (strncmp(a, "--restore-cmd=", 14) == 0) {
 			o.restore_cmd = a + 14;
+		} else if (streq(a, "--check-lock")) {
+			check_lock = true;
 		} else if (!cmd) {
 			cmd = a;
 		} else if (!spec) {
@@ -424,6 +461,21 @@ fail:
 	ret = 1;
 out:
 	diag_list_print(&d, stderr);
+	if (check_lock) {
+		/* flock() conflicts between open file descriptions of one
+		 * process too: this fails if the backend kept the lock. */
+		const char *path = o.lock_path ? o.lock_path : "/run/xtables.lock";
+		int fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
+
+		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			fprintf(stderr, "lock: free\n");
+		} else {
+			fprintf(stderr, "lock: HELD\n");
+			ret = 3;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
 	backend_free(b);
 	ruleset_free(rs);
 	diag_list_done(&d);

@@ -1,0 +1,57 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# A write the kernel refuses leaves the previous rules in place and says
+# why; without CAP_NET_ADMIN the backends fail cleanly.  The refused write
+# is real: a DNAT rule in a filter chain, which x_tables (and nf_tables)
+# reject at commit time ("DNAT target: only valid in nat table").
+
+. "$(dirname "$0")/backend-common.sh"
+bk_init "$@"
+
+expect_fail() { # WHAT PATTERN CMD...
+	local what=$1 pat=$2 rc=0
+	shift 2
+	"$@" >"$BK_TMP/out" 2>"$BK_TMP/err" || rc=$?
+	[ "$rc" != 0 ] || fail "$BK_NAME: $what succeeded"
+	grep -q -- "$pat" "$BK_TMP/err" ||
+		fail "$BK_NAME: $what: no '$pat' in: $(cat "$BK_TMP/err")"
+	echo "  $what: $(grep -m1 -- "$pat" "$BK_TMP/err")"
+}
+
+run_backend() {
+	bk_use "$1"
+	bk_reset
+	$IPT -t nat -A PREROUTING -s 198.18.1.3/32 -j RETURN
+	$DRV apply gen:20:2 >/dev/null 2>"$BK_TMP/err" || fail "$BK_NAME: first apply: $(cat "$BK_TMP/err")"
+	$SAVE | _bk_strip >"$BK_TMP/before"
+
+	case $1 in
+	libiptc) pat='committing the table failed: errno 22 (Invalid argument)' ;;
+	*) pat='the table keeps its previous rules' ;;
+	esac
+	# The failing plan also changes nat (variant 3): nothing of it may land.
+	expect_fail "refused commit" "$pat" $DRV --check-lock apply fail:20:2:3
+	grep -qx 'lock: free' "$BK_TMP/err" || fail "$BK_NAME: the xtables lock stayed held"
+	grep -q 'apply failed' "$BK_TMP/err" || fail "$BK_NAME: the failure was not the apply's"
+	$SAVE | _bk_strip | diff -u "$BK_TMP/before" - >&2 ||
+		fail "$BK_NAME: a failed write changed the tables"
+
+	if [ "$1" = libiptc ]; then
+		expect_fail "without CAP_NET_ADMIN" 'CAP_NET_ADMIN' \
+			setpriv --bounding-set -net_admin --inh-caps -net_admin $DRV apply gen:20:2
+	else
+		expect_fail "without CAP_NET_ADMIN" 'exit status' \
+			setpriv --bounding-set -net_admin --inh-caps -net_admin $DRV apply gen:20:3
+	fi
+	$SAVE | _bk_strip | diff -u "$BK_TMP/before" - >&2 ||
+		fail "$BK_NAME: a refused write changed the tables"
+	echo "  ok"
+}
+
+set -e
+for b in $BK_BACKENDS; do
+	run_backend "$b"
+done
+bk_reset
+echo "PASS"

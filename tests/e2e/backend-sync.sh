@@ -1,0 +1,148 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Both backends, kernel level: a sync into tables that hold other tools'
+# rules writes exactly the plan (iptables-save shows what the renderer
+# prints), a second sync writes nothing, a plan change rewrites only what
+# changed, the jump rules exist once at the top of the built-in chains,
+# --diff reports the difference, and cleanup removes svcnat's part only.
+# Other tools' rules stay byte-identical throughout.
+
+. "$(dirname "$0")/backend-common.sh"
+bk_init "$@"
+
+PLAN_A=gen:100:3
+PLAN_B=gen:100:3:7   # service 0's first endpoint moved
+
+check_plan() { # SPEC
+	local t
+	for t in filter nat; do
+		bk_owned "$t" >"$BK_TMP/live.$t"
+		bk_plan "$t" "$1" >"$BK_TMP/plan.$t"
+		[ "$(wc -l <"$BK_TMP/plan.$t")" -gt 10 ] || fail "the plan's $t view is empty"
+		diff -u "$BK_TMP/plan.$t" "$BK_TMP/live.$t" >&2 ||
+			fail "$BK_NAME: live $t table differs from the plan $1"
+	done
+}
+
+check_foreign() { # EXPECTED-FILE
+	bk_foreign >"$BK_TMP/foreign.now"
+	diff -u "$1" "$BK_TMP/foreign.now" >&2 || fail "$BK_NAME: other tools' rules changed"
+}
+
+check_jumps_once() {
+	local l n
+	while IFS= read -r l; do
+		n=$(bk_count "${l%%|*}" "${l#*|}")
+		[ "$n" = 1 ] || fail "$BK_NAME: '${l#*|}' appears $n times"
+	done <<-'EOF'
+	nat|-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+	nat|-A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+	nat|-A POSTROUTING -m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING
+	filter|-A INPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes externally-visible service portals" -j KUBE-EXTERNAL-SERVICES
+	filter|-A FORWARD -m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD
+	filter|-A FORWARD -m conntrack --ctstate NEW -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+	filter|-A OUTPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+	EOF
+}
+
+apply() { # SPEC EXPECTED-COMMITS ("filter=... nat=...")
+	local out
+	out=$($DRV apply "$1" 2>"$BK_TMP/err") || {
+		cat "$BK_TMP/err" >&2
+		fail "$BK_NAME: apply $1 failed"
+	}
+	echo "  apply $1: $out"
+	case $out in
+	*"$2"*) ;;
+	*) fail "$BK_NAME: apply $1: expected '$2'" ;;
+	esac
+}
+
+run_backend() {
+	bk_use "$1"
+	bk_reset
+
+	# Other tools' rules, there before svcnat runs.
+	$IPT -t nat -N DOCKER
+	$IPT -t nat -A DOCKER -i docker0 -j RETURN
+	$IPT -t nat -A PREROUTING -m addrtype --dst-type LOCAL -j DOCKER
+	$IPT -t nat -A PREROUTING -d 198.18.200.9/32 -p tcp -m tcp --dport 8080 -j DNAT --to-destination 198.18.65.9:80
+	$IPT -t nat -A POSTROUTING -s 198.18.65.0/24 ! -o docker0 -j MASQUERADE
+	$IPT -t filter -N DOCKER-USER
+	$IPT -t filter -A DOCKER-USER -j RETURN
+	$IPT -t filter -A FORWARD -j DOCKER-USER
+	bk_foreign >"$BK_TMP/foreign.0"
+
+	apply "$PLAN_A" "filter=committed nat=committed"
+	check_plan "$PLAN_A"
+	check_foreign "$BK_TMP/foreign.0"
+	check_jumps_once
+	# kube-proxy's position: the top of the built-in chain.
+	[ "$($SAVE -t nat | grep -m1 '^-A PREROUTING')" = \
+	  '-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES' ] ||
+		fail "$BK_NAME: the PREROUTING jump is not the first rule"
+
+	$SAVE | _bk_strip >"$BK_TMP/save.1"
+	apply "$PLAN_A" "filter=unchanged nat=unchanged"
+	$SAVE | _bk_strip | diff -u "$BK_TMP/save.1" - >&2 || fail "$BK_NAME: a no-op sync changed the tables"
+
+	$DRV diff "$PLAN_A" >"$BK_TMP/diff" || fail "$BK_NAME: diff after sync: exit $?"
+	[ ! -s "$BK_TMP/diff" ] || fail "$BK_NAME: diff after sync printed: $(cat "$BK_TMP/diff")"
+
+	# A rule of someone else before ours and one after.
+	$IPT -t nat -I PREROUTING 1 -s 198.18.1.1/32 -j RETURN
+	$IPT -t nat -A PREROUTING -s 198.18.1.2/32 -j RETURN
+	bk_foreign >"$BK_TMP/foreign.1"
+
+	apply "$PLAN_B" "filter=unchanged nat=committed"
+	check_plan "$PLAN_B"
+	check_foreign "$BK_TMP/foreign.1"
+	check_jumps_once
+	$SAVE -t nat | grep '^-A PREROUTING' >"$BK_TMP/prerouting"
+	diff -u - "$BK_TMP/prerouting" >&2 <<-'EOF' || fail "$BK_NAME: PREROUTING order changed"
+	-A PREROUTING -s 198.18.1.1/32 -j RETURN
+	-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+	-A PREROUTING -m addrtype --dst-type LOCAL -j DOCKER
+	-A PREROUTING -d 198.18.200.9/32 -p tcp -m tcp --dport 8080 -j DNAT --to-destination 198.18.65.9:80
+	-A PREROUTING -s 198.18.1.2/32 -j RETURN
+	EOF
+
+	# --diff: the planned A against the live B.
+	set +e
+	$DRV diff "$PLAN_A" >"$BK_TMP/diff"
+	rc=$?
+	set -e
+	[ "$rc" = 1 ] || fail "$BK_NAME: diff with a changed plan: exit $rc, want 1"
+	grep -q '^\*nat$' "$BK_TMP/diff" &&
+		grep -q '^+:KUBE-SEP-' "$BK_TMP/diff" && grep -q '^-:KUBE-SEP-' "$BK_TMP/diff" &&
+		grep -q '^+-A KUBE-SVC-.*-j KUBE-SEP-' "$BK_TMP/diff" &&
+		grep -q '^--A KUBE-SVC-.*-j KUBE-SEP-' "$BK_TMP/diff" &&
+		! grep -q '^\*filter$' "$BK_TMP/diff" ||
+		fail "$BK_NAME: unexpected diff: $(cat "$BK_TMP/diff")"
+
+	# A lost jump rule comes back, a duplicated one goes, once each.
+	$IPT -t nat -D PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+	$IPT -t nat -A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+	$IPT -t filter -I FORWARD 1 -m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD
+	apply "$PLAN_B" "filter=committed nat=committed"
+	check_jumps_once
+	check_foreign "$BK_TMP/foreign.1"
+	check_plan "$PLAN_B"
+
+	# Back to A (stale chains deleted) and then cleanup.
+	apply "$PLAN_A" "filter=unchanged nat=committed"
+	check_plan "$PLAN_A"
+	$DRV cleanup 2>"$BK_TMP/err" || { cat "$BK_TMP/err" >&2; fail "$BK_NAME: cleanup failed"; }
+	check_foreign "$BK_TMP/foreign.1"
+	[ -z "$(bk_owned nat)$(bk_owned filter)" ] ||
+		fail "$BK_NAME: cleanup left: $(bk_owned nat; bk_owned filter)"
+	echo "  ok"
+}
+
+set -e
+for b in $BK_BACKENDS; do
+	run_backend "$b"
+done
+bk_reset
+echo "PASS"
