@@ -77,29 +77,33 @@ static int rule_fail(struct parser *p, int kind, const char *fmt, ...)
 
 /* --- tokenizer: iptables-restore's (add_param_to_argv) --- */
 
+/* End the token that began at *start (tbuf has room: see tokenize()). */
+static int emit(struct parser *p, size_t *out, size_t *start)
+{
+	if (GROW(p->tok, p->cap_tok, p->ntok + 1) < 0)
+		return -ENOMEM;
+	p->tbuf[(*out)++] = '\0';
+	p->tok[p->ntok++] = p->tbuf + *start;
+	*start = *out;
+	return 0;
+}
+
 /*
- * Split a line as iptables-restore does: blanks separate, "..." quotes
- * with backslash escapes inside, a closing quote ends the token.
+ * Split a line as iptables-restore does (add_param_to_argv): blanks
+ * separate, "..." quotes with backslash escapes inside, a closing quote
+ * ends the token.  Tokens and their NULs take at most 2n + 1 bytes.
  */
 static int tokenize(struct parser *p, const char *s, size_t n)
 {
 	bool quote = false, esc = false;
 	size_t i, out = 0, start = 0;
+	int r;
 
 	if (n > SIZE_MAX / 2 - 2)
 		return -ENOMEM;
 	if (GROW(p->tbuf, p->tcap, 2 * n + 2) < 0)
 		return -ENOMEM;
 	p->ntok = 0;
-
-#define EMIT()                                                                         \
-	do {                                                                           \
-		if (GROW(p->tok, p->cap_tok, p->ntok + 1) < 0)                         \
-			return -ENOMEM;                                                \
-		p->tbuf[out++] = '\0';                                                 \
-		p->tok[p->ntok++] = p->tbuf + start;                                   \
-		start = out;                                                           \
-	} while (0)
 
 	for (i = 0; i < n; i++) {
 		char c = s[i];
@@ -112,7 +116,9 @@ static int tokenize(struct parser *p, const char *s, size_t n)
 				esc = true;
 			} else if (c == '"') {
 				quote = false;
-				EMIT();
+				r = emit(p, &out, &start);
+				if (r < 0)
+					return r;
 			} else {
 				p->tbuf[out++] = c;
 			}
@@ -123,8 +129,11 @@ static int tokenize(struct parser *p, const char *s, size_t n)
 			continue;
 		}
 		if (c == ' ' || c == '\t') {
-			if (out > start)
-				EMIT();
+			if (out > start) {
+				r = emit(p, &out, &start);
+				if (r < 0)
+					return r;
+			}
 			continue;
 		}
 		p->tbuf[out++] = c;
@@ -132,8 +141,7 @@ static int tokenize(struct parser *p, const char *s, size_t n)
 	if (quote)
 		return line_error(p, "unterminated quoted string");
 	if (out > start)
-		EMIT();
-#undef EMIT
+		return emit(p, &out, &start);
 	return 0;
 }
 
