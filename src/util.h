@@ -87,6 +87,14 @@ static inline int grow_array(void **arr, size_t *cap, size_t need, size_t sz)
 
 #define GROW(arr, cap, need) grow_array((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
+/* qsort() that accepts an empty (possibly NULL) array: glibc's qsort is
+ * declared nonnull, so qsort(NULL, 0, ...) is undefined behaviour. */
+static inline void qsort_safe(void *base, size_t n, size_t sz, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, sz, cmp);
+}
+
 static inline bool streq(const char *a, const char *b)
 {
 	return strcmp(a, b) == 0;

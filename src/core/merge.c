@@ -588,7 +588,7 @@ static int build_kind(struct merge *m, int kind, void ***ret_arr, size_t *ret_n)
 					arr[n++] = map->slots[j].item;
 			}
 		}
-		qsort(arr, n, sizeof(*arr), kind == KIND_SVC ? svc_ptr_cmp : eps_ptr_cmp);
+		qsort_safe(arr, n, sizeof(*arr), kind == KIND_SVC ? svc_ptr_cmp : eps_ptr_cmp);
 	}
 	for (i = 0; i < n; i++)
 		item_ref(kind, arr[i]);

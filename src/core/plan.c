@@ -427,7 +427,7 @@ static int gather_endpoints(struct plan_ctx *c, const struct svc_port *sp, size_
 		e->sep = NULL;
 		fmt_endpoint(&ep->addr, ep->port, e->str, sizeof(e->str));
 	}
-	qsort(c->eps, n, sizeof(*c->eps), ep_slot_cmp);
+	qsort_safe(c->eps, n, sizeof(*c->eps), ep_slot_cmp);
 	/* The model deduplicates endpoints; one KUBE-SEP- chain per ip:port
 	 * must hold even if it did not. */
 	if (n > 1) {

@@ -483,7 +483,7 @@ static int render_table(const struct ruleset *rs, enum rs_table t, unsigned flag
 		if (!rs_chain_is_builtin(t, cs->chains[i]->name))
 			user[n_user++] = cs->chains[i];
 	if (!cs->sorted)
-		qsort(user, n_user, sizeof(*user), chain_name_cmp);
+		qsort_safe(user, n_user, sizeof(*user), chain_name_cmp);
 
 	out_line(o, "*", rs_table_name(t), NULL, "");
 	for (i = 0; i < n_bi; i++)

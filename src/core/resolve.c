@@ -351,7 +351,7 @@ static int gather_endpoints(struct rctx *c, const struct service_port_spec *spec
 	}
 	if (!c->n_cands)
 		return 0;
-	qsort(c->cands, c->n_cands, sizeof(*c->cands), cand_cmp);
+	qsort_safe(c->cands, c->n_cands, sizeof(*c->cands), cand_cmp);
 	sp->endpoints = calloc(c->n_cands, sizeof(*sp->endpoints));
 	if (!sp->endpoints)
 		return -ENOMEM;
@@ -485,7 +485,7 @@ int resolve_build(const struct merge_snapshot *snap, const struct resolve_opts *
 			if (e->service_name && *e->service_name)
 				c.by_svc[c.n_by_svc++] = (struct slice_ref){ e, i };
 		}
-		qsort(c.by_svc, c.n_by_svc, sizeof(*c.by_svc), slice_ref_cmp);
+		qsort_safe(c.by_svc, c.n_by_svc, sizeof(*c.by_svc), slice_ref_cmp);
 	}
 	if (total) {
 		d.ports = calloc(total, sizeof(*d.ports));
@@ -523,7 +523,7 @@ int resolve_build(const struct merge_snapshot *snap, const struct resolve_opts *
 			goto out;
 	}
 
-	qsort(d.ports, d.n_ports, sizeof(*d.ports), svc_port_cmp);
+	qsort_safe(d.ports, d.n_ports, sizeof(*d.ports), svc_port_cmp);
 	*ret = d;
 	d = (struct desired){ 0 };
 	r = 0;

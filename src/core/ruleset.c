@@ -302,7 +302,7 @@ void ruleset_sort(struct ruleset *rs)
 
 		if (cs->sorted)
 			continue;
-		qsort(cs->chains, cs->n, sizeof(*cs->chains), chain_cmp);
+		qsort_safe(cs->chains, cs->n, sizeof(*cs->chains), chain_cmp);
 		cs->sorted = true;
 	}
 }

@@ -1633,7 +1633,7 @@ static int decode_subset_ports(struct dctx *c, const cJSON *subset, struct epsli
 		return r;
 	}
 	if (k > 1)
-		qsort(p, k, sizeof(*p), port_cmp);
+		qsort_safe(p, k, sizeof(*p), port_cmp);
 	*ret = p;
 	*ret_n = k;
 	return 0;
@@ -2192,7 +2192,7 @@ static int dedup(void **items, size_t *n, size_t from, bool services, const char
 			k[i] = (struct keyed){ e->ns, e->name, i };
 		}
 	}
-	qsort(k, *n, sizeof(*k), keyed_cmp);
+	qsort_safe(k, *n, sizeof(*k), keyed_cmp);
 	for (i = 1; i < *n; i++) {
 		char obj[600];
 

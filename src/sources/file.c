@@ -168,7 +168,7 @@ static int list_dir(int fd, const char *path, struct diag_list *diags, char ***r
 		return io_error(diags, path, "cannot read directory", errno);
 	}
 	if (n > 1)
-		qsort(names, n, sizeof(*names), name_cmp);
+		qsort_safe(names, n, sizeof(*names), name_cmp);
 	*ret = names;
 	*ret_n = n;
 	return 0;

@@ -86,7 +86,7 @@ static int index_port(struct conntrack_index *ix, const struct svc_port *p)
 	if (n > 1) {
 		size_t o = 1;
 
-		qsort(ix->eps + off, n, sizeof(*ix->eps), ip_qcmp);
+		qsort_safe(ix->eps + off, n, sizeof(*ix->eps), ip_qcmp);
 		for (i = 1; i < n; i++)
 			if (ipaddr_cmp(&ix->eps[off + o - 1], &ix->eps[off + i]) != 0)
 				ix->eps[off + o++] = ix->eps[off + i];
@@ -142,9 +142,9 @@ int conntrack_index_build(const struct desired *d, int family, struct conntrack_
 	/* Stable order: with duplicate keys bsearch may land on any of them;
 	 * they come from one misconfiguration and either answer is fine. */
 	if (ix->n_ips)
-		qsort(ix->ips, ix->n_ips, sizeof(*ix->ips), fe_ip_cmp);
+		qsort_safe(ix->ips, ix->n_ips, sizeof(*ix->ips), fe_ip_cmp);
 	if (ix->n_nports)
-		qsort(ix->nports, ix->n_nports, sizeof(*ix->nports), fe_port_cmp);
+		qsort_safe(ix->nports, ix->n_nports, sizeof(*ix->nports), fe_port_cmp);
 	*ret = ix;
 	return 0;
 }

@@ -365,7 +365,7 @@ int metrics_write(const struct metrics *m, FILE *f)
 			return -ENOMEM;
 		for (j = 0; j < fam->n_series; j++)
 			sorted[j] = &fam->series[j];
-		qsort(sorted, fam->n_series, sizeof(*sorted), series_cmp);
+		qsort_safe(sorted, fam->n_series, sizeof(*sorted), series_cmp);
 		for (j = 0; j < fam->n_series; j++)
 			write_series(f, fam, sorted[j]);
 	}

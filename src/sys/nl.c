@@ -129,7 +129,7 @@ static int dump_with(struct nl_sock *sk, int family, struct ipaddr **ret_addrs, 
 		return c.err;
 	}
 	if (c.n)
-		qsort(c.v, c.n, sizeof(*c.v), ipaddr_qcmp);
+		qsort_safe(c.v, c.n, sizeof(*c.v), ipaddr_qcmp);
 	for (i = 0, o = 0; i < c.n; i++)
 		if (o == 0 || ipaddr_cmp(&c.v[o - 1], &c.v[i]) != 0)
 			c.v[o++] = c.v[i];

@@ -860,6 +860,24 @@ static void eps_str(const struct svc_port *p, char *buf, size_t len)
 		assert_string_equal(_b, (expect));                                             \
 	} while (0)
 
+/* Nothing left to program (the last config file was deleted): an empty
+ * desired state, not undefined behaviour (UBSan aborts on qsort(NULL, 0)). */
+static void test_resolve_empty(void **state)
+{
+	struct merge_snapshot empty = { .refcnt = 1 };
+	struct resolve_opts o = { .hostname = "node-a", .family = AF_INET };
+	struct desired d = { 0 };
+	struct diag_list dl;
+
+	(void)state;
+	diag_list_init(&dl);
+	assert_int_equal(resolve_build(&empty, &o, &d, &dl), 0);
+	assert_int_equal(d.n_ports, 0);
+	assert_int_equal(dl.n, 0);
+	desired_free(&d);
+	diag_list_done(&dl);
+}
+
 static void test_resolve_port_matching(void **state)
 {
 	struct rfix f = { 0 };
@@ -1280,6 +1298,7 @@ int main(void)
 		cmocka_unit_test(test_resolve_skips),
 		cmocka_unit_test(test_resolve_policies),
 		cmocka_unit_test(test_resolve_dump),
+		cmocka_unit_test(test_resolve_empty),
 		cmocka_unit_test(test_resolve_alloc_failures),
 	};
 
