@@ -199,6 +199,13 @@ int etcd_curl_prepare(CURL *e, const struct etcd_conn *c, const char *url, const
 	if (asprintf(&full, "%s%s", url, path) < 0)
 		return -ENOMEM;
 	h = curl_slist_append(NULL, "Content-Type: application/json");
+	/* etcd's require-leader metadata (clientv3.WithRequireLeader), through
+	 * the gateway's Grpc-Metadata- headers: a member cut off from the
+	 * quorum ends the watch instead of keeping it silently stale. */
+	if (h && !curl_slist_append(h, "Grpc-Metadata-hasleader: true")) {
+		curl_slist_free_all(h);
+		h = NULL;
+	}
 	if (!h)
 		return -ENOMEM;
 #define SET(opt, val)                                                                  \

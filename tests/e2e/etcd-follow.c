@@ -8,7 +8,7 @@
  * SIGUSR1 prints a STATUS line (etcd_source_get_status).  Runs until
  * SIGTERM/SIGINT.
  *
- * usage: etcd-follow URL[,URL...] [PREFIX]
+ * usage: etcd-follow URL[,URL...] [PREFIX [CACERT CERT KEY]]  ("" = unset)
  */
 #include <signal.h>
 #include <stdio.h>
@@ -109,12 +109,15 @@ int main(int argc, char **argv)
 	int sfd, r;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s URL[,URL...] [PREFIX]\n", argv[0]);
+		fprintf(stderr, "usage: %s URL[,URL...] [PREFIX [CACERT CERT KEY]]\n", argv[0]);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	o.endpoints = argv[1];
-	o.prefix = argc > 2 ? argv[2] : NULL;
+	o.prefix = argc > 2 && *argv[2] ? argv[2] : NULL;
+	o.cacert = argc > 3 && *argv[3] ? argv[3] : NULL;
+	o.cert = argc > 4 && *argv[4] ? argv[4] : NULL;
+	o.key = argc > 5 && *argv[5] ? argv[5] : NULL;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);

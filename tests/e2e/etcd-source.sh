@@ -163,6 +163,18 @@ st=$(status_of "$FPID" "$LOG")
 case $st in *full_reads=1\ *) ;; *) fail "restart re-read everything instead of resuming: $st" ;; esac
 say "etcd restarted: caught up from the last revision ($st)"
 
+# --- the member in use loses the quorum (the two others die): it has no
+# leader, so it ends the watch (require-leader) instead of going stale
+cur=$(echo "$st" | sed -n 's/.* endpoint=http:\/\/198\.18\.250\.\([0-9]\):2379 .*/\1/p')
+[ -n "$cur" ] || fail "no current member in: $st"
+for i in 1 2 3; do [ "$i" = "$cur" ] || etcd_member_kill "$i"; done
+wait_for "$LOG" "^EVENT disconnected http://$ETCD_NET.$cur:2379: watch" 30
+say "member m$cur lost the quorum: $(grep "^EVENT disconnected http://$ETCD_NET.$cur:2379: watch" "$LOG" | tail -n 1 | cut -c1-150)"
+for i in 1 2 3; do [ "$i" = "$cur" ] || etcd_member_start "$i"; done
+etcd_wait_healthy
+ectl_retry put /registry/services/specs/default/after-quorum "$(svc default after-quorum 198.19.0.33 84)" >/dev/null || fail put
+wait_for "$LOG" 'S:default/after-quorum:84' 30
+
 # --- compaction while the node is cut off -> re-read
 ip -n "$(ns_name n1)" link set eth0 down
 ip netns exec "$(ns_name n1)" ss -K dst "$ETCD_NET.0/24" >/dev/null 2>&1
@@ -183,6 +195,78 @@ base_svcs=$(last_state "$LOG" | sed -n 's/.* services=\([0-9]*\) .*/\1/p')
 base_slices=$(last_state "$LOG" | sed -n 's/.* slices=\([0-9]*\).*/\1/p')
 kill "$FPID"
 wait "$FPID" 2>/dev/null
+
+# --- TLS (--etcd-cacert/--etcd-cert/--etcd-key) and --etcd-prefix: a
+# one-member cluster on 198.18.250.4 that requires client certificates
+if command -v openssl >/dev/null; then
+	pki=$E2E_TMP/pki
+	mkdir -p "$pki"
+	(
+		cd "$pki" || exit 1
+		openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=svcnat-test-ca \
+			-keyout ca.key -out ca.pem
+		openssl req -newkey rsa:2048 -nodes -subj /CN=etcd-t1 -keyout server.key -out server.csr
+		printf 'subjectAltName=IP:%s.4\n' "$ETCD_NET" >server.ext
+		openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+			-extfile server.ext -out server.pem
+		openssl req -newkey rsa:2048 -nodes -subj /CN=svcnat -keyout client.key -out client.csr
+		openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+			-out client.pem
+		openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=other-ca \
+			-keyout other.key -out other.pem
+	) >"$E2E_TMP/openssl.log" 2>&1 || fail "openssl: $(tail -n 5 "$E2E_TMP/openssl.log")"
+	ip -n "$(ns_name etcd)" addr add "$ETCD_NET.4/24" dev br0 || fail "address for t1"
+	tls_url="https://$ETCD_NET.4:2379"
+	ip netns exec "$(ns_name etcd)" etcd --name t1 --data-dir "$ETCD_DIR/t1" \
+		--listen-client-urls "$tls_url" --advertise-client-urls "$tls_url" \
+		--listen-peer-urls "http://$ETCD_NET.4:2380" \
+		--initial-advertise-peer-urls "http://$ETCD_NET.4:2380" \
+		--initial-cluster "t1=http://$ETCD_NET.4:2380" \
+		--cert-file "$pki/server.pem" --key-file "$pki/server.key" \
+		--trusted-ca-file "$pki/ca.pem" --client-cert-auth \
+		</dev/null >"$ETCD_DIR/t1.log" 2>&1 &
+	E2E_BG_PIDS+=($!)
+	tls_ectl() {
+		ECTL_ENDPOINTS=$tls_url ectl --cacert "$pki/ca.pem" --cert "$pki/client.pem" \
+			--key "$pki/client.key" "$@"
+	}
+	for _ in $(seq 1 100); do
+		tls_ectl endpoint health >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	tls_ectl put /custom/services/specs/default/tls "$(svc default tls 198.19.0.40 8443)" >/dev/null ||
+		fail "put over TLS: $(tail -n 5 "$ETCD_DIR/t1.log")"
+	ip netns exec "$(ns_name n1)" timeout 60 "$SVCNAT" etcd-load --etcd-endpoints "$tls_url" \
+		--etcd-prefix /custom/ --etcd-cacert "$pki/ca.pem" --etcd-cert "$pki/client.pem" \
+		--etcd-key "$pki/client.key" "$top_srcdir/contrib/examples/original.json" \
+		>"$E2E_TMP/load-tls.out" 2>&1 || fail "etcd-load over TLS: $(cat "$E2E_TMP/load-tls.out")"
+	LOGT=$E2E_TMP/follow-tls.log
+	ip netns exec "$(ns_name n1)" "$FOLLOW" "$tls_url" /custom "$pki/ca.pem" "$pki/client.pem" \
+		"$pki/client.key" >"$LOGT" 2>&1 &
+	FPID=$!
+	E2E_BG_PIDS+=($FPID)
+	wait_for "$LOGT" '^STATE .*S:default/tls:8443' 20
+	expect_state "$LOGT" S:default/tls:8443 S:default/nodejs:10000 '!S:default/web'
+	tls_ectl del /custom/services/specs/default/tls >/dev/null || fail "del over TLS"
+	wait_for "$LOGT" '^STATE rev=[0-9]+ services=3 ' 20
+	kill "$FPID"
+	wait "$FPID" 2>/dev/null
+	# no client certificate, or a CA that did not sign the member: refused
+	for args in "$pki/ca.pem||" "$pki/other.pem|$pki/client.pem|$pki/client.key"; do
+		LOGB=$E2E_TMP/follow-tls-bad.log
+		IFS='|' read -r ca cert key <<<"$args"
+		ip netns exec "$(ns_name n1)" "$FOLLOW" "$tls_url" /custom "$ca" "$cert" "$key" >"$LOGB" 2>&1 &
+		FPID=$!
+		E2E_BG_PIDS+=($FPID)
+		wait_for "$LOGB" '^EVENT disconnected' 20
+		sleep 0.5
+		grep -q '^STATE\|^EVENT synced' "$LOGB" && fail "TLS without valid credentials was accepted: $(cat "$LOGB")"
+		kill "$FPID"
+		wait "$FPID" 2>/dev/null
+		say "TLS refused as it should: $(grep -m1 '^EVENT disconnected' "$LOGB" | cut -c1-160)"
+	done
+	say "TLS with client certificates and --etcd-prefix /custom: followed, etcd-load wrote"
+fi
 
 # --- 10,000 services and their slices: initial sync of a fresh node
 N=${ETCD_SCALE:-10000}
