@@ -140,9 +140,45 @@ run_backend() {
 	echo "  ok"
 }
 
+# The same acid test through the CLI with the planner's output for the
+# shipped example: what --dry-run prints is what the kernel holds.
+run_cli() {
+	local kind args t
+	bk_use "$1"
+	bk_reset
+	case $1 in
+	libiptc) kind=libiptc ;;
+	*) kind="restore" ;;
+	esac
+	args=(--config "$top_srcdir/contrib/examples/cluster.json" --hostname node-a
+	      --node-ip 198.18.0.1 --cluster-cidr 198.18.64.0/18)
+	"$SVCNAT" --dry-run "${args[@]}" >"$BK_TMP/dry" 2>/dev/null || fail "svcnat --dry-run failed"
+	if [ "$1" = restore-legacy ]; then
+		return 0 # the CLI picks the restore command by iptables --version
+	fi
+	"$SVCNAT" --once --backend "$kind" "${args[@]}" 2>"$BK_TMP/err" ||
+		fail "$BK_NAME: svcnat --once: $(cat "$BK_TMP/err")"
+	for t in filter nat; do
+		sed -n "/^\\*$t\$/,/^COMMIT\$/p" "$BK_TMP/dry" | _bk_owned_filter >"$BK_TMP/plan.$t"
+		[ "$(wc -l <"$BK_TMP/plan.$t")" -gt 5 ] || fail "the dry-run's $t view is empty"
+		bk_owned "$t" | diff -u "$BK_TMP/plan.$t" - >&2 ||
+			fail "$BK_NAME: svcnat --once wrote something else than --dry-run prints ($t)"
+	done
+	"$SVCNAT" --dry-run --diff --backend "$kind" "${args[@]}" >"$BK_TMP/diff" 2>"$BK_TMP/err" ||
+		fail "$BK_NAME: svcnat --diff after --once: exit $?: $(cat "$BK_TMP/diff")"
+	"$SVCNAT" --cleanup --backend "$kind" "${args[@]}" 2>"$BK_TMP/err" ||
+		fail "$BK_NAME: svcnat --cleanup: $(cat "$BK_TMP/err")"
+	echo "  ok (svcnat --once = --dry-run)"
+}
+
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${SVCNAT:=$top_builddir/svcnat}"
 set -e
 for b in $BK_BACKENDS; do
 	run_backend "$b"
+	if [ -x "$SVCNAT" ]; then
+		run_cli "$b"
+	fi
 done
 bk_reset
 echo "PASS"
