@@ -628,7 +628,9 @@ static int port_decide(struct plan_ctx *c, const struct svc_port *sp, struct por
 	/* A single-stack proxier sees only services with a cluster IP of its
 	 * family; it uses the first one. */
 	pp->cip = first_of_family(sp->cluster_ips, sp->n_cluster_ips, fam);
-	if (!pp->cip) {
+	/* The original (2014) format's services have no cluster IP: they are
+	 * node ports only, the way that proxy listened on every address. */
+	if (!pp->cip && sp->origin != ORIGIN_LEGACY) {
 		if (!c->diags)
 			return 0;
 		e = diag_add(c->diags, DIAG_NOTE, NULL, obj, "spec.clusterIPs",
@@ -752,7 +754,9 @@ static int port_shared_rules(struct plan_ctx *c, const struct port_plan *pp)
 	struct rs_rule *r;
 	int e;
 
-	if (pp->has_internal) {
+	if (!pp->cip) {
+		/* no cluster IP: nothing to capture or reject for it */
+	} else if (pp->has_internal) {
 		if (!(r = dst_rule(c->sh.nat_services, pp->cip_comment, pp->cip, sp->protocol,
 				   sp->port)))
 			return -ENOMEM;
@@ -984,7 +988,7 @@ static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
 		return e;
 
 	/* Masquerade off-cluster traffic to the cluster IP (or all of it). */
-	if (pp.has_internal && (c->s->masquerade_all || c->cluster_cidr)) {
+	if (pp.cip && pp.has_internal && (c->s->masquerade_all || c->cluster_cidr)) {
 		if (!(r = dst_rule(pp.int_chain, pp.cip_comment, pp.cip, sp->protocol, sp->port)))
 			return -ENOMEM;
 		if (!c->s->masquerade_all) {

@@ -1734,6 +1734,43 @@ static void test_flow_overall(void **state)
 	);
 }
 
+/* The original (2014) format: a node port on every local address, no
+ * cluster IP, endpoints from the listed ip:ports (issue 2's mapping). */
+static void test_flow_legacy(void **state)
+{
+	struct fx *f = *state;
+	struct svc_port *p;
+
+	p = fx_port(f, "default", "nodejs", "", "tcp", NULL, 10000);
+	p->origin = ORIGIN_LEGACY;
+	p->type = SVC_NODE_PORT;
+	p->node_port = 10000;
+	fx_ep(f, p, "10.240.180.168", 8000, EP_READY);
+	fx_ep(f, p, "10.240.180.169", 8000, EP_READY);
+	p = fx_port(f, "default", "empty", "", "tcp", NULL, 10001);
+	p->origin = ORIGIN_LEGACY;
+	p->type = SVC_NODE_PORT;
+	p->node_port = 10001;
+	/* Not legacy and no cluster IP: still not programmed. */
+	p = fx_port(f, "default", "nocip", "", "tcp", NULL, 80);
+	p->type = SVC_NODE_PORT;
+	p->node_port = 10002;
+	fx_ep(f, p, "10.240.180.170", 8000, EP_READY);
+	fx_plan(f);
+	assert_int_equal(f->stats.services, 2);
+	assert_int_equal(diag_count(&f->diags, DIAG_NOTE), 1);
+	/* Nothing in KUBE-SERVICES but the node-port jump. */
+	assert_int_equal(ruleset_find_chain(f->rs, RS_NAT, "KUBE-SERVICES")->n_rules, 1);
+	RUN_FLOWS(f,
+		FL("outside to the node's address", "203.0.113.9", false, NODE_IP, 10000,
+		   "10.240.180.168:8000, 10.240.180.169:8000", MASQ_YES),
+		FL("from the node to localhost", "127.0.0.1", true, "127.0.0.1", 10000,
+		   "10.240.180.168:8000, 10.240.180.169:8000", MASQ_YES),
+		FL("no endpoints: rejected", "203.0.113.9", false, NODE_IP, 10001, "REJECT", MASQ_ANY),
+		FL("other port: not a service packet", "203.0.113.9", false, NODE_IP, 10002, "",
+		   MASQ_ANY));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1768,6 +1805,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_flow_large_cluster, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_flow_skipped, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_flow_overall, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_flow_legacy, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
