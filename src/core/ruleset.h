@@ -47,7 +47,8 @@ enum rs_addrtype {
 	RS_ADDRTYPE_LOCAL = 1 << 2,
 };
 
-/* conntrack states (bits as XT_CONNTRACK_STATE_BIT / xt_conntrack.h). */
+/* conntrack states: svcnat's own bits (the libiptc writer maps them to
+ * xt_conntrack.h's, whose SNAT/DNAT bits depend on IP_CT_NUMBER). */
 enum rs_ctstate {
 	RS_CT_INVALID = 1 << 0,
 	RS_CT_ESTABLISHED = 1 << 1,
