@@ -15,6 +15,7 @@ Variants for sync benchmarks:
   --change add        one more service (N+1 services)
   --change all        every endpoint moves (every KUBE-SEP chain is new,
                       every KUBE-SVC chain changes)
+  --change endpoint,add   both of these (comma-separated)
 
 For the data path, --target-ips A,B,... makes endpoint e of every service
 use address A, B, ... in turn (the benchmark's real backends), so any
@@ -87,13 +88,14 @@ def service(i, n_endpoints, shift=0, target_ips=None):
 
 def items(n_services, n_endpoints, change="none", target_ips=None):
     """The List's items, one Service then its EndpointSlice, per service."""
-    n = n_services + (1 if change == "add" else 0)
+    changes = set(change.split(","))
+    n = n_services + (1 if "add" in changes else 0)
     # Moving every endpoint by one service's worth of addresses keeps the
     # addresses of one service distinct and changes every one of them.
-    shift = n_endpoints if change == "all" else 0
+    shift = n_endpoints if "all" in changes else 0
     for i in range(n):
         svc, sl = service(i, n_endpoints, shift, target_ips)
-        if change == "endpoint" and i == 0:
+        if "endpoint" in changes and i == 0:
             sl["endpoints"][0]["addresses"] = ["198.18.127.250"]
         yield svc
         yield sl
@@ -110,13 +112,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-n", "--services", type=int, required=True)
     ap.add_argument("-m", "--endpoints", type=int, default=10)
-    ap.add_argument("--change", choices=["none", "endpoint", "add", "all"], default="none")
+    ap.add_argument("--change", default="none", help="none, endpoint, add, all, or a comma-separated mix")
     ap.add_argument("--target-ips", default="",
                     help="comma-separated endpoint addresses used by every service (data path)")
     ap.add_argument("-o", "--output", default="-")
     a = ap.parse_args()
     if a.services < 1 or a.endpoints < 1:
         ap.error("--services and --endpoints must be at least 1")
+    if not set(a.change.split(",")) <= {"none", "endpoint", "add", "all"}:
+        ap.error("--change: none, endpoint, add, all, or a comma-separated mix")
     target_ips = [ip.strip() for ip in a.target_ips.split(",") if ip.strip()]
     for ip in target_ips:
         ipaddress.IPv4Address(ip)

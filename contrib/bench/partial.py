@@ -24,8 +24,10 @@ A chain belongs to the service named in its rules' comments
 mode) belong to the service of the chain that jumps to them.
 
 Usage: partial.py OLD.txt NEW.txt [-o OUT]   (statistics on stderr)
+       partial.py --batch < "OLD NEW OUT" lines  (one JSON statistics line each)
 """
 import argparse
+import json
 import re
 import sys
 
@@ -64,15 +66,14 @@ def parse_save(text):
 
 
 COMMENT = re.compile(r'--comment (?:"((?:[^"\\]|\\.)*)"|(\S+))')
-TARGET = re.compile(r" -[jg] (\S+)")
 
 
-def rule_fields(line):
-    """(comment or None, jump/goto target or None) of one -A line."""
-    m = COMMENT.search(line)
-    comment = (m.group(1) if m.group(1) is not None else m.group(2)) if m else None
-    t = TARGET.search(line)
-    return comment, (t.group(1) if t else None)
+def jump_target(line):
+    """The KUBE-* chain a rule jumps or goes to, or None."""
+    k = line.find(" -j KUBE-")
+    if k < 0:
+        k = line.find(" -g KUBE-")
+    return line[k + 4:].split(" ", 1)[0] if k >= 0 else None
 
 
 def service_of_chains(rules):
@@ -80,15 +81,18 @@ def service_of_chains(rules):
     owner = {}
     parents = {}
     for chain, lines in rules.items():
+        if not SERVICE_CHAIN.match(chain):
+            continue
         for line in lines:
-            comment, target = rule_fields(line)
-            if SERVICE_CHAIN.match(chain):
-                if comment and chain not in owner:
-                    m = NAME_IN_COMMENT.search(comment)
-                    if m:
-                        owner[chain] = m.group(0)
-                if target and SERVICE_CHAIN.match(target):
-                    parents.setdefault(target, []).append(chain)
+            if chain not in owner and "--comment" in line:
+                m = COMMENT.search(line)
+                if m:
+                    n = NAME_IN_COMMENT.search(m.group(1) if m.group(1) is not None else m.group(2))
+                    if n:
+                        owner[chain] = n.group(0)
+            target = jump_target(line)
+            if target and SERVICE_CHAIN.match(target):
+                parents.setdefault(target, []).append(chain)
     changed = True
     while changed:  # inherit from the chain that jumps here (SVC -> SEP)
         changed = False
@@ -103,10 +107,21 @@ def service_of_chains(rules):
     return owner
 
 
+class Parsed:
+    """One iptables-save text, parsed once, with its chains' owners."""
+
+    def __init__(self, text):
+        self.tables = parse_save(text)
+        self.owner = {t: service_of_chains(rules) for t, (order, rules) in self.tables.items()}
+
+
 def build(old_text, new_text):
     """The partial restore text and a statistics dict."""
-    old = parse_save(old_text)
-    new = parse_save(new_text)
+    return build_parsed(Parsed(old_text), Parsed(new_text))
+
+
+def build_parsed(oldp, newp):
+    old, new = oldp.tables, newp.tables
     out = []
     stats = {"chains_written": 0, "rules_written": 0, "chains_deleted": 0,
              "services_changed": 0}
@@ -115,8 +130,8 @@ def build(old_text, new_text):
             continue
         order, rules = new[table]
         old_order, old_rules = old.get(table, ([], {}))
-        owner = service_of_chains(rules)
-        old_owner = service_of_chains(old_rules)
+        owner = newp.owner[table]
+        old_owner = oldp.owner.get(table, {})
         changed = set()
         for chain in set(rules) | set(old_rules):
             if not SERVICE_CHAIN.match(chain):
@@ -148,12 +163,39 @@ def build(old_text, new_text):
     return "\n".join(out) + "\n", stats
 
 
+def batch(lines):
+    """"OLD NEW OUT" per line; each text parsed once; one JSON stats line each."""
+    cache = {}
+
+    def get(path):
+        if path not in cache:
+            with open(path) as f:
+                cache[path] = Parsed(f.read())
+        return cache[path]
+
+    for line in lines:
+        if not line.strip():
+            continue
+        old, new, out = line.split()
+        text, stats = build_parsed(get(old), get(new))
+        with open(out, "w") as f:
+            f.write(text)
+        print(json.dumps(stats), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("old")
-    ap.add_argument("new")
+    ap.add_argument("old", nargs="?")
+    ap.add_argument("new", nargs="?")
     ap.add_argument("-o", "--output", default="-")
+    ap.add_argument("--batch", action="store_true",
+                    help='read "OLD NEW OUT" lines on stdin, print one JSON statistics line each')
     a = ap.parse_args()
+    if a.batch:
+        batch(sys.stdin)
+        return
+    if not a.old or not a.new:
+        ap.error("OLD and NEW are needed (or --batch)")
     with open(a.old) as f:
         old_text = f.read()
     with open(a.new) as f:

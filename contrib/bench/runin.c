@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -155,6 +156,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (pid == 0) {
+		/* Dies with us: a driver that kills runin leaves no writer behind. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
+			_exit(127);
 		execvp(argv[optind], argv + optind);
 		fprintf(stderr, "runin: %s: %s\n", argv[optind], strerror(errno));
 		_exit(127);
