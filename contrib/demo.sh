@@ -83,7 +83,7 @@ if command -v iptables-nft-save >/dev/null &&
 	ipt=iptables-nft
 fi
 show ip netns exec "$(ns_name node)" "$ipt" -t nat -L -n
-in_ns node "$ipt" -t nat -L -n || fail "$ipt -t nat -L -n"
+in_ns node "$ipt" -w 10 -t nat -L -n || fail "$ipt -t nat -L -n"
 
 out=$E2E_TMP/client
 show ip netns exec "$(ns_name podclient)" namesrv client --addr "$cluster_ip" --port "$cluster_port" --count 12

@@ -39,7 +39,7 @@ probe "$o" podclient 198.19.0.10 80 1
 expect_outcome "$o" unreach
 
 say "hand-written DNAT, REJECT and DROP in the node namespace"
-in_ns node iptables-legacy-restore --noflush <<'RULES' || fail "iptables-legacy-restore"
+in_ns node iptables-legacy-restore -w 10 --noflush <<'RULES' || fail "iptables-legacy-restore"
 *nat
 :E2E-TCP - [0:0]
 :E2E-UDP - [0:0]

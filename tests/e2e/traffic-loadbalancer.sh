@@ -42,9 +42,9 @@ run() {
 	expect_spread "$o" 5 a1 a2 b1
 
 	say "client2 (outside the ranges) -> LB: dropped"
-	probe "$o" client2 198.18.200.20 80 2 --timeout-ms 1000
+	probe "$o" client2 198.18.200.20 80 1 --timeout-ms 1000
 	expect_outcome "$o" timeout
-	probe "$o" client2 198.18.200.20 53 2 --udp --timeout-ms 1000
+	probe "$o" client2 198.18.200.20 53 1 --udp --timeout-ms 1000
 	expect_outcome "$o" timeout
 	say "client2 -> the NodePort of the same service: served"
 	probe "$o" client2 "$E2E_NODE_IP" 30081 60

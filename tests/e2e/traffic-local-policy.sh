@@ -55,7 +55,7 @@ run() {
 	expect_peer "$o" "$E2E_PODCLIENT_IP"
 
 	say "Local service with its only backend on node-b"
-	probe "$o" client1 "$E2E_NODE_IP" 30085 2 --timeout-ms 1000
+	probe "$o" client1 "$E2E_NODE_IP" 30085 1 --timeout-ms 1000
 	expect_outcome "$o" timeout
 	probe "$o" podclient 198.19.0.27 80 5
 	expect_only "$o" b1

@@ -346,6 +346,7 @@ _ns_del_all() {
 		else
 			kill -KILL $pids 2>/dev/null
 		fi
+		[ -n "$E2E_DEBUG" ] && echo "teardown round $i: $pids $(ps -o pid,stat,args -p "${pids//$'\n'/,}" | tail -n +2)" >&2
 		sleep 0.05
 	done
 	printf 'netns del %s\n' $nss | ip -force -batch - >/dev/null 2>&1
@@ -378,10 +379,12 @@ topo_down_all() {
 
 # svcnat_run BACKEND ARGS...: svcnat in the node namespace with node-a's
 # settings; stdout+stderr to $E2E_TMP/svcnat.log; returns svcnat's status.
+# The xtables lock (/run/xtables.lock) is one for all namespaces: tests
+# running in parallel wait for each other's commits.
 svcnat_run() {
 	local backend=$1 rc
 	shift
-	in_ns node "$SVCNAT" --backend="$backend" --hostname "$E2E_HOSTNAME" \
+	in_ns node "$SVCNAT" --backend="$backend" --lock-wait 30000 --hostname "$E2E_HOSTNAME" \
 		--node-ip "$E2E_NODE_IP" --cluster-cidr "$E2E_CLUSTER_CIDR" "$@" \
 		>"$E2E_TMP/svcnat.log" 2>&1
 	rc=$?
