@@ -129,7 +129,7 @@ class Suite:
                     "git": tool_version(["git", "-C", SRCDIR, "describe", "--always", "--dirty"]),
                     "iptables": tool_version(["iptables-legacy-restore", "--version"]),
                     "reps": a.reps, "quick": a.quick, "loadavg_start": loadavg(),
-                    "control": [], "scale": None, "datapath": None, "goals": None}
+                    "control": [], "daemon": None, "scale": None, "datapath": None, "goals": None}
 
     # ---- plumbing ----
     def log(self, msg):
@@ -414,6 +414,91 @@ class Suite:
         self.res["scale"] = out
         return out
 
+    # ---- the daemon ----
+    def metrics(self, ns):
+        r = subprocess.run(["ip", "netns", "exec", ns, "curl", "-s", "--max-time", "5",
+                            "http://127.0.0.1:10249/metrics"], capture_output=True, text=True, timeout=30)
+        out = {}
+        for line in r.stdout.splitlines():
+            if line.startswith("#") or " " not in line:
+                continue
+            k, v = line.rsplit(" ", 1)
+            try:
+                out[k] = float(v)
+            except ValueError:
+                pass
+        return out
+
+    def wait_syncs(self, ns, p, count, timeout):
+        """Metrics once the daemon has done `count` syncs (bounded wait)."""
+        end = time.monotonic() + timeout
+        key = "kubeproxy_sync_proxy_rules_duration_seconds_count"
+        while time.monotonic() < end:
+            if p.poll() is not None:
+                raise BenchError("the daemon exited (%d)" % p.returncode)
+            m = self.metrics(ns)
+            if m.get(key, 0) >= count:
+                return m
+            time.sleep(0.2)
+        raise BenchError("the daemon did not finish sync %d within %d s" % (count, timeout))
+
+    def daemon(self, n, m, reps):
+        """The daemon's own sync time for one endpoint changed: it keeps state
+        between syncs, --once cannot.  From its kube-proxy metrics."""
+        if not shutil.which("curl"):
+            self.warn("curl not installed: no daemon figures")
+            return None
+        tag = "%dx%d" % (n, m)
+        d = os.path.join(self.work, "daemon-" + tag)
+        os.makedirs(os.path.join(d, "src"), exist_ok=True)
+        cfg = {c: self.gen(os.path.join(d, c + ".json"), n, m, c) for c in ("none", "endpoint")}
+        live = os.path.join(d, "src", "services.json")
+        shutil.copyfile(cfg["none"], live)
+        D = self.ns_new("daemon")
+        self.log("daemon %s: initial sync" % tag)
+        errlog = open(os.path.join(d, "daemon.log"), "w")
+        p = subprocess.Popen(["ip", "netns", "exec", D, self.bin["svcnat"], "--config", live] + NODE_ARGS +
+                             ["--backend", "libiptc", "--min-sync-period", "0s", "--sync-period", "1h",
+                              "--healthz-bind-address", "", "--metrics-bind-address", "127.0.0.1:10249"],
+                             stdout=subprocess.DEVNULL, stderr=errlog)
+        self.procs.append(p)
+        out = {"n": n, "m": m, "sync_s": [], "programming_s": []}
+        try:
+            mt = self.wait_syncs(D, p, 1, 1800)
+            out["initial_sync_s"] = mt.get("kubeproxy_sync_proxy_rules_duration_seconds_sum")
+            k = 1
+            for rep in range(reps):
+                src = cfg["endpoint"] if rep % 2 == 0 else cfg["none"]
+                shutil.copyfile(src, live + ".tmp")
+                os.rename(live + ".tmp", live)  # one atomic change: one endpoint moved
+                m1 = self.wait_syncs(D, p, k + 1, 600)
+                dc = m1["kubeproxy_sync_proxy_rules_duration_seconds_count"] - k
+                out["sync_s"].append((m1["kubeproxy_sync_proxy_rules_duration_seconds_sum"] -
+                                      mt["kubeproxy_sync_proxy_rules_duration_seconds_sum"]) / dc)
+                pk = "kubeproxy_network_programming_duration_seconds_sum"
+                if pk in m1 and pk in mt:
+                    out["programming_s"].append(m1[pk] - mt[pk])
+                k = int(m1["kubeproxy_sync_proxy_rules_duration_seconds_count"])
+                mt = m1
+            with open("/proc/%d/status" % p.pid) as f:
+                st = dict(line.split(":", 1) for line in f if ":" in line)
+            out["vmhwm_kb"] = int(st["VmHWM"].split()[0])
+            out["vmrss_kb"] = int(st["VmRSS"].split()[0])
+            # The floor on the same tables, for a ratio within this phase.
+            fl = [self.run([self.bin["floor"], "nat", "filter"], ns=D) for _ in range(reps)]
+            out["floor_s"] = median_range([r["seconds"] for r in fl])
+        finally:
+            self.stop(p)
+            errlog.close()
+            self.ns_del(D)
+        out["sync_s"] = median_range(out["sync_s"])
+        out["programming_s"] = median_range(out["programming_s"])
+        self.res["daemon"] = out
+        self.log("daemon %s: one endpoint changed: %.3f s (plan + apply)" % (tag, out["sync_s"]["median"]))
+        for c in cfg.values():
+            os.unlink(c)
+        return out
+
     # ---- data path ----
     def topology(self):
         C, N = self.ns_new("client"), self.ns_new("node")
@@ -605,6 +690,11 @@ class Suite:
                       ratio("svcnat_full", "floor", "rss_kb"), lambda v: v <= 1.2, None))
             g.append(("peak RSS of the full sync vs iptables-legacy-restore", "< 1x",
                       ratio("svcnat_full", "restore_full", "rss_kb"), lambda v: v < 1.0, None))
+        dm = self.res.get("daemon")
+        if dm and dm.get("sync_s") and dm.get("floor_s"):
+            g.append(("one endpoint changed, daemon (plan + apply) vs the libiptc floor, %d x %d"
+                      % (dm["n"], dm["m"]), "<= 1.1x",
+                      dm["sync_s"]["median"] / dm["floor_s"]["median"], lambda v: v <= 1.1, None))
         s = self.res.get("scale")
         if s:
             size = s.get("tables", {}).get("nat", {}).get("size_bytes")
@@ -723,6 +813,17 @@ def markdown(res):
                  for c in res["control"] if c["extra"].get("svcnat_full_plan_s")]
         if plans:
             o.append("svcnat's own planning share of the full sync (its -v line): " + "; ".join(plans) + ".")
+    dm = res.get("daemon")
+    if dm and dm.get("sync_s"):
+        o.append("")
+        o.append("**Daemon** at %d x %d (`svcnat --config FILE`, the file replaced with one endpoint moved, "
+                 "%d times): its sync (plan + apply, kubeproxy_sync_proxy_rules_duration_seconds) %s s; "
+                 "change to commit (kubeproxy_network_programming_duration_seconds, includes reading the "
+                 "file) %s s; the libiptc floor on the same tables %s s; initial sync %.2f s; peak RSS %.0f MiB, "
+                 "RSS after the changes %.0f MiB." % (
+                     dm["n"], dm["m"], dm["sync_s"]["n"], fmt_s(dm["sync_s"]), fmt_s(dm.get("programming_s")),
+                     fmt_s(dm.get("floor_s")),
+                     dm.get("initial_sync_s") or 0, dm.get("vmhwm_kb", 0) / 1024, dm.get("vmrss_kb", 0) / 1024))
     s = res.get("scale")
     if s:
         o.append("")
@@ -784,6 +885,8 @@ def main():
     ap.add_argument("--sizes", help="control-plane sizes, e.g. 1000x10,10000x10")
     ap.add_argument("--no-control", action="store_true")
     ap.add_argument("--no-datapath", action="store_true")
+    ap.add_argument("--no-daemon", action="store_true", help="skip the daemon's one-endpoint sync")
+    ap.add_argument("--daemon-size", default="10000x10", help="size of the daemon run (default 10000x10)")
     ap.add_argument("--no-scale", action="store_true", help="skip the 20,000 x 50 run")
     ap.add_argument("--scale", action="store_true", help="run 20,000 x 50 also with --sizes or --quick")
     ap.add_argument("--scale-peer", action="store_true", help="also iptables-legacy-restore at 20,000 x 50")
@@ -835,6 +938,9 @@ def main():
         if not a.no_control:
             for n, m in sizes:
                 suite.control(n, m, a.reps)
+        if not a.no_daemon:
+            n, m = (int(x) for x in a.daemon_size.split("x"))
+            suite.daemon(n, m, a.reps)
         if a.scale or (not a.no_scale and not a.quick and not a.sizes and not a.no_control):
             suite.scale(*SCALE_SIZE)
         if not a.no_datapath:
