@@ -1183,9 +1183,9 @@ static int cand_cmp(const void *a, const void *b)
 
 int etcd_store_read_commit(struct etcd_store *s, int64_t rev)
 {
-	_cleanup_free_ struct cand *cands = NULL;
-	_cleanup_free_ struct service **svcs = NULL;
-	_cleanup_free_ struct epslice **eps = NULL;
+	struct cand *cands = NULL;
+	struct service **svcs = NULL;
+	struct epslice **eps = NULL;
 	struct ikey *index = NULL;
 	size_t n = 0, n_svcs = 0, n_eps = 0, n_index = 0;
 	int r = -ENOMEM;
@@ -1199,7 +1199,7 @@ int etcd_store_read_commit(struct etcd_store *s, int64_t rev)
 	eps = calloc(n ? n : 1, sizeof(*eps));
 	index = calloc(n ? n : 1, sizeof(*index));
 	if (!cands || !svcs || !eps || !index)
-		goto fail;
+		goto out;
 	n = 0;
 	for (size_t i = 0; i < s->n_pending; i++)
 		for (int kind = IK_SVC; kind <= IK_EPS; kind++)
@@ -1215,7 +1215,7 @@ int etcd_store_read_commit(struct etcd_store *s, int64_t rev)
 			j++;
 		index[n_index].k = ikey_make(cands[i].kind, cands[i].item);
 		if (!index[n_index].k)
-			goto fail;
+			goto out;
 		index[n_index++].count = (unsigned)(j - i);
 		if (cands[i].kind == IK_SVC)
 			svcs[n_svcs++] = cands[i].item;
@@ -1230,20 +1230,25 @@ int etcd_store_read_commit(struct etcd_store *s, int64_t rev)
 	qsort(index, n_index, sizeof(*index), ikey_cmp);
 	r = merge_update(s->m, s->source_id, MERGE_SET, svcs, n_svcs, eps, n_eps);
 	if (r < 0)
-		goto fail;
+		goto out;
 	entries_free(s->entries, s->n_entries);
 	index_free(s->index, s->n_index);
 	s->entries = TAKE_PTR(s->pending);
 	s->n_entries = s->n_pending;
 	s->cap_entries = s->cap_pending;
 	s->n_pending = s->cap_pending = 0;
-	s->index = index;
+	s->index = TAKE_PTR(index);
 	s->n_index = s->cap_index = n_index;
 	s->revision = rev;
 	s->st.full_reads++;
-	return 0;
-fail:
-	index_free(index, n_index);
-	etcd_store_read_abort(s);
+	r = 0;
+out:
+	if (r < 0) {
+		index_free(index, n_index);
+		etcd_store_read_abort(s);
+	}
+	free(cands);
+	free(svcs);
+	free(eps);
 	return r;
 }

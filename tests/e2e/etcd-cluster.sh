@@ -14,6 +14,7 @@
 #   - compaction past a node's revision while it is cut off: it re-reads
 #   - 10,000 services in etcd: a node's initial sync (time logged)
 set -u
+: "${E2E_DEBUG:=}"
 . "$(dirname "$0")/lib/topology.sh"
 . "$(dirname "$0")/lib/etcd.sh"
 
