@@ -207,6 +207,13 @@ static bool is_dns1123_label(const char *s)
 	return is_dns_label(s, 63);
 }
 
+/* A port name: a DNS label, or "" for an unnamed port (EndpointSlice ports
+ * print their unnamed ports as "name": "", the API's pointer to ""). */
+static bool is_port_name_or_empty(const char *s)
+{
+	return !*s || is_dns1123_label(s);
+}
+
 static bool is_dns1035_label(const char *s)
 {
 	return is_dns_label(s, 63) && s[0] >= 'a' && s[0] <= 'z';
@@ -710,7 +717,7 @@ static int decode_service_port(struct dctx *c, const cJSON *j, struct service_po
 	r = check_object(c, j);
 	if (r < 0)
 		return r;
-	r = dup_str(c, j, "name", is_dns1123_label, "port name", &p->name);
+	r = dup_str(c, j, "name", is_port_name_or_empty, "port name", &p->name);
 	if (r < 0)
 		return r;
 	if (!p->name) {
@@ -1181,7 +1188,7 @@ static int decode_slice_port(struct dctx *c, const cJSON *j, struct epslice *e, 
 	r = get_proto(c, j, "protocol", &p->protocol);
 	if (r < 0)
 		return r;
-	r = dup_str(c, j, "name", is_dns1123_label, "port name", &p->name);
+	r = dup_str(c, j, "name", is_port_name_or_empty, "port name", &p->name);
 	if (r < 0)
 		return r;
 	if (!p->name) {
@@ -1594,7 +1601,7 @@ static int decode_subset_ports(struct dctx *c, const cJSON *subset, struct epsli
 
 		r = check_object(c, j);
 		if (r == 0)
-			r = dup_str(c, j, "name", is_dns1123_label, "port name", &name);
+			r = dup_str(c, j, "name", is_port_name_or_empty, "port name", &name);
 		if (r == 0 && !name) {
 			name = strdup("");
 			if (!name)

@@ -706,6 +706,28 @@ static void test_service_all_fields(void **state)
 	diag_list_done(&dl);
 }
 
+/* kubectl prints an EndpointSlice's unnamed port as "name": "" (the API's
+ * pointer to an empty string): that is the unnamed port, not an error. */
+static void test_slice_unnamed_port(void **state)
+{
+	struct decoded d = { 0 };
+	struct diag_list dl;
+
+	(void)state;
+	diag_list_init(&dl);
+	assert_int_equal(run(SLICE("\"endpoints\":[{\"addresses\":[\"198.18.65.1\"]}],"
+				   "\"ports\":[{\"name\":\"\",\"port\":8080,\"protocol\":\"TCP\"}]"),
+			     &d, &dl),
+			 0);
+	assert_int_equal(dl.n, 0);
+	assert_int_equal(d.n_slices, 1);
+	assert_int_equal(d.slices[0]->n_ports, 1);
+	assert_string_equal(d.slices[0]->ports[0].name, "");
+	assert_int_equal(d.slices[0]->ports[0].port, 8080);
+	decoded_done(&d);
+	diag_list_done(&dl);
+}
+
 static void test_service_defaults(void **state)
 {
 	struct decoded d = { 0 };
@@ -1449,6 +1471,7 @@ int main(void)
 		cmocka_unit_test(test_limit_string),
 		cmocka_unit_test(test_service_all_fields),
 		cmocka_unit_test(test_service_defaults),
+		cmocka_unit_test(test_slice_unnamed_port),
 		cmocka_unit_test(test_service_variants),
 		cmocka_unit_test(test_endpointslice),
 		cmocka_unit_test(test_endpointslice_variants),
