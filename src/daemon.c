@@ -14,7 +14,6 @@
 #include "core/syncpolicy.h"
 #include "daemon.h"
 #include "sources/etcd.h"
-#include "sources/etcdload.h"
 #include "sys/conntrack.h"
 #include "sys/fswatch.h"
 #include "sys/http.h"
@@ -649,39 +648,6 @@ static void daemon_done(struct daemon *dm)
 	free(dm->source_dirty);
 }
 
-static int run_etcd_load(struct svcnat_options *o)
-{
-	struct etcd_options eo = {
-		.endpoints = o->etcd_endpoints,
-		.prefix = o->etcd_prefix,
-		.cacert = o->etcd_cacert,
-		.cert = o->etcd_cert,
-		.key = o->etcd_key,
-	};
-	struct diag_list d;
-	int code = 0;
-	size_t i;
-
-	if (!o->etcd_endpoints || o->n_args == 0) {
-		fprintf(stderr, "svcnat: etcd-load needs --etcd-endpoints and a FILE\n");
-		return EXIT_USAGE;
-	}
-	diag_list_init(&d);
-	for (i = 0; i < o->n_args && code == 0; i++) {
-		int r = etcd_load_file(&eo, o->args[i], &d);
-
-		diag_list_print(&d, stderr);
-		diag_list_done(&d);
-		diag_list_init(&d);
-		if (r < 0)
-			code = (r == -EINVAL || r == -ENOENT) ? EXIT_USAGE : EXIT_RUNTIME;
-		else
-			log_info("%s: wrote %d objects to etcd", o->args[i], r);
-	}
-	diag_list_done(&d);
-	return code;
-}
-
 int daemon_main(struct svcnat_options *o)
 {
 	struct daemon dm = { .o = o, .sigfd = -1 };
@@ -690,9 +656,6 @@ int daemon_main(struct svcnat_options *o)
 	struct backend *b;
 	char a[32], c[32];
 	int r, code = EXIT_RUNTIME;
-
-	if (o->mode == MODE_ETCD_LOAD)
-		return run_etcd_load(o);
 
 	syncpolicy_config_default(&pc);
 	if (parse_duration_opt("--min-sync-period", o->min_sync_period, "1s", &pc.min_sync_usec) < 0 ||

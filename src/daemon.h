@@ -8,8 +8,7 @@
 
 #include "pipeline.h"
 
-/* Run the daemon (MODE_DAEMON) or `svcnat etcd-load` (MODE_ETCD_LOAD);
- * returns the process exit code. */
+/* Run the daemon (MODE_DAEMON); returns the process exit code. */
 int daemon_main(struct svcnat_options *o);
 
 #endif

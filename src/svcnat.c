@@ -624,7 +624,7 @@ int main(int argc, char **argv)
 		code = run_etcd_load(&o, &d);
 		goto out;
 	}
-	if (o.mode == MODE_DAEMON || o.mode == MODE_ETCD_LOAD) {
+	if (o.mode == MODE_DAEMON) {
 		code = daemon_main(&o);
 		goto out;
 	}
