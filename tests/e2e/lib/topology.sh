@@ -346,7 +346,7 @@ _ns_del_all() {
 		else
 			kill -KILL $pids 2>/dev/null
 		fi
-		[ -n "$E2E_DEBUG" ] && echo "teardown round $i: $pids $(ps -o pid,stat,args -p "${pids//$'\n'/,}" | tail -n +2)" >&2
+		[ -n "${E2E_DEBUG:-}" ] && echo "teardown round $i: $pids $(ps -o pid,stat,args -p "${pids//$'\n'/,}" | tail -n +2)" >&2
 		sleep 0.05
 	done
 	printf 'netns del %s\n' $nss | ip -force -batch - >/dev/null 2>&1
