@@ -420,21 +420,42 @@ static int on_signal(struct loop *l, int fd, uint32_t events, void *userdata)
 	return 0;
 }
 
+/* svcnat's detail in /healthz: the etcd source's state in cluster mode (the
+ * node keeps its last rules while etcd is unreachable, and says so here). */
+static void health_extra(struct daemon *dm, char *buf, size_t len)
+{
+	struct etcd_status es;
+
+	buf[0] = '\0';
+	if (!dm->etcd)
+		return;
+	etcd_source_get_status(dm->etcd, &es);
+	snprintf(buf, len,
+		 "\"etcd\": {\"connected\": %s, \"synced\": %s, \"revision\": %lld, "
+		 "\"reconnects\": %llu}",
+		 es.connected ? "true" : "false", es.synced ? "true" : "false",
+		 (long long)es.revision, (unsigned long long)es.reconnects);
+}
+
 static int h_healthz(void *userdata, struct http_response *resp)
 {
 	struct daemon *dm = userdata;
 	bool healthy = syncpolicy_healthy(&dm->policy, loop_now_usec(), dm->health_timeout_usec);
 
+	char extra[256];
+
 	metrics_counter_add(dm->metrics, "kubeproxy_proxy_healthz_total",
 			    healthy ? "code=\"200\"" : "code=\"503\"", 1);
-	return http_health_response(healthy, dm->last_ok_wall, wall_now(), resp);
+	health_extra(dm, extra, sizeof(extra));
+	return http_health_response(healthy, dm->last_ok_wall, wall_now(), extra[0] ? extra : NULL,
+				    resp);
 }
 
 static int h_livez(void *userdata, struct http_response *resp)
 {
 	struct daemon *dm = userdata;
 	bool healthy = syncpolicy_healthy(&dm->policy, loop_now_usec(), dm->health_timeout_usec);
-	int r = http_health_response(healthy, dm->last_ok_wall, wall_now(), resp);
+	int r = http_health_response(healthy, dm->last_ok_wall, wall_now(), NULL, resp);
 	char *nl;
 
 	/* /livez has the same body without nodeEligible. */

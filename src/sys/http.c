@@ -287,7 +287,7 @@ const char *http_go_time(double unix_time, char *buf, size_t len)
 	return buf;
 }
 
-int http_health_response(bool healthy, double last_updated, double now,
+int http_health_response(bool healthy, double last_updated, double now, const char *extra,
 			 struct http_response *resp)
 {
 	char lu[64], cur[64];
@@ -296,8 +296,8 @@ int http_health_response(bool healthy, double last_updated, double now,
 
 	http_go_time(now, cur, sizeof(cur));
 	http_go_time(healthy ? now : last_updated, lu, sizeof(lu));
-	n = asprintf(&body, "{\"lastUpdated\": \"%s\",\"currentTime\": \"%s\", \"nodeEligible\": true}",
-		     lu, cur);
+	n = asprintf(&body, "{\"lastUpdated\": \"%s\",\"currentTime\": \"%s\", \"nodeEligible\": true%s%s}",
+		     lu, cur, extra ? ", " : "", extra ? extra : "");
 	if (n < 0)
 		return -ENOMEM;
 	resp->status = healthy ? 200 : 503;

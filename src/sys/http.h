@@ -56,10 +56,12 @@ unsigned http_server_port(const struct http_server *s);
  * with times as Go prints a time.Time in UTC
  * ("2024-05-01 10:00:00.123456789 +0000 UTC").  As kube-proxy does,
  * lastUpdated is currentTime when healthy; otherwise the unix time of the
- * last successful sync (<= 0: never, Go's zero time).  Also sets status
- * 200 / 503 and the JSON content type.  0 or -ENOMEM.
+ * last successful sync (<= 0: never, Go's zero time).  extra, when not
+ * NULL, is a JSON member list appended to the object (svcnat's detail, e.g.
+ * "\"etcd\": {...}").  Also sets status 200 / 503 and the JSON content
+ * type.  0 or -ENOMEM.
  */
-int http_health_response(bool healthy, double last_updated, double now,
+int http_health_response(bool healthy, double last_updated, double now, const char *extra,
 			 struct http_response *resp);
 
 /* Go's time.Time.String() of a unix time, in UTC, into buf (>= 64 bytes). */

@@ -189,8 +189,12 @@ for n in $NODES; do
 		fail "metrics on n$n"
 	grep -q '^svcnat_etcd_connected 0' "$E2E_TMP/metrics.n$n" ||
 		fail "n$n metrics do not say etcd is disconnected: $(grep etcd "$E2E_TMP/metrics.n$n")"
+	ip netns exec "$(ns_name "n$n")" timeout 5 curl -s http://127.0.0.1:10256/healthz >"$E2E_TMP/healthz.n$n" ||
+		fail "healthz on n$n"
+	grep -q '"etcd": {"connected": false' "$E2E_TMP/healthz.n$n" ||
+		fail "n$n /healthz does not say etcd is disconnected: $(cat "$E2E_TMP/healthz.n$n")"
 done
-say "etcd down: rules kept, traffic flows, metrics say svcnat_etcd_connected 0"
+say "etcd down: rules kept, traffic flows, metrics and /healthz say etcd is disconnected"
 # a node restarted while etcd is down keeps its rules until it can read etcd
 stop_daemon 2
 start_daemon 2

@@ -116,7 +116,7 @@ static int h_health(void *ud, struct http_response *resp)
 {
 	const bool *healthy = ud;
 
-	return http_health_response(*healthy, 1714557600.5, 1714557610.25, resp);
+	return http_health_response(*healthy, 1714557600.5, 1714557610.25, NULL, resp);
 }
 
 /* Serve routes on an ephemeral port, run the client's requests. */
@@ -193,6 +193,22 @@ static void test_healthz(void **state)
 	assert_string_equal(c.replies[0].body,
 			    "{\"lastUpdated\": \"2024-05-01 10:00:00.5 +0000 UTC\","
 			    "\"currentTime\": \"2024-05-01 10:00:10.25 +0000 UTC\", \"nodeEligible\": true}");
+}
+
+/* svcnat's detail (the etcd source's state) rides along in the object. */
+static void test_health_extra(void **state)
+{
+	struct http_response r = { 0 };
+
+	assert_int_equal(http_health_response(false, 1714557600.5, 1714557610.25,
+					      "\"etcd\": {\"connected\": false}", &r),
+			 0);
+	assert_int_equal(r.status, 503);
+	assert_string_equal(r.body,
+			    "{\"lastUpdated\": \"2024-05-01 10:00:00.5 +0000 UTC\","
+			    "\"currentTime\": \"2024-05-01 10:00:10.25 +0000 UTC\", \"nodeEligible\": true, "
+			    "\"etcd\": {\"connected\": false}}");
+	free(r.body);
 }
 
 static void test_go_time(void **state)
@@ -273,6 +289,7 @@ int main(void)
 		cmocka_unit_test(test_go_time),
 		cmocka_unit_test(test_routes_and_errors),
 		cmocka_unit_test(test_healthz),
+		cmocka_unit_test(test_health_extra),
 		cmocka_unit_test(test_bind_in_use),
 	};
 	int r;
