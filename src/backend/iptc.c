@@ -1265,11 +1265,19 @@ static int iptc_apply(struct backend *b, const struct ruleset *rs, struct apply_
 			if (r == -EAGAIN && attempt < b->o.commit_retries) {
 				*res = saved;
 				attempt++;
+				diag_add(d, DIAG_NOTE, "libiptc", rs_table_name((enum rs_table)t), NULL,
+					 "the table changed while svcnat wrote it; reading it again "
+					 "(retry %u of %u)", attempt, b->o.commit_retries);
 				continue;
 			}
-			if (r == -EAGAIN)
-				return iptc_fail(d, rs_table_name((enum rs_table)t),
-						 "committing the table", NULL, EAGAIN, true);
+			if (r == -EAGAIN) {
+				iptc_fail(d, rs_table_name((enum rs_table)t), "committing the table",
+					  NULL, EAGAIN, true);
+				diag_add(d, DIAG_ERROR, "libiptc", rs_table_name((enum rs_table)t), NULL,
+					 "gave up after %u retries; the table keeps its previous rules",
+					 b->o.commit_retries);
+				return -EAGAIN;
+			}
 			if (r < 0)
 				return r;
 			res->committed[t] = committed;

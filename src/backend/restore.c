@@ -603,6 +603,9 @@ static int restore_apply(struct backend *b, const struct ruleset *rs, struct app
 			rsync_done(&s);
 			if (r == -EAGAIN && attempt++ < b->o.commit_retries) {
 				*res = saved;
+				diag_add(d, DIAG_NOTE, b->restore_cmd, rs_table_name((enum rs_table)t),
+					 NULL, "the table changed while svcnat wrote it; reading it "
+					 "again (retry %u of %u)", attempt, b->o.commit_retries);
 				continue;
 			}
 			if (r == -EAGAIN)
