@@ -1149,7 +1149,7 @@ static int check_plan_targets(const struct ruleset *rs, enum rs_table t, struct 
 	return 0;
 }
 
-static int sync_table(struct backend *b, struct tsync *s, bool *ret_committed)
+static int sync_table(struct tsync *s, bool *ret_committed)
 {
 	const struct rs_chains *cs = &s->rs->t[s->t];
 	int r;
@@ -1226,7 +1226,6 @@ static int sync_table(struct backend *b, struct tsync *s, bool *ret_committed)
 		return iptc_fail(s->d, s->table, "committing the table", NULL, err, true);
 	}
 	*ret_committed = true;
-	(void)b;
 	return 0;
 }
 
@@ -1260,7 +1259,7 @@ static int iptc_apply(struct backend *b, const struct ruleset *rs, struct apply_
 			};
 			bool committed = false;
 
-			r = sync_table(b, &s, &committed);
+			r = sync_table(&s, &committed);
 			tsync_done(&s);
 			if (r == -EAGAIN && attempt < b->o.commit_retries) {
 				*res = saved;
