@@ -5,7 +5,7 @@ endpoints, as `kubectl get services,endpointslices -A -o json` prints it.
 
 The mix: ClusterIP; about 1 in 4 NodePort; 1 in 100 LoadBalancer with
 loadBalancerSourceRanges and an ingress IP; 1 in 10 with ClientIP session
-affinity; 1 in 8 with two ports (http and https); 1 in 20 endpoints on this
+affinity (--affinity-every); 1 in 8 with two ports (http and https); 1 in 20 endpoints on this
 node (node-a), the rest on other nodes.  Addresses follow svcnat's address
 plan (198.18.0.0/15 only): cluster IPs in 198.19.0.0/16, endpoints in
 198.18.64.0/18, LB IPs in 198.18.200.0/24.
@@ -41,6 +41,9 @@ def pod_ip(n):
     return str(POD_NET.network_address + 1 + (n % (POD_NET.num_addresses - 2)))
 
 
+AFFINITY_EVERY = 10  # 1 in AFFINITY_EVERY services has ClientIP affinity (0: none)
+
+
 def service(i, n_endpoints, shift=0, target_ips=None):
     name = "svc-%05d" % i
     ports = [{"name": "http", "protocol": "TCP", "port": 80, "targetPort": 8080}]
@@ -60,7 +63,7 @@ def service(i, n_endpoints, shift=0, target_ips=None):
         spec["externalTrafficPolicy"] = "Cluster"
         for k, p in enumerate(ports):
             p["nodePort"] = 30000 + (2 * i + k) % 2768
-    if i % 10 == 5:
+    if AFFINITY_EVERY and i % AFFINITY_EVERY == AFFINITY_EVERY // 2:
         spec["sessionAffinity"] = "ClientIP"
         spec["sessionAffinityConfig"] = {"clientIP": {"timeoutSeconds": 10800}}
     svc = {"apiVersion": "v1", "kind": "Service",
@@ -115,8 +118,13 @@ def main():
     ap.add_argument("--change", default="none", help="none, endpoint, add, all, or a comma-separated mix")
     ap.add_argument("--target-ips", default="",
                     help="comma-separated endpoint addresses used by every service (data path)")
+    ap.add_argument("--affinity-every", type=int, default=AFFINITY_EVERY,
+                    help="1 in K services has ClientIP affinity (default 10; 0: none)")
     ap.add_argument("-o", "--output", default="-")
     a = ap.parse_args()
+    if a.affinity_every < 0:
+        ap.error("--affinity-every must be >= 0")
+    globals()["AFFINITY_EVERY"] = a.affinity_every
     if a.services < 1 or a.endpoints < 1:
         ap.error("--services and --endpoints must be at least 1")
     if not set(a.change.split(",")) <= {"none", "endpoint", "add", "all"}:
