@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "sources/decode.h"
@@ -77,31 +78,53 @@ static int post(struct loader *ld, const char *path, const char *body, char **re
 	return -EIO;
 }
 
+/*
+ * A transaction of puts is idempotent, so one refused while the cluster
+ * has no leader (an election, a member restarting) is retried on the next
+ * member, a bounded number of times with a growing pause (~15 s in all).
+ */
+#define ETCDLOAD_TXN_TRIES 8
+
 static int flush_txn(struct loader *ld)
 {
-	_cleanup_free_ char *body = NULL, *ans = NULL;
-	size_t len;
-	cJSON *root;
+	_cleanup_free_ char *body = NULL;
+	char msg[256] = "";
+	unsigned try;
 	int r;
 
 	if (!ld->n_ops)
 		return 0;
 	if (asprintf(&body, "{\"success\":[%.*s]}", (int)ld->ops_len, ld->ops) < 0)
 		return -ENOMEM;
-	r = post(ld, "/v3/kv/txn", body, &ans, &len);
-	if (r < 0)
-		return r;
-	root = cJSON_ParseWithLength(ans, len);
-	if (!root || !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "succeeded"))) {
-		const cJSON *m = root ? cJSON_GetObjectItemCaseSensitive(root, "message") : NULL;
+	for (try = 0; try < ETCDLOAD_TXN_TRIES; try++) {
+		_cleanup_free_ char *ans = NULL;
+		const cJSON *m;
+		cJSON *root;
+		size_t len;
+		bool ok;
 
-		diag_add(ld->d, DIAG_ERROR, ld->conn->urls[ld->cur], NULL, NULL,
-			 "transaction of %zu puts refused: %s", ld->n_ops,
+		if (try) {
+			usleep(200000u << (try < 4 ? try : 3));
+			ld->cur = (ld->cur + 1) % ld->conn->n_urls;
+		}
+		r = post(ld, "/v3/kv/txn", body, &ans, &len);
+		if (r < 0)
+			return r;
+		root = cJSON_ParseWithLength(ans, len);
+		ok = root && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "succeeded"));
+		m = root ? cJSON_GetObjectItemCaseSensitive(root, "message") : NULL;
+		snprintf(msg, sizeof(msg), "%s",
 			 cJSON_IsString(m) ? m->valuestring : "unreadable answer");
 		cJSON_Delete(root);
+		if (ok)
+			break;
+	}
+	if (try == ETCDLOAD_TXN_TRIES) {
+		diag_add(ld->d, DIAG_ERROR, ld->conn->urls[ld->cur], NULL, NULL,
+			 "transaction of %zu puts refused %u times, last: %s", ld->n_ops,
+			 ETCDLOAD_TXN_TRIES, msg);
 		return -EIO;
 	}
-	cJSON_Delete(root);
 	ld->written += (int)ld->n_ops;
 	ld->n_ops = 0;
 	ld->ops_len = 0;

@@ -149,8 +149,8 @@ start_servers 8080
 etcd_cluster_start
 say "etcd up: $ETCD_ENDPOINTS"
 # A cluster store always holds something (the API server's own service).
-ectl put /registry/services/specs/default/kubernetes "$(svc_json kubernetes 198.19.0.1)" >/dev/null || fail put
-ectl put /registry/services/endpointslices/default/kubernetes "$(slice_json kubernetes kubernetes 198.18.65.1)" >/dev/null || fail put
+ectl_retry put /registry/services/specs/default/kubernetes "$(svc_json kubernetes 198.19.0.1)" >/dev/null || fail put
+ectl_retry put /registry/services/endpointslices/default/kubernetes "$(slice_json kubernetes kubernetes 198.18.65.1)" >/dev/null || fail put
 for n in $NODES; do start_daemon "$n"; done
 for n in $NODES; do wait_log "$E2E_TMP/svcnat.n$n.log" 'etcd: watching' 30; done
 
@@ -166,7 +166,7 @@ probe_all 30 p1 p2 p3
 
 # --- an endpoint removed: no new connections to it, on any node
 T_WRITE=$EPOCHREALTIME
-ectl put /registry/services/endpointslices/default/web-a "$(slice_json web-a web 198.18.65.1 198.18.65.2)" >/dev/null || fail put
+ectl_retry put /registry/services/endpointslices/default/web-a "$(slice_json web-a web 198.18.65.1 198.18.65.2)" >/dev/null || fail put
 wait_rules "endpoint p3 removed" 30 eps_12
 probe_all 30 p1 p2
 
@@ -225,9 +225,9 @@ done
 [ "$(grep -c 'etcd: .*keeping the last rules' "$E2E_TMP/svcnat.n3.log")" -gt "$before" ] ||
 	fail "n3 did not notice it was cut off: $(tail -n 5 "$E2E_TMP/svcnat.n3.log")"
 # two revisions past n3's, so the one it resumes from is compacted
-ectl put /registry/services/endpointslices/default/web-a "$(slice_json web-a web 198.18.65.2 198.18.65.3)" >/dev/null || fail put
-ectl put /registry/services/specs/default/while-cut "$(svc_json while-cut 198.19.0.30)" >/dev/null || fail put
-ectl put /registry/services/endpointslices/default/while-cut "$(slice_json while-cut while-cut 198.18.65.3)" >/dev/null || fail put
+ectl_retry put /registry/services/endpointslices/default/web-a "$(slice_json web-a web 198.18.65.2 198.18.65.3)" >/dev/null || fail put
+ectl_retry put /registry/services/specs/default/while-cut "$(svc_json while-cut 198.19.0.30)" >/dev/null || fail put
+ectl_retry put /registry/services/endpointslices/default/while-cut "$(slice_json while-cut while-cut 198.18.65.3)" >/dev/null || fail put
 rev=$(etcd_revision)
 ectl compact "$rev" --physical >/dev/null || fail "compact $rev"
 T_WRITE=$EPOCHREALTIME

@@ -94,9 +94,9 @@ ip netns exec "$(ns_name n1)" timeout 60 "$SVCNAT" etcd-load --etcd-endpoints "$
 grep -q "cluster.json: [1-9][0-9]* objects written" "$E2E_TMP/load.out" || fail "etcd-load: $(cat "$E2E_TMP/load.out")"
 ectl get /registry/services/specs/nodejs --print-value-only | grep -q '"Port":10000' ||
 	fail "etcd-load did not write the original layout's spec key"
-ectl put /registry/services/specs/default/web "$(svc default web 198.19.0.10 80)" >/dev/null || fail put
-ectl put /registry/services/endpointslices/default/web-a "$(slice default web-a web 198.18.65.1 198.18.65.2)" >/dev/null || fail put
-ectl put /registry/pods/default/unrelated '{"kind":"Pod"}' >/dev/null || fail put
+ectl_retry put /registry/services/specs/default/web "$(svc default web 198.19.0.10 80)" >/dev/null || fail put
+ectl_retry put /registry/services/endpointslices/default/web-a "$(slice default web-a web 198.18.65.1 198.18.65.2)" >/dev/null || fail put
+ectl_retry put /registry/pods/default/unrelated '{"kind":"Pod"}' >/dev/null || fail put
 
 LOG=$E2E_TMP/follow.log
 ip netns exec "$(ns_name n1)" "$FOLLOW" "$ETCD_ENDPOINTS" >"$LOG" 2>&1 &
@@ -110,13 +110,13 @@ say "initial read: $(grep '^EVENT synced' "$LOG" | head -n 1)"
 
 # --- watch: add, change, delete
 t0=$EPOCHREALTIME
-ectl put /registry/services/specs/default/api "$(svc default api 198.19.0.20 443)" >/dev/null || fail put
+ectl_retry put /registry/services/specs/default/api "$(svc default api 198.19.0.20 443)" >/dev/null || fail put
 wait_for "$LOG" 'S:default/api:443'
 t1=$EPOCHREALTIME
 say "etcd put -> merged state: $(elapsed_ms "$t0" "$t1") ms (incl. etcdctl)"
-ectl put /registry/services/endpointslices/default/web-a "$(slice default web-a web 198.18.65.2)" >/dev/null || fail put
+ectl_retry put /registry/services/endpointslices/default/web-a "$(slice default web-a web 198.18.65.2)" >/dev/null || fail put
 wait_for "$LOG" 'E:default/web-a:198.18.65.2( |$)'
-ectl del /registry/services/specs/default/api >/dev/null || fail del
+ectl_retry del /registry/services/specs/default/api >/dev/null || fail del
 wait_for "$LOG" '^STATE .*S:default/web:80' 5
 for _ in $(seq 1 100); do
 	case "$(last_state "$LOG")" in *S:default/api:*) sleep 0.05 ;; *) break ;; esac
@@ -124,9 +124,9 @@ done
 expect_state "$LOG" '!S:default/api' S:default/web:80
 
 # --- a value that does not decode: diag, the key's item goes
-ectl put /registry/services/specs/default/web '{"kind":"Service","metadata":{"name":"web"},"spec":{"ports":[{"port":70000}]}}' >/dev/null
+ectl_retry put /registry/services/specs/default/web '{"kind":"Service","metadata":{"name":"web"},"spec":{"ports":[{"port":70000}]}}' >/dev/null
 wait_for "$LOG" '^EVENT diag .*etcd:/registry/services/specs/default/web.*70000'
-ectl put /registry/services/specs/default/web "$(svc default web 198.19.0.10 80)" >/dev/null
+ectl_retry put /registry/services/specs/default/web "$(svc default web 198.19.0.10 80)" >/dev/null
 wait_for "$LOG" '^STATE .*S:default/web:80'
 grep -q 'unrelated' "$LOG" && fail "a key outside the layout reached the source's output"
 
@@ -186,8 +186,8 @@ wait_for "$LOG" 'S:default/after-quorum:84' 30
 ip -n "$(ns_name n1)" link set eth0 down
 ip netns exec "$(ns_name n1)" ss -K dst "$ETCD_NET.0/24" >/dev/null 2>&1
 wait_for "$LOG" '^EVENT (disconnected|retry)' 30
-ectl put /registry/services/specs/default/while-cut "$(svc default while-cut 198.19.0.32 83)" >/dev/null || fail put
-ectl del /registry/services/specs/default/during-outage >/dev/null || fail del
+ectl_retry put /registry/services/specs/default/while-cut "$(svc default while-cut 198.19.0.32 83)" >/dev/null || fail put
+ectl_retry del /registry/services/specs/default/during-outage >/dev/null || fail del
 rev=$(etcd_revision)
 ectl compact "$rev" --physical >/dev/null || fail "compact $rev"
 say "compacted at revision $rev while n1 is cut off"
@@ -305,7 +305,7 @@ grep -q "^STATE .* services=$((N + base_svcs)) slices=$((N + base_slices))" "$LO
 	fail "scale: unexpected state: $(grep '^STATE' "$LOG2" | head -n 1 | cut -c1-200)"
 say "initial sync of $N services + $N slices: $(grep '^EVENT synced' "$LOG2") (process start to merged state: $(elapsed_ms "$t0" "$t1") ms)"
 # and the watch still works at that size
-ectl del /registry/services/specs/scale/s0 >/dev/null || fail del
+ectl_retry del /registry/services/specs/scale/s0 >/dev/null || fail del
 wait_for "$LOG2" "^STATE .* services=$((N + base_svcs - 1)) " 20
 kill "$FPID"
 wait "$FPID" 2>/dev/null

@@ -159,13 +159,14 @@ ectl() {
 		env ETCDCTL_API=3 etcdctl --endpoints="${ECTL_ENDPOINTS:-$ETCD_ENDPOINTS}" "$@"
 }
 
-# ectl_retry ARGS...: ectl, retried (5 tries) while the cluster elects a
-# leader; only for idempotent commands (put, del).
+# ectl_retry ARGS...: ectl, retried (10 tries, ~20 s) while the cluster
+# elects a leader (slow on a loaded machine); only for idempotent commands
+# (put, del).
 ectl_retry() {
 	local i
-	for i in 1 2 3 4 5; do
+	for i in 1 2 3 4 5 6 7 8 9 10; do
 		ectl "$@" 2>"$E2E_TMP/ectl.err" && return 0
-		sleep 1
+		sleep 2
 	done
 	cat "$E2E_TMP/ectl.err" >&2
 	return 1
