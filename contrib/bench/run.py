@@ -785,18 +785,20 @@ def markdown(res):
         o.append("")
         o.append("**Control plane**, seconds (wall clock of the whole process):")
         o.append("")
-        o.append("| services x endpoints | rules | nat table | svcnat full sync | iptables-legacy-restore | "
-                 "svcnat full rewrite | restore --noflush rewrite | libiptc floor | svcnat 1 endpoint | "
-                 "restore partial (1 endpoint) | svcnat 1 service added | restore partial (added) | "
-                 "svcnat no change | --dry-run |")
-        o.append("|" + "---|" * 14)
+        cols = [("svcnat_full", "svcnat full sync"), ("restore_full", "iptables-legacy-restore"),
+                ("svcnat_rewrite", "svcnat full rewrite"), ("restore_rewrite", "restore --noflush rewrite"),
+                ("floor", "libiptc floor"), ("svcnat_endpoint", "svcnat 1 endpoint"),
+                ("restore_partial_endpoint", "restore partial (1 endpoint)"),
+                ("svcnat_add", "svcnat 1 service added"), ("restore_partial_add", "restore partial (added)"),
+                ("svcnat_nochange", "svcnat no change"), ("dry_run", "--dry-run")]
+        cols = [(k, t) for k, t in cols if any(c["seconds"].get(k) for c in res["control"])]
+        o.append("| services x endpoints | rules | nat table | " + " | ".join(t for _, t in cols) + " |")
+        o.append("|" + "---|" * (3 + len(cols)))
         for c in res["control"]:
             s = c["seconds"]
             size = c["info"]["svcnat_loaded"]["nat"]["size_bytes"]
             o.append("| %d x %d | %d | %.0f MB | %s |" % (c["n"], c["m"], c["rules"], size / 1e6, " | ".join(
-                fmt_s(s[k]) for k in ("svcnat_full", "restore_full", "svcnat_rewrite", "restore_rewrite",
-                                      "floor", "svcnat_endpoint", "restore_partial_endpoint", "svcnat_add",
-                                      "restore_partial_add", "svcnat_nochange", "dry_run"))))
+                fmt_s(s.get(k)) for k, _ in cols)))
         o.append("")
         o.append("**Ratios** (same run) and **peak RSS** (MiB):")
         o.append("")
