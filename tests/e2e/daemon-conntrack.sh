@@ -28,7 +28,7 @@ run() {
 	topo_add_pod a1 "${ipof[a1]}" a2 "${ipof[a2]}"
 	start_servers 5353
 	config "$cfg" "${ipof[a1]}@node-a" "${ipof[a2]}@node-a"
-	ip netns exec "$(ns_name node)" timeout --kill-after=5 120 "$SVCNAT" \
+	ip netns exec "$(ns_name node)" timeout --kill-after=30 120 "$SVCNAT" \
 		--backend="$backend" --hostname "$E2E_HOSTNAME" --node-ip "$E2E_NODE_IP" \
 		--cluster-cidr "$E2E_CLUSTER_CIDR" --config "$cfg" \
 		--min-sync-period 200ms --sync-period 30s \

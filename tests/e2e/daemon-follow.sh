@@ -74,7 +74,7 @@ refused() {
 }
 
 daemon_start() {
-	ip netns exec "$(ns_name node)" timeout --kill-after=5 120 "$SVCNAT" \
+	ip netns exec "$(ns_name node)" timeout --kill-after=30 120 "$SVCNAT" \
 		--backend="$1" --hostname "$E2E_HOSTNAME" --node-ip "$E2E_NODE_IP" \
 		--cluster-cidr "$E2E_CLUSTER_CIDR" --config "$2" \
 		--min-sync-period "$MIN_SYNC" --sync-period "$SYNC_PERIOD" \

@@ -16,7 +16,7 @@ k8s_list \
 		198.18.65.10@node-a 198.18.66.10@node-b)" >"$cfg"
 
 start_daemon() {
-	ip netns exec "$(ns_name node)" timeout --kill-after=5 120 "$SVCNAT" \
+	ip netns exec "$(ns_name node)" timeout --kill-after=30 120 "$SVCNAT" \
 		--backend="$1" --hostname "$E2E_HOSTNAME" --node-ip "$E2E_NODE_IP" \
 		--cluster-cidr "$E2E_CLUSTER_CIDR" --config "$cfg" --min-sync-period 200ms \
 		</dev/null >>"$E2E_TMP/daemon.log" 2>&1 &
