@@ -966,7 +966,7 @@ def main():
         return 2
 
     def on_signal(signum, frame):
-        raise KeyboardInterrupt
+        raise KeyboardInterrupt("signal %d" % signum)
 
     signal.signal(signal.SIGTERM, on_signal)
     rc = 0
@@ -984,8 +984,8 @@ def main():
     except (BenchError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
         suite.warn("stopped early: %s" % e)
         rc = 1
-    except KeyboardInterrupt:
-        suite.warn("interrupted")
+    except KeyboardInterrupt as e:
+        suite.warn("interrupted (%s)" % (e or "SIGINT"))
         rc = 130
     finally:
         suite.cleanup()
