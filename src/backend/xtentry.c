@@ -1,0 +1,672 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Rules <-> kernel entries (struct ipt_entry with its matches and target),
+ * shared by the libiptc backend and the direct backend.  Entries use the
+ * match and target revisions iptables 1.8.9 picks on current kernels
+ * (comment 0, tcp/udp/sctp 0, addrtype 1, mark 1, conntrack 3, statistic 0,
+ * recent 1, DNAT 2, MARK 2, MASQUERADE 0, REJECT 0), so iptables-legacy-save
+ * prints back what the renderer prints and rules written by
+ * iptables-restore (kube-proxy) compare equal.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_nat.h>
+#include <linux/netfilter/xt_addrtype.h>
+#include <linux/netfilter/xt_comment.h>
+#include <linux/netfilter/xt_conntrack.h>
+#include <linux/netfilter/xt_mark.h>
+#include <linux/netfilter/xt_recent.h>
+#include <linux/netfilter/xt_sctp.h>
+#include <linux/netfilter/xt_statistic.h>
+#include <linux/netfilter/xt_tcpudp.h>
+#include <linux/netfilter_ipv4/ipt_REJECT.h>
+
+#include "backend/internal.h"
+#include "backend/xtentry.h"
+#include "util.h"
+
+/* --- plan rule -> kernel entry --- */
+
+static void *add_match(struct xt_entry_buf *buf, size_t *off, const char *name, uint8_t rev,
+		       size_t datalen)
+{
+	size_t sz = XT_ALIGN(sizeof(struct xt_entry_match) + datalen);
+	struct xt_entry_match *m;
+
+	if (*off + sz > XT_ENTRY_MAX)
+		return NULL;
+	m = (struct xt_entry_match *)(buf->b + *off);
+	memset(m, 0, sz);
+	m->u.match_size = (uint16_t)sz;
+	snprintf(m->u.user.name, sizeof(m->u.user.name), "%s", name);
+	m->u.user.revision = rev;
+	*off += sz;
+	return m->data;
+}
+
+static void *add_target(struct xt_entry_buf *buf, size_t *off, const char *name, uint8_t rev,
+			size_t datalen)
+{
+	size_t sz = XT_ALIGN(sizeof(struct xt_entry_target) + datalen);
+	struct xt_entry_target *t;
+
+	if (*off + sz > XT_ENTRY_MAX)
+		return NULL;
+	t = (struct xt_entry_target *)(buf->b + *off);
+	memset(t, 0, sz);
+	t->u.target_size = (uint16_t)sz;
+	snprintf(t->u.user.name, sizeof(t->u.user.name), "%s", name);
+	t->u.user.revision = rev;
+	*off += sz;
+	return t->data;
+}
+
+static uint32_t plen_mask(uint8_t plen)
+{
+	return plen == 0 ? 0 : htonl(0xffffffffu << (32 - plen));
+}
+
+static uint16_t ct_states_to_kernel(uint16_t s)
+{
+	uint16_t k = 0;
+
+	if (s & RS_CT_INVALID)
+		k |= XT_CONNTRACK_STATE_INVALID;
+	if (s & RS_CT_ESTABLISHED)
+		k |= XT_CONNTRACK_STATE_BIT(IP_CT_ESTABLISHED);
+	if (s & RS_CT_RELATED)
+		k |= XT_CONNTRACK_STATE_BIT(IP_CT_RELATED);
+	if (s & RS_CT_NEW)
+		k |= XT_CONNTRACK_STATE_BIT(IP_CT_NEW);
+	if (s & RS_CT_SNAT)
+		k |= XT_CONNTRACK_STATE_SNAT;
+	if (s & RS_CT_DNAT)
+		k |= XT_CONNTRACK_STATE_DNAT;
+	return k;
+}
+
+/* -1 when the kernel mask has a state the model lacks. */
+static int ct_states_from_kernel(uint16_t k)
+{
+	static const struct {
+		uint16_t k, rs;
+	} map[] = {
+		{ XT_CONNTRACK_STATE_INVALID, RS_CT_INVALID },
+		{ XT_CONNTRACK_STATE_BIT(IP_CT_ESTABLISHED), RS_CT_ESTABLISHED },
+		{ XT_CONNTRACK_STATE_BIT(IP_CT_RELATED), RS_CT_RELATED },
+		{ XT_CONNTRACK_STATE_BIT(IP_CT_NEW), RS_CT_NEW },
+		{ XT_CONNTRACK_STATE_SNAT, RS_CT_SNAT },
+		{ XT_CONNTRACK_STATE_DNAT, RS_CT_DNAT },
+	};
+	int rs = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(map); i++) {
+		if (k & map[i].k) {
+			rs |= map[i].rs;
+			k &= (uint16_t)~map[i].k;
+		}
+	}
+	return k ? -1 : rs;
+}
+
+static uint32_t xt_probability_to_kernel(double p)
+{
+	/* As libxt_statistic: lround(0x80000000 * p). */
+	if (!(p > 0))
+		return 0;
+	if (p >= 1.0)
+		return 0x80000000u;
+	return (uint32_t)lround(2147483648.0 * p);
+}
+
+int xt_entry_build(const struct rs_rule *r, bool labels, struct xt_entry_buf *buf,
+		   const char **ret_why)
+{
+	struct ipt_entry *e = &buf->e;
+	size_t off = sizeof(*e);
+	void *data;
+
+	memset(e, 0, sizeof(*e));
+	if (r->src.addr.family) {
+		if (r->src.addr.family != AF_INET || r->src.plen > 32)
+			goto bad_addr;
+		e->ip.smsk.s_addr = plen_mask(r->src.plen);
+		e->ip.src.s_addr = r->src.addr.u.v4.s_addr & e->ip.smsk.s_addr;
+		if (r->src_inv)
+			e->ip.invflags |= IPT_INV_SRCIP;
+	}
+	if (r->dst.addr.family) {
+		if (r->dst.addr.family != AF_INET || r->dst.plen > 32)
+			goto bad_addr;
+		e->ip.dmsk.s_addr = plen_mask(r->dst.plen);
+		e->ip.dst.s_addr = r->dst.addr.u.v4.s_addr & e->ip.dmsk.s_addr;
+		if (r->dst_inv)
+			e->ip.invflags |= IPT_INV_DSTIP;
+	}
+	e->ip.proto = r->proto;
+
+	for (size_t i = 0; i < r->n_matches && i < RS_MAX_MATCHES; i++) {
+		const struct rs_match *m = &r->m[i];
+
+		switch (m->kind) {
+		case RS_M_COMMENT: {
+			struct xt_comment_info *ci;
+
+			if (!m->u.comment || strlen(m->u.comment) >= XT_MAX_COMMENT_LEN) {
+				*ret_why = "comment missing or longer than 255 bytes";
+				return -EINVAL;
+			}
+			ci = add_match(buf, &off, "comment", 0, sizeof(*ci));
+			if (!ci)
+				goto too_big;
+			memcpy(ci->comment, m->u.comment, strlen(m->u.comment));
+			break;
+		}
+		case RS_M_PORT:
+			if (r->proto == IPPROTO_TCP) {
+				struct xt_tcp *tp = add_match(buf, &off, "tcp", 0, sizeof(*tp));
+
+				if (!tp)
+					goto too_big;
+				tp->spts[1] = 0xffff;
+				tp->dpts[0] = tp->dpts[1] = m->u.port.dport;
+				if (!m->u.port.dport)
+					tp->dpts[1] = 0xffff; /* bare -m tcp */
+				if (m->invert)
+					tp->invflags = XT_TCP_INV_DSTPT;
+			} else if (r->proto == IPPROTO_UDP) {
+				struct xt_udp *up = add_match(buf, &off, "udp", 0, sizeof(*up));
+
+				if (!up)
+					goto too_big;
+				up->spts[1] = 0xffff;
+				up->dpts[0] = up->dpts[1] = m->u.port.dport;
+				if (!m->u.port.dport)
+					up->dpts[1] = 0xffff;
+				if (m->invert)
+					up->invflags = XT_UDP_INV_DSTPT;
+			} else if (r->proto == IPPROTO_SCTP) {
+				struct xt_sctp_info *sp = add_match(buf, &off, "sctp", 0, sizeof(*sp));
+
+				if (!sp)
+					goto too_big;
+				if (m->u.port.dport) {
+					sp->dpts[0] = sp->dpts[1] = m->u.port.dport;
+					sp->flags = XT_SCTP_DEST_PORTS;
+					if (m->invert)
+						sp->invflags = XT_SCTP_DEST_PORTS;
+				}
+			} else {
+				*ret_why = "port match on a rule without -p tcp/udp/sctp";
+				return -EINVAL;
+			}
+			break;
+		case RS_M_ADDRTYPE: {
+			struct xt_addrtype_info_v1 *ai;
+
+			if (m->u.addrtype.type != RS_ADDRTYPE_LOCAL) {
+				*ret_why = "addrtype other than LOCAL";
+				return -EINVAL;
+			}
+			ai = add_match(buf, &off, "addrtype", 1, sizeof(*ai));
+			if (!ai)
+				goto too_big;
+			if (m->u.addrtype.src) {
+				ai->source = XT_ADDRTYPE_LOCAL;
+				if (m->invert)
+					ai->flags = XT_ADDRTYPE_INVERT_SOURCE;
+			} else {
+				ai->dest = XT_ADDRTYPE_LOCAL;
+				if (m->invert)
+					ai->flags = XT_ADDRTYPE_INVERT_DEST;
+			}
+			break;
+		}
+		case RS_M_MARK: {
+			struct xt_mark_mtinfo1 *mi = add_match(buf, &off, "mark", 1, sizeof(*mi));
+
+			if (!mi)
+				goto too_big;
+			mi->mark = m->u.mark.value;
+			mi->mask = m->u.mark.mask;
+			mi->invert = m->invert;
+			break;
+		}
+		case RS_M_CONNTRACK: {
+			struct xt_conntrack_mtinfo3 *ct =
+				add_match(buf, &off, "conntrack", 3, sizeof(*ct));
+
+			if (!ct)
+				goto too_big;
+			ct->match_flags = XT_CONNTRACK_STATE;
+			ct->state_mask = ct_states_to_kernel(m->u.ct.states);
+			if (m->invert)
+				ct->invert_flags = XT_CONNTRACK_STATE;
+			break;
+		}
+		case RS_M_STATISTIC: {
+			struct xt_statistic_info *si =
+				add_match(buf, &off, "statistic", 0, sizeof(*si));
+
+			if (!si)
+				goto too_big;
+			si->mode = XT_STATISTIC_MODE_RANDOM;
+			if (m->invert)
+				si->flags = XT_STATISTIC_INVERT;
+			si->u.random.probability = xt_probability_to_kernel(m->u.stat.probability);
+			/* libxt_statistic sets count = every - packet for any mode. */
+			si->u.nth.count = si->u.nth.every - si->u.nth.packet;
+			break;
+		}
+		case RS_M_RECENT: {
+			struct xt_recent_mtinfo_v1 *ri;
+
+			if (!m->u.recent.name || !m->u.recent.name[0] ||
+			    strlen(m->u.recent.name) >= XT_RECENT_NAME_LEN) {
+				*ret_why = "recent name empty or longer than 199 bytes";
+				return -EINVAL;
+			}
+			ri = add_match(buf, &off, "recent", 1, sizeof(*ri));
+			if (!ri)
+				goto too_big;
+			ri->check_set = m->u.recent.set ? XT_RECENT_SET : XT_RECENT_CHECK;
+			if (!m->u.recent.set) {
+				ri->seconds = m->u.recent.seconds;
+				if (m->u.recent.reap)
+					ri->check_set |= XT_RECENT_REAP;
+			}
+			ri->invert = m->invert;
+			memcpy(ri->name, m->u.recent.name, strlen(m->u.recent.name));
+			ri->side = XT_RECENT_SOURCE;
+			ri->mask.ip = 0xffffffffu;
+			break;
+		}
+		default:
+			*ret_why = "unknown match kind";
+			return -EINVAL;
+		}
+	}
+
+	e->target_offset = (uint16_t)off;
+	switch (r->t.kind) {
+	case RS_T_NONE:
+		/* An empty standard target: libiptc makes it fall through. */
+		if (!add_target(buf, &off, "", 0, sizeof(int)))
+			goto too_big;
+		break;
+	case RS_T_JUMP:
+	case RS_T_GOTO:
+	case RS_T_ACCEPT:
+	case RS_T_DROP:
+	case RS_T_RETURN: {
+		const char *name = r->t.kind == RS_T_ACCEPT ? "ACCEPT"
+				   : r->t.kind == RS_T_DROP ? "DROP"
+				   : r->t.kind == RS_T_RETURN ? "RETURN"
+							       : r->t.u.chain;
+
+		if (!name || !name[0] || strlen(name) > RS_CHAIN_MAXLEN) {
+			*ret_why = "jump without a valid chain name";
+			return -EINVAL;
+		}
+		/* libiptc maps the name to a verdict or a jump offset; the
+		 * kernel wants the standard target and the verdict itself. */
+		data = add_target(buf, &off, labels ? name : XT_STANDARD_TARGET, 0, sizeof(int));
+		if (!data)
+			goto too_big;
+		if (!labels)
+			*(int *)data = r->t.kind == RS_T_ACCEPT ? -NF_ACCEPT - 1
+				       : r->t.kind == RS_T_DROP ? -NF_DROP - 1
+				       : r->t.kind == RS_T_RETURN ? XT_RETURN
+								   : 0;
+		if (r->t.kind == RS_T_GOTO)
+			e->ip.flags |= IPT_F_GOTO;
+		break;
+	}
+	case RS_T_REJECT: {
+		struct ipt_reject_info *ri = add_target(buf, &off, "REJECT", 0, sizeof(*ri));
+
+		if (!ri)
+			goto too_big;
+		ri->with = IPT_ICMP_PORT_UNREACHABLE;
+		break;
+	}
+	case RS_T_DNAT: {
+		struct nf_nat_range2 *nr;
+
+		if (r->t.u.dnat.addr.family != AF_INET) {
+			*ret_why = "DNAT to a non-IPv4 address";
+			return -EINVAL;
+		}
+		nr = add_target(buf, &off, "DNAT", 2, sizeof(*nr));
+		if (!nr)
+			goto too_big;
+		nr->flags = NF_NAT_RANGE_MAP_IPS;
+		nr->min_addr.ip = nr->max_addr.ip = r->t.u.dnat.addr.u.v4.s_addr;
+		if (r->t.u.dnat.port) {
+			nr->flags |= NF_NAT_RANGE_PROTO_SPECIFIED;
+			nr->min_proto.all = nr->max_proto.all = htons(r->t.u.dnat.port);
+		}
+		break;
+	}
+	case RS_T_MARK: {
+		struct xt_mark_tginfo2 *mt = add_target(buf, &off, "MARK", 2, sizeof(*mt));
+
+		if (!mt)
+			goto too_big;
+		backend_mark_encode(&r->t, &mt->mark, &mt->mask);
+		break;
+	}
+	case RS_T_MASQUERADE: {
+		struct nf_nat_ipv4_multi_range_compat *mr =
+			add_target(buf, &off, "MASQUERADE", 0, sizeof(*mr));
+
+		if (!mr)
+			goto too_big;
+		mr->rangesize = 1;
+		if (r->t.u.masq.random_fully)
+			mr->range[0].flags = NF_NAT_RANGE_PROTO_RANDOM_FULLY;
+		break;
+	}
+	default:
+		*ret_why = "unknown target kind";
+		return -EINVAL;
+	}
+	e->next_offset = (uint16_t)off;
+	return 0;
+
+bad_addr:
+	*ret_why = "address is not IPv4";
+	return -EINVAL;
+too_big:
+	*ret_why = "rule too large";
+	return -EINVAL;
+}
+
+/* --- kernel entry -> rule (for comparing and for --diff) --- */
+
+/* A single destination port, or the whole range of a bare -m tcp/udp. */
+static bool port_single(const uint16_t dpts[2], bool invert)
+{
+	if (dpts[0] == 0 && dpts[1] == 0xffff)
+		return !invert;
+	return dpts[0] == dpts[1] && dpts[0] != 0;
+}
+
+static const char *entry_str(const char *s, size_t max)
+{
+	return memchr(s, '\0', max) ? s : NULL;
+}
+
+#define MATCH_DATA(m, type) \
+	((m)->u.match_size >= XT_ALIGN(sizeof(*(m)) + sizeof(type)) ? (const type *)(m)->data : NULL)
+
+int xt_entry_decode(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,
+		    struct rs_rule *r, char *why, size_t whylen)
+{
+	const struct xt_entry_target *t;
+	size_t off;
+
+	memset(r, 0, sizeof(*r));
+	if (e->ip.iniface[0] || e->ip.outiface[0] || (e->ip.flags & ~IPT_F_GOTO) ||
+	    (e->ip.invflags & ~(IPT_INV_SRCIP | IPT_INV_DSTIP))) {
+		snprintf(why, whylen, "interface, fragment or protocol-inversion options");
+		return -1;
+	}
+	if (e->ip.smsk.s_addr || e->ip.src.s_addr) {
+		uint32_t m = ntohl(e->ip.smsk.s_addr);
+		int plen = __builtin_popcount(m);
+
+		if (plen != 32 && (m & (0xffffffffu >> plen))) {
+			snprintf(why, whylen, "non-contiguous source mask");
+			return -1;
+		}
+		r->src.addr.family = AF_INET;
+		r->src.addr.u.v4 = e->ip.src;
+		r->src.plen = (uint8_t)plen;
+	}
+	if (e->ip.dmsk.s_addr || e->ip.dst.s_addr) {
+		uint32_t m = ntohl(e->ip.dmsk.s_addr);
+		int plen = __builtin_popcount(m);
+
+		if (plen != 32 && (m & (0xffffffffu >> plen))) {
+			snprintf(why, whylen, "non-contiguous destination mask");
+			return -1;
+		}
+		r->dst.addr.family = AF_INET;
+		r->dst.addr.u.v4 = e->ip.dst;
+		r->dst.plen = (uint8_t)plen;
+	}
+	r->src_inv = e->ip.invflags & IPT_INV_SRCIP;
+	r->dst_inv = e->ip.invflags & IPT_INV_DSTIP;
+	r->proto = (uint8_t)e->ip.proto;
+
+	for (off = sizeof(*e); off < e->target_offset;) {
+		const struct xt_entry_match *m = (const void *)((const char *)e + off);
+		const char *name = m->u.user.name;
+		uint8_t rev = m->u.user.revision;
+		struct rs_match *rm;
+
+		if (m->u.match_size < sizeof(*m) || off + m->u.match_size > e->target_offset) {
+			snprintf(why, whylen, "malformed match");
+			return -1;
+		}
+		off += m->u.match_size;
+		if (r->n_matches >= RS_MAX_MATCHES) {
+			snprintf(why, whylen, "more than %d matches", RS_MAX_MATCHES);
+			return -1;
+		}
+		rm = &r->m[r->n_matches];
+		if (streq(name, "comment") && rev == 0) {
+			const struct xt_comment_info *ci = MATCH_DATA(m, struct xt_comment_info);
+
+			if (!ci || !(rm->u.comment = entry_str(ci->comment, sizeof(ci->comment))))
+				goto bad_match;
+			rm->kind = RS_M_COMMENT;
+		} else if (streq(name, "tcp") && rev == 0) {
+			const struct xt_tcp *tp = MATCH_DATA(m, struct xt_tcp);
+
+			if (!tp || r->proto != IPPROTO_TCP || tp->spts[0] != 0 ||
+			    tp->spts[1] != 0xffff || !port_single(tp->dpts, tp->invflags & XT_TCP_INV_DSTPT) ||
+			    tp->option || tp->flg_mask || tp->flg_cmp ||
+			    (tp->invflags & ~XT_TCP_INV_DSTPT))
+				goto bad_match;
+			rm->kind = RS_M_PORT;
+			rm->u.port.dport = tp->dpts[1] == 0xffff && !tp->dpts[0] ? 0 : tp->dpts[0];
+			rm->invert = tp->invflags & XT_TCP_INV_DSTPT;
+		} else if (streq(name, "udp") && rev == 0) {
+			const struct xt_udp *up = MATCH_DATA(m, struct xt_udp);
+
+			if (!up || r->proto != IPPROTO_UDP || up->spts[0] != 0 ||
+			    up->spts[1] != 0xffff || !port_single(up->dpts, up->invflags & XT_UDP_INV_DSTPT) ||
+			    (up->invflags & ~XT_UDP_INV_DSTPT))
+				goto bad_match;
+			rm->kind = RS_M_PORT;
+			rm->u.port.dport = up->dpts[1] == 0xffff && !up->dpts[0] ? 0 : up->dpts[0];
+			rm->invert = up->invflags & XT_UDP_INV_DSTPT;
+		} else if (streq(name, "sctp") && rev == 0) {
+			const struct xt_sctp_info *sp = MATCH_DATA(m, struct xt_sctp_info);
+
+			if (!sp || r->proto != IPPROTO_SCTP ||
+			    (sp->flags != XT_SCTP_DEST_PORTS && sp->flags != 0) ||
+			    (sp->flags && (sp->dpts[0] != sp->dpts[1] || !sp->dpts[0])) ||
+			    (sp->invflags & ~sp->flags))
+				goto bad_match;
+			rm->kind = RS_M_PORT;
+			rm->u.port.dport = sp->flags ? sp->dpts[0] : 0;
+			rm->invert = sp->invflags & XT_SCTP_DEST_PORTS;
+		} else if (streq(name, "addrtype") && rev == 1) {
+			const struct xt_addrtype_info_v1 *ai =
+				MATCH_DATA(m, struct xt_addrtype_info_v1);
+
+			if (!ai)
+				goto bad_match;
+			rm->kind = RS_M_ADDRTYPE;
+			rm->u.addrtype.type = RS_ADDRTYPE_LOCAL;
+			if (ai->source == XT_ADDRTYPE_LOCAL && !ai->dest &&
+			    !(ai->flags & ~XT_ADDRTYPE_INVERT_SOURCE)) {
+				rm->u.addrtype.src = true;
+				rm->invert = ai->flags & XT_ADDRTYPE_INVERT_SOURCE;
+			} else if (ai->dest == XT_ADDRTYPE_LOCAL && !ai->source &&
+				   !(ai->flags & ~XT_ADDRTYPE_INVERT_DEST)) {
+				rm->invert = ai->flags & XT_ADDRTYPE_INVERT_DEST;
+			} else {
+				goto bad_match;
+			}
+		} else if (streq(name, "mark") && rev == 1) {
+			const struct xt_mark_mtinfo1 *mi = MATCH_DATA(m, struct xt_mark_mtinfo1);
+
+			if (!mi || mi->invert > 1)
+				goto bad_match;
+			rm->kind = RS_M_MARK;
+			rm->u.mark.value = mi->mark;
+			rm->u.mark.mask = mi->mask;
+			rm->invert = mi->invert;
+		} else if (streq(name, "conntrack") && rev == 3) {
+			const struct xt_conntrack_mtinfo3 *ct =
+				MATCH_DATA(m, struct xt_conntrack_mtinfo3);
+			int states;
+
+			if (!ct || ct->match_flags != XT_CONNTRACK_STATE ||
+			    (ct->invert_flags & ~XT_CONNTRACK_STATE) ||
+			    (states = ct_states_from_kernel(ct->state_mask)) < 0)
+				goto bad_match;
+			rm->kind = RS_M_CONNTRACK;
+			rm->u.ct.states = (uint16_t)states;
+			rm->invert = ct->invert_flags & XT_CONNTRACK_STATE;
+		} else if (streq(name, "statistic") && rev == 0) {
+			const struct xt_statistic_info *si = MATCH_DATA(m, struct xt_statistic_info);
+
+			if (!si || si->mode != XT_STATISTIC_MODE_RANDOM ||
+			    (si->flags & ~XT_STATISTIC_INVERT))
+				goto bad_match;
+			rm->kind = RS_M_STATISTIC;
+			rm->u.stat.probability = si->u.random.probability / 2147483648.0;
+			rm->invert = si->flags & XT_STATISTIC_INVERT;
+		} else if (streq(name, "recent") && rev == 1) {
+			const struct xt_recent_mtinfo_v1 *ri =
+				MATCH_DATA(m, struct xt_recent_mtinfo_v1);
+			uint8_t op;
+
+			if (!ri || ri->hit_count || ri->invert > 1 || ri->side != XT_RECENT_SOURCE ||
+			    ri->mask.ip != 0xffffffffu ||
+			    !(rm->u.recent.name = entry_str(ri->name, sizeof(ri->name))))
+				goto bad_match;
+			op = ri->check_set & (uint8_t)~XT_RECENT_REAP;
+			if (op == XT_RECENT_SET && !(ri->check_set & XT_RECENT_REAP) && !ri->seconds)
+				rm->u.recent.set = true;
+			else if (op != XT_RECENT_CHECK)
+				goto bad_match;
+			rm->kind = RS_M_RECENT;
+			rm->u.recent.reap = ri->check_set & XT_RECENT_REAP;
+			rm->u.recent.seconds = ri->seconds;
+			rm->invert = ri->invert;
+		} else {
+			snprintf(why, whylen, "match '%.29s' revision %u", name, rev);
+			return -1;
+		}
+		r->n_matches++;
+		continue;
+bad_match:
+		snprintf(why, whylen, "options of match '%.29s' that svcnat does not write", name);
+		return -1;
+	}
+
+	t = (const void *)((const char *)e + e->target_offset);
+	if (e->target_offset + sizeof(*t) > e->next_offset || t->u.target_size < sizeof(*t) ||
+	    e->target_offset + t->u.target_size > e->next_offset) {
+		snprintf(why, whylen, "malformed target");
+		return -1;
+	}
+	if (!t->u.user.name[0] || streq(t->u.user.name, XT_STANDARD_TARGET)) {
+		const char *label = label_of(e, ctx);
+
+		if (!label) {
+			snprintf(why, whylen, "unresolvable target");
+			return -1;
+		}
+		if (streq(label, "ACCEPT")) {
+			r->t.kind = RS_T_ACCEPT;
+		} else if (streq(label, "DROP")) {
+			r->t.kind = RS_T_DROP;
+		} else if (streq(label, "RETURN")) {
+			r->t.kind = RS_T_RETURN;
+		} else if (!label[0]) {
+			r->t.kind = RS_T_NONE;
+		} else if (streq(label, "QUEUE")) {
+			snprintf(why, whylen, "target '%s'", label);
+			return -1;
+		} else {
+			r->t.kind = (e->ip.flags & IPT_F_GOTO) ? RS_T_GOTO : RS_T_JUMP;
+			r->t.u.chain = label;
+		}
+		if (r->t.kind != RS_T_GOTO && (e->ip.flags & IPT_F_GOTO)) {
+			snprintf(why, whylen, "goto to a verdict");
+			return -1;
+		}
+		return 0;
+	}
+	if (e->ip.flags & IPT_F_GOTO) {
+		snprintf(why, whylen, "goto flag on target '%.29s'", t->u.user.name);
+		return -1;
+	}
+#define TARGET_DATA(type) \
+	(t->u.target_size >= XT_ALIGN(sizeof(*t) + sizeof(type)) ? (const type *)t->data : NULL)
+	if (streq(t->u.user.name, "REJECT") && t->u.user.revision == 0) {
+		const struct ipt_reject_info *ri = TARGET_DATA(struct ipt_reject_info);
+
+		if (!ri || ri->with != IPT_ICMP_PORT_UNREACHABLE)
+			goto bad_target;
+		r->t.kind = RS_T_REJECT;
+	} else if (streq(t->u.user.name, "DNAT") && t->u.user.revision == 2) {
+		const struct nf_nat_range2 *nr = TARGET_DATA(struct nf_nat_range2);
+
+		if (!nr || !(nr->flags & NF_NAT_RANGE_MAP_IPS) ||
+		    (nr->flags & ~(NF_NAT_RANGE_MAP_IPS | NF_NAT_RANGE_PROTO_SPECIFIED)) ||
+		    nr->min_addr.ip != nr->max_addr.ip)
+			goto bad_target;
+		r->t.kind = RS_T_DNAT;
+		r->t.u.dnat.addr.family = AF_INET;
+		r->t.u.dnat.addr.u.v4.s_addr = nr->min_addr.ip;
+		if (nr->flags & NF_NAT_RANGE_PROTO_SPECIFIED) {
+			if (nr->min_proto.all != nr->max_proto.all || !nr->min_proto.all)
+				goto bad_target;
+			r->t.u.dnat.port = ntohs(nr->min_proto.all);
+		}
+	} else if (streq(t->u.user.name, "MARK") && t->u.user.revision == 2) {
+		const struct xt_mark_tginfo2 *mt = TARGET_DATA(struct xt_mark_tginfo2);
+
+		if (!mt)
+			goto bad_target;
+		r->t.kind = RS_T_MARK;
+		r->t.u.mark.op = RS_MARK_SET;
+		r->t.u.mark.value = mt->mark;
+		r->t.u.mark.mask = mt->mask;
+	} else if (streq(t->u.user.name, "MASQUERADE") && t->u.user.revision == 0) {
+		const struct nf_nat_ipv4_multi_range_compat *mr =
+			TARGET_DATA(struct nf_nat_ipv4_multi_range_compat);
+
+		if (!mr || mr->rangesize != 1 ||
+		    (mr->range[0].flags & ~NF_NAT_RANGE_PROTO_RANDOM_FULLY) ||
+		    mr->range[0].min_ip || mr->range[0].max_ip || mr->range[0].min.all ||
+		    mr->range[0].max.all)
+			goto bad_target;
+		r->t.kind = RS_T_MASQUERADE;
+		r->t.u.masq.random_fully = mr->range[0].flags & NF_NAT_RANGE_PROTO_RANDOM_FULLY;
+	} else {
+		snprintf(why, whylen, "target '%.29s' revision %u", t->u.user.name,
+			 t->u.user.revision);
+		return -1;
+	}
+#undef TARGET_DATA
+	return 0;
+bad_target:
+	snprintf(why, whylen, "options of target '%.29s' that svcnat does not write",
+		 t->u.user.name);
+	return -1;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Encoding planned rules as IPv4 kernel entries and decoding kernel entries
+ * back into rules.  Shared by the libiptc backend (iptc.c) and the direct
+ * backend (direct.c); neither libiptc nor a socket is needed here.
+ */
+#ifndef SVCNAT_BACKEND_XTENTRY_H
+#define SVCNAT_BACKEND_XTENTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <linux/netfilter_ipv4/ip_tables.h>
+
+#include "core/ruleset.h"
+
+/* Big enough for an entry with RS_MAX_MATCHES of the largest match. */
+#define XT_ENTRY_MAX 2048
+
+struct xt_entry_buf {
+	union {
+		struct ipt_entry e;
+		unsigned char b[XT_ENTRY_MAX];
+	};
+} __attribute__((aligned(8)));
+
+/*
+ * Build the kernel entry of rule r into buf.  With labels, a jump or verdict
+ * is a standard target named after its chain or verdict ("ACCEPT", ...), as
+ * libiptc takes it.  Without, it is the kernel's standard target: ACCEPT,
+ * DROP and RETURN carry their verdict, and a jump, goto or no-target rule
+ * carries 0 for the caller to replace with the offset it resolves to.
+ * Returns 0, or -EINVAL with a static reason in *ret_why.
+ */
+int xt_entry_build(const struct rs_rule *r, bool labels, struct xt_entry_buf *buf,
+		   const char **ret_why);
+
+/*
+ * What a standard target of entry e means, as libiptc's iptc_get_target
+ * says it: "ACCEPT", "DROP", "RETURN", "QUEUE", "" (falls through) or the
+ * name of the chain it jumps to; NULL when it cannot be resolved.
+ */
+typedef const char *(*xt_label_fn)(const struct ipt_entry *e, void *ctx);
+
+/*
+ * Decode entry e into *r.  Strings point into e (or into the label
+ * function's storage) and live as long as those.  Returns 0, or -1 with a
+ * reason in why when the rule uses something the model has no place for.
+ */
+int xt_entry_decode(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,
+		    struct rs_rule *r, char *why, size_t whylen);
+
+#endif
