@@ -37,6 +37,8 @@ int backend_kind_parse(const char *s, enum backend_kind *ret)
 		*ret = BACKEND_AUTO;
 	else if (streq(s, "libiptc"))
 		*ret = BACKEND_LIBIPTC;
+	else if (streq(s, "direct"))
+		*ret = BACKEND_DIRECT;
 	else if (streq(s, "restore"))
 		*ret = BACKEND_RESTORE;
 	else
@@ -53,6 +55,8 @@ const char *backend_kind_name(enum backend_kind k)
 		return "libiptc";
 	case BACKEND_RESTORE:
 		return "restore";
+	case BACKEND_DIRECT:
+		return "direct";
 	}
 	return "unknown";
 }
@@ -147,6 +151,82 @@ bool backend_rule_same(const struct rs_rule *a, const struct rs_rule *b)
 	rule_canon(&ca);
 	rule_canon(&cb);
 	return rs_rule_equal(&ca, &cb);
+}
+
+/* --- shared by the legacy writers --- */
+
+const char *backend_xt_errno_meaning(int err, bool commit)
+{
+	switch (err) {
+	case EPERM:
+	case EACCES:
+		return "svcnat needs CAP_NET_ADMIN (run it as root)";
+	case EAGAIN:
+		return "another program changed the table while svcnat was writing it";
+	case ENOENT:
+		return commit ? "the kernel lacks a match or target this ruleset uses "
+				"(a missing xt_* module?)"
+			      : "the table or chain does not exist (is ip_tables / iptable_nat loaded?)";
+	case EINVAL:
+		return commit ? "the kernel refused a rule (an option it does not take, or a "
+				"target used in the wrong table or chain; dmesg has x_tables' reason)"
+			      : "the kernel refused the request";
+	case ENOMEM:
+		return "the table is too large for the kernel (legacy xtables stops at 512 MiB) "
+		       "or memory is short";
+	case ELOOP:
+		return "the chains would form a loop";
+	case ENOPROTOOPT:
+	case EAFNOSUPPORT:
+	case ENOSYS:
+		return "this kernel has no legacy iptables (ip_tables) support; try --backend=restore";
+	case EMLINK:
+		return "the chain is still referenced by a rule";
+	default:
+		return NULL;
+	}
+}
+
+int backend_check_plan_targets(const struct ruleset *rs, enum rs_table t, struct diag_list *d)
+{
+	const struct rs_chains *cs = &rs->t[t];
+
+	for (size_t i = 0; i < cs->n; i++) {
+		const struct rs_chain *c = cs->chains[i];
+
+		for (size_t j = 0; j < c->n_rules; j++) {
+			const struct rs_target *tg = &c->rules[j].t;
+			const struct rs_chain *dst;
+
+			if (tg->kind != RS_T_JUMP && tg->kind != RS_T_GOTO)
+				continue;
+			dst = tg->u.chain ? ruleset_find_chain(rs, t, tg->u.chain) : NULL;
+			if (!dst || dst->builtin) {
+				diag_add(d, DIAG_ERROR, "plan", rs_table_name(t), c->name,
+					 "rule %zu jumps to '%s', which is not a planned chain", j + 1,
+					 tg->u.chain ? tg->u.chain : "");
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
+int backend_rule_copy_strings(struct ruleset *rs, struct rs_rule *r)
+{
+	for (size_t i = 0; i < r->n_matches; i++) {
+		struct rs_match *m = &r->m[i];
+		const char **sp = m->kind == RS_M_COMMENT  ? &m->u.comment
+				  : m->kind == RS_M_RECENT ? &m->u.recent.name
+							   : NULL;
+
+		if (sp && *sp && !(*sp = ruleset_strdup(rs, *sp)))
+			return -ENOMEM;
+	}
+	if ((r->t.kind == RS_T_JUMP || r->t.kind == RS_T_GOTO) &&
+	    !(r->t.u.chain = ruleset_strdup(rs, r->t.u.chain)))
+		return -ENOMEM;
+	return 0;
 }
 
 /* --- the xtables lock --- */
@@ -279,7 +359,9 @@ int backend_new(const struct backend_options *o, struct backend **ret, struct di
 	}
 	b->kind = kind;
 	b->o.kind = kind;
-	r = kind == BACKEND_LIBIPTC ? backend_iptc_init(b, d) : backend_restore_init(b, d);
+	r = kind == BACKEND_LIBIPTC  ? backend_iptc_init(b, d)
+	    : kind == BACKEND_DIRECT ? backend_direct_init(b, d)
+				     : backend_restore_init(b, d);
 	if (r < 0) {
 		backend_free(b);
 		return r;

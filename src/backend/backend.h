@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Backends apply a planned ruleset to the kernel.  Two implementations of
- * one interface: libiptc (in-process, legacy xtables) and restore (pipes
- * rendered text to iptables-restore --noflush / iptables-nft-restore).
+ * Backends apply a planned ruleset to the kernel.  Three implementations of
+ * one interface: libiptc (in-process, legacy xtables), direct (in-process,
+ * legacy xtables through the kernel's socket options without libiptc) and
+ * restore (pipes rendered text to iptables-restore --noflush /
+ * iptables-nft-restore).
  *
  * Ownership: svcnat owns chains named KUBE-* in filter and nat, and its
  * jump rules in the built-in chains; nothing else is touched.
@@ -20,6 +22,7 @@ enum backend_kind {
 	BACKEND_AUTO,
 	BACKEND_LIBIPTC,
 	BACKEND_RESTORE,
+	BACKEND_DIRECT,
 };
 
 struct backend_options {
@@ -43,7 +46,7 @@ struct apply_result {
 
 struct backend;
 
-/* Parse "auto" / "libiptc" / "restore"; -EINVAL otherwise. */
+/* Parse "auto" / "libiptc" / "direct" / "restore"; -EINVAL otherwise. */
 int backend_kind_parse(const char *s, enum backend_kind *ret);
 const char *backend_kind_name(enum backend_kind k);
 

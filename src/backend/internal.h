@@ -60,6 +60,19 @@ bool backend_chain_ours(const struct ruleset *rs, enum rs_table t, const char *n
  */
 bool backend_rule_same(const struct rs_rule *a, const struct rs_rule *b);
 
+/*
+ * What errno err from a legacy xtables call means for a user, in words;
+ * NULL when there is nothing to add to strerror().  commit: the error came
+ * from replacing the table (as opposed to reading it).
+ */
+const char *backend_xt_errno_meaning(int err, bool commit);
+
+/* Every jump in the plan names a planned user chain; -EINVAL with a diag. */
+int backend_check_plan_targets(const struct ruleset *rs, enum rs_table t, struct diag_list *d);
+
+/* Copy the strings a decoded rule points to into rs's arena; -ENOMEM. */
+int backend_rule_copy_strings(struct ruleset *rs, struct rs_rule *r);
+
 /* The (mark, mask) pair the kernel stores for a MARK target. */
 void backend_mark_encode(const struct rs_target *t, uint32_t *ret_mark, uint32_t *ret_mask);
 
@@ -71,8 +84,9 @@ void backend_mark_encode(const struct rs_target *t, uint32_t *ret_mark, uint32_t
  */
 int backend_xtables_lock(const char *path, unsigned wait_ms, int *ret_fd, struct diag_list *d);
 
-/* Constructors of the two implementations. */
+/* Constructors of the implementations. */
 int backend_iptc_init(struct backend *b, struct diag_list *d);
+int backend_direct_init(struct backend *b, struct diag_list *d);
 int backend_restore_init(struct backend *b, struct diag_list *d);
 
 /*

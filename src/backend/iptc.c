@@ -44,42 +44,10 @@ static bool entry_same(const struct ipt_entry *e, struct xtc_handle *h, const st
 
 /* --- errors --- */
 
-static const char *errno_meaning(int err, bool commit)
-{
-	switch (err) {
-	case EPERM:
-	case EACCES:
-		return "svcnat needs CAP_NET_ADMIN (run it as root)";
-	case EAGAIN:
-		return "another program changed the table while svcnat was writing it";
-	case ENOENT:
-		return commit ? "the kernel lacks a match or target this ruleset uses "
-				"(a missing xt_* module?)"
-			      : "the table or chain does not exist (is ip_tables / iptable_nat loaded?)";
-	case EINVAL:
-		return commit ? "the kernel refused a rule (an option it does not take, or a "
-				"target used in the wrong table or chain; dmesg has x_tables' reason)"
-			      : "the kernel refused the request";
-	case ENOMEM:
-		return "the table is too large for the kernel (legacy xtables stops at 512 MiB) "
-		       "or memory is short";
-	case ELOOP:
-		return "the chains would form a loop";
-	case ENOPROTOOPT:
-	case EAFNOSUPPORT:
-	case ENOSYS:
-		return "this kernel has no legacy iptables (ip_tables) support; try --backend=restore";
-	case EMLINK:
-		return "the chain is still referenced by a rule";
-	default:
-		return NULL;
-	}
-}
-
 static int iptc_fail(struct diag_list *d, const char *table, const char *what, const char *chain,
 		     int err, bool commit)
 {
-	const char *mean = errno_meaning(err, commit);
+	const char *mean = backend_xt_errno_meaning(err, commit);
 
 	if (!err)
 		err = EIO;
@@ -466,31 +434,6 @@ static bool stale_needs_work(struct tsync *s, const char *name)
 	return refs_from_ours(s, name) > 0;
 }
 
-static int check_plan_targets(const struct ruleset *rs, enum rs_table t, struct diag_list *d)
-{
-	const struct rs_chains *cs = &rs->t[t];
-
-	for (size_t i = 0; i < cs->n; i++) {
-		const struct rs_chain *c = cs->chains[i];
-
-		for (size_t j = 0; j < c->n_rules; j++) {
-			const struct rs_target *tg = &c->rules[j].t;
-			const struct rs_chain *dst;
-
-			if (tg->kind != RS_T_JUMP && tg->kind != RS_T_GOTO)
-				continue;
-			dst = tg->u.chain ? ruleset_find_chain(rs, t, tg->u.chain) : NULL;
-			if (!dst || dst->builtin) {
-				diag_add(d, DIAG_ERROR, "plan", rs_table_name(t), c->name,
-					 "rule %zu jumps to '%s', which is not a planned chain", j + 1,
-					 tg->u.chain ? tg->u.chain : "");
-				return -EINVAL;
-			}
-		}
-	}
-	return 0;
-}
-
 static int sync_table(struct tsync *s, bool *ret_committed)
 {
 	const struct rs_chains *cs = &s->rs->t[s->t];
@@ -580,7 +523,7 @@ static int iptc_apply(struct backend *b, const struct ruleset *rs, struct apply_
 
 	memset(res, 0, sizeof(*res));
 	for (int t = 0; t < RS_NTABLES; t++) {
-		r = check_plan_targets(rs, (enum rs_table)t, d);
+		r = backend_check_plan_targets(rs, (enum rs_table)t, d);
 		if (r < 0)
 			return r;
 	}
@@ -630,23 +573,6 @@ static int iptc_apply(struct backend *b, const struct ruleset *rs, struct apply_
 }
 
 /* --- reading the live owned state (--diff) --- */
-
-static int copy_rule_strings(struct ruleset *rs, struct rs_rule *r)
-{
-	for (size_t i = 0; i < r->n_matches; i++) {
-		struct rs_match *m = &r->m[i];
-		const char **sp = m->kind == RS_M_COMMENT  ? &m->u.comment
-				  : m->kind == RS_M_RECENT ? &m->u.recent.name
-							   : NULL;
-
-		if (sp && *sp && !(*sp = ruleset_strdup(rs, *sp)))
-			return -ENOMEM;
-	}
-	if ((r->t.kind == RS_T_JUMP || r->t.kind == RS_T_GOTO) &&
-	    !(r->t.u.chain = ruleset_strdup(rs, r->t.u.chain)))
-		return -ENOMEM;
-	return 0;
-}
 
 static int read_table(struct ruleset *out, const struct ruleset *plan, enum rs_table t,
 		      struct diag_list *d)
@@ -700,7 +626,7 @@ static int read_table(struct ruleset *out, const struct ruleset *plan, enum rs_t
 					r = -ENOMEM;
 					goto out;
 				}
-			} else if (copy_rule_strings(out, &dec) < 0) {
+			} else if (backend_rule_copy_strings(out, &dec) < 0) {
 				r = -ENOMEM;
 				goto out;
 			}

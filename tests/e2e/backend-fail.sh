@@ -28,6 +28,7 @@ run_backend() {
 
 	case $1 in
 	libiptc) pat='committing the table failed: errno 22 (Invalid argument)' ;;
+	direct) pat='replacing the table (IPT_SO_SET_REPLACE) failed: errno 22 (Invalid argument)' ;;
 	*) pat='the table keeps its previous rules' ;;
 	esac
 	# The failing plan also changes nat (variant 3): nothing of it may land.
@@ -37,7 +38,7 @@ run_backend() {
 	$SAVE | _bk_strip | diff -u "$BK_TMP/before" - >&2 ||
 		fail "$BK_NAME: a failed write changed the tables"
 
-	if [ "$1" = libiptc ]; then
+	if [ "$1" = libiptc ] || [ "$1" = direct ]; then
 		expect_fail "without CAP_NET_ADMIN" 'CAP_NET_ADMIN' \
 			setpriv --bounding-set -net_admin --inh-caps -net_admin $DRV apply gen:20:2
 	else

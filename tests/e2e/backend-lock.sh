@@ -57,7 +57,7 @@ run_backend() {
 	fi
 	[ "$rc" = 1 ] || fail "$BK_NAME: apply under a held lock: exit $rc, want 1: $(cat "$BK_TMP/err")"
 	case $1 in
-	libiptc) pat="xtables lock: $LOCK: still held by pid $HOLDER (flock) after waiting 800 ms" ;;
+	libiptc | direct) pat="xtables lock: $LOCK: still held by pid $HOLDER (flock) after waiting 800 ms" ;;
 	*) pat='xtables lock' ;;
 	esac
 	grep -qF -- "$pat" "$BK_TMP/err" || fail "$BK_NAME: no '$pat' in: $(cat "$BK_TMP/err")"

@@ -67,7 +67,7 @@ run_backend() {
 	$IPT -t nat -N DOCKER
 	$IPT -t nat -A DOCKER -i docker0 -j RETURN
 	$IPT -t nat -A PREROUTING -m addrtype --dst-type LOCAL -j DOCKER
-	$IPT -t nat -A PREROUTING -d 198.18.200.9/32 -p tcp -m tcp --dport 8080 -j DNAT --to-destination 198.18.65.9:80
+	$IPT -t nat -A PREROUTING -d 198.18.200.9/32 -p tcp -m tcp --dport 8080 -j DNAT --to-destination 198.18.65.9:80 -c 7 700
 	$IPT -t nat -A POSTROUTING -s 198.18.65.0/24 ! -o docker0 -j MASQUERADE
 	$IPT -t filter -N DOCKER-USER
 	$IPT -t filter -A DOCKER-USER -j RETURN
@@ -99,6 +99,9 @@ run_backend() {
 	check_plan "$PLAN_B"
 	check_foreign "$BK_TMP/foreign.1"
 	check_jumps_once
+	# Another program's packet counters survive svcnat's commits.
+	$SAVE -c -t nat | grep -qF '[7:700] -A PREROUTING -d 198.18.200.9/32' ||
+		fail "$BK_NAME: a foreign rule's counters were lost: $($SAVE -c -t nat | grep 198.18.200.9)"
 	$SAVE -t nat | grep '^-A PREROUTING' >"$BK_TMP/prerouting"
 	diff -u - "$BK_TMP/prerouting" >&2 <<-'EOF' || fail "$BK_NAME: PREROUTING order changed"
 	-A PREROUTING -s 198.18.1.1/32 -j RETURN
@@ -147,7 +150,7 @@ run_cli() {
 	bk_use "$1"
 	bk_reset
 	case $1 in
-	libiptc) kind=libiptc ;;
+	libiptc | direct) kind=$1 ;;
 	*) kind="restore" ;;
 	esac
 	args=(--config "$top_srcdir/contrib/examples/cluster.json" --hostname node-a

@@ -117,7 +117,7 @@ run() {
 	legacy | nft) say "svcnat --backend=$backend wrote the $mine tables" ;;
 	*) fail "svcnat's rules not found in exactly one of legacy/nft tables: '$mine'" ;;
 	esac
-	[ "$backend" = libiptc ] && [ "$mine" != legacy ] && fail "libiptc must write the legacy tables"
+	case $backend in libiptc | direct) [ "$mine" = legacy ] || fail "$backend must write the legacy tables" ;; esac
 	check_foreign "sync"
 	check_jumps "sync"
 	user_dnat_works

@@ -1,0 +1,1083 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The direct backend: legacy xtables through the kernel's own socket
+ * options, without libiptc.  Per table one read (IPT_SO_GET_INFO and
+ * IPT_SO_GET_ENTRIES), one compare against the plan and, only when
+ * something differs, one IPT_SO_SET_REPLACE of a table built here:
+ *
+ *   - built-in chains keep every foreign rule and policy byte for byte;
+ *     svcnat's jump rules are kept in place or inserted as the libiptc
+ *     backend does (kube-proxy's "check, else insert at the top");
+ *   - foreign user chains are copied byte for byte;
+ *   - planned chains the kernel already has unchanged are copied from the
+ *     kernel, changed and new ones are encoded from the plan;
+ *   - owned chains the plan no longer has are dropped, unless another
+ *     program's rule still jumps to one (then it stays, emptied).
+ *
+ * Jump offsets are relocated by chain name, and every kept entry gets its
+ * packet and byte counters back (IPT_SO_SET_ADD_COUNTERS), as libiptc's
+ * commit does.  The kernel refuses the replace with EAGAIN when another
+ * writer changed the table since the read; then it is read again.
+ *
+ * This is what iptc_init + iptc_commit do, without libiptc's per-rule
+ * lists and sorted chain inserts, which dominated syncs at 10,000 services
+ * (contrib/bench/README.md).
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <linux/netfilter.h>
+#include <linux/netfilter_ipv4/ip_tables.h>
+
+#include "backend/internal.h"
+#include "backend/xtentry.h"
+#include "util.h"
+
+static const char *const hook_names[NF_INET_NUMHOOKS] = {
+	[NF_INET_PRE_ROUTING] = "PREROUTING", [NF_INET_LOCAL_IN] = "INPUT",
+	[NF_INET_FORWARD] = "FORWARD",        [NF_INET_LOCAL_OUT] = "OUTPUT",
+	[NF_INET_POST_ROUTING] = "POSTROUTING",
+};
+
+enum fate {
+	F_KEEP,    /* foreign chain: copied */
+	F_SAME,    /* planned, kernel equal: copied */
+	F_REPLACE, /* planned, kernel differs: encoded from the plan */
+	F_DROP,    /* owned, not planned: deleted */
+	F_EMPTY,   /* owned, not planned, another program jumps to it: emptied */
+};
+
+/* A chain of the table as read. */
+struct kchain {
+	const char *name; /* into the blob, or hook_names[] */
+	int hook;         /* NF_INET_* of a built-in chain; -1 for a user chain */
+	uint32_t first;   /* offset of the first rule (the tail's if empty) */
+	size_t first_idx; /* entry index of the first rule */
+	size_t n_rules;   /* rules before the tail */
+	size_t tail_idx;  /* entry index of the tail: RETURN, or the policy */
+	uint8_t fate;
+	const struct rs_chain *pc;
+	unsigned foreign_refs;
+};
+
+/* The kernel's table as read. */
+struct ktable {
+	struct ipt_getinfo info;
+	struct ipt_get_entries *ge;
+	const unsigned char *blob;
+	uint32_t *eoff; /* offset of each entry */
+	size_t n_ent;
+	struct kchain *ch; /* in blob order: ascending .first */
+	size_t n_ch, cap_ch;
+	struct kchain **by_name; /* user chains sorted by name */
+	size_t n_by_name;
+};
+
+/* The rules of one built-in chain in the new table. */
+struct bitem {
+	bool plan;  /* from the plan (else a kernel entry) */
+	size_t idx; /* plan jump index, or kernel entry index */
+};
+
+struct bchain {
+	struct kchain *k;
+	const struct rs_chain *pc;
+	struct bitem *items;
+	size_t n_items;
+	bool changed;
+};
+
+/* A user chain of the new table. */
+struct ochain {
+	const char *name;
+	struct kchain *k;          /* NULL: new */
+	const struct rs_chain *pc; /* NULL: copied (or emptied) */
+	uint32_t first;            /* offset of its first rule in the new table */
+};
+
+struct fixup {
+	uint32_t at; /* offset of the verdict in the new table */
+	const char *chain;
+};
+
+/* The new table being built. */
+struct otable {
+	unsigned char *buf; /* struct ipt_replace, then the entries */
+	size_t len, cap;    /* bytes used and allocated, header included */
+	uint32_t *cmap;     /* per new entry: old entry index + 1, or 0 */
+	size_t n_ent, cap_cmap;
+	struct fixup *fx;
+	size_t n_fx, cap_fx;
+	unsigned hook_entry[NF_INET_NUMHOOKS];
+	unsigned underflow[NF_INET_NUMHOOKS];
+};
+
+struct dsync {
+	int fd;
+	enum rs_table t;
+	const char *table;
+	const struct ruleset *rs;
+	struct apply_result *res;
+	struct diag_list *d;
+	struct ktable k;
+	struct bchain bc[NF_INET_NUMHOOKS];
+	size_t n_bc;
+	struct ochain *oc;
+	size_t n_oc, cap_oc;
+	struct otable o;
+};
+
+static int dfail(struct dsync *s, const char *what, const char *chain, int err, bool commit)
+{
+	const char *mean = backend_xt_errno_meaning(err, commit);
+
+	if (!err)
+		err = EIO;
+	diag_add(s->d, DIAG_ERROR, "direct", s->table, chain, "%s failed: errno %d (%s)%s%s", what,
+		 err, strerror(err), mean ? ": " : "", mean ? mean : "");
+	return -err;
+}
+
+static const struct ipt_entry *kentry(const struct ktable *k, size_t idx)
+{
+	return (const struct ipt_entry *)(k->blob + k->eoff[idx]);
+}
+
+static const struct xt_entry_target *entry_target(const struct ipt_entry *e)
+{
+	return (const struct xt_entry_target *)((const unsigned char *)e + e->target_offset);
+}
+
+static bool target_is(const struct ipt_entry *e, const char *name)
+{
+	return streq(entry_target(e)->u.user.name, name);
+}
+
+/* --- reading the table --- */
+
+static int kc_first_cmp(const void *key, const void *elem)
+{
+	uint32_t off = *(const uint32_t *)key;
+	const struct kchain *c = elem;
+
+	return off < c->first ? -1 : off > c->first ? 1 : 0;
+}
+
+static const char *klabel(const struct ipt_entry *e, void *ctx)
+{
+	const struct ktable *k = ctx;
+	const struct xt_standard_target *st = (const void *)entry_target(e);
+	uint32_t off = (uint32_t)((const unsigned char *)e - k->blob);
+	const struct kchain *c;
+	int v;
+
+	if (st->target.u.target_size < XT_ALIGN(sizeof(*st)) ||
+	    !streq(st->target.u.user.name, XT_STANDARD_TARGET))
+		return NULL;
+	v = st->verdict;
+	if (v < 0) {
+		switch (v) {
+		case -NF_ACCEPT - 1:
+			return "ACCEPT";
+		case -NF_DROP - 1:
+			return "DROP";
+		case -NF_QUEUE - 1:
+			return "QUEUE";
+		case XT_RETURN:
+			return "RETURN";
+		default:
+			return NULL;
+		}
+	}
+	if ((uint32_t)v == off + e->next_offset)
+		return "";
+	c = bsearch(&(uint32_t){ (uint32_t)v }, k->ch, k->n_ch, sizeof(*k->ch), kc_first_cmp);
+	return c && c->hook < 0 ? c->name : NULL;
+}
+
+static int kc_name_cmp(const void *a, const void *b)
+{
+	return strcmp((*(struct kchain *const *)a)->name, (*(struct kchain *const *)b)->name);
+}
+
+static struct kchain *kc_find(const struct ktable *k, const char *name)
+{
+	size_t lo = 0, hi = k->n_by_name;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(name, k->by_name[mid]->name);
+
+		if (c == 0)
+			return k->by_name[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+static int bad_layout(struct dsync *s, uint32_t off, const char *why)
+{
+	diag_add(s->d, DIAG_ERROR, "direct", s->table, NULL,
+		 "the kernel's table has an unexpected layout at byte %u: %s", off, why);
+	return -EPROTO;
+}
+
+static int close_user_chain(struct dsync *s, struct kchain *c, size_t next_idx)
+{
+	const struct ipt_entry *tail;
+
+	if (next_idx <= c->first_idx)
+		return bad_layout(s, c->first, "a user chain without its RETURN entry");
+	c->tail_idx = next_idx - 1;
+	c->n_rules = c->tail_idx - c->first_idx;
+	tail = kentry(&s->k, c->tail_idx);
+	if (!target_is(tail, XT_STANDARD_TARGET) ||
+	    ((const struct xt_standard_target *)entry_target(tail))->verdict != XT_RETURN)
+		return bad_layout(s, s->k.eoff[c->tail_idx], "a user chain not ending in RETURN");
+	return 0;
+}
+
+static int read_table(struct dsync *s)
+{
+	struct ktable *k = &s->k;
+	socklen_t len = sizeof(k->info);
+	struct kchain *cur = NULL;
+	size_t i = 0;
+	uint32_t off;
+	bool ended = false;
+
+	memset(&k->info, 0, sizeof(k->info));
+	snprintf(k->info.name, sizeof(k->info.name), "%s", s->table);
+	if (getsockopt(s->fd, SOL_IP, IPT_SO_GET_INFO, &k->info, &len) < 0)
+		return dfail(s, "reading the table (IPT_SO_GET_INFO)", NULL, errno, false);
+	len = (socklen_t)(sizeof(*k->ge) + k->info.size);
+	k->ge = malloc(len);
+	if (!k->ge)
+		return -ENOMEM;
+	memset(k->ge, 0, sizeof(*k->ge));
+	snprintf(k->ge->name, sizeof(k->ge->name), "%s", s->table);
+	k->ge->size = k->info.size;
+	if (getsockopt(s->fd, SOL_IP, IPT_SO_GET_ENTRIES, k->ge, &len) < 0) {
+		/* EAGAIN: the table changed between the two calls. */
+		if (errno == EAGAIN)
+			return -EAGAIN;
+		return dfail(s, "reading the table (IPT_SO_GET_ENTRIES)", NULL, errno, false);
+	}
+	k->blob = (const unsigned char *)k->ge->entrytable;
+	k->n_ent = k->info.num_entries;
+	k->eoff = malloc((k->n_ent + 1) * sizeof(*k->eoff));
+	if (!k->eoff)
+		return -ENOMEM;
+
+	for (off = 0; off < k->info.size; i++) {
+		const struct ipt_entry *e = (const void *)(k->blob + off);
+		int hook = -1;
+
+		if (i >= k->n_ent || k->info.size - off < sizeof(*e) ||
+		    e->next_offset < sizeof(*e) + sizeof(struct xt_entry_target) ||
+		    e->next_offset > k->info.size - off || e->target_offset < sizeof(*e) ||
+		    e->target_offset > e->next_offset - sizeof(struct xt_entry_target) ||
+		    entry_target(e)->u.target_size > e->next_offset - e->target_offset)
+			return bad_layout(s, off, "a malformed entry");
+		k->eoff[i] = off;
+		for (int h = 0; h < NF_INET_NUMHOOKS; h++)
+			if ((k->info.valid_hooks & (1u << h)) && k->info.hook_entry[h] == off)
+				hook = h;
+		if (hook >= 0) {
+			if (cur && cur->hook >= 0)
+				return bad_layout(s, off, "a built-in chain without its policy");
+			if (cur && close_user_chain(s, cur, i) < 0)
+				return -EPROTO;
+			if (GROW(k->ch, k->cap_ch, k->n_ch + 1) < 0)
+				return -ENOMEM;
+			cur = &k->ch[k->n_ch++];
+			*cur = (struct kchain){ .name = hook_names[hook], .hook = hook, .first = off,
+						.first_idx = i };
+		}
+		if (target_is(e, XT_ERROR_TARGET)) {
+			const struct xt_error_target *et = (const void *)entry_target(e);
+
+			if (cur && cur->hook >= 0)
+				return bad_layout(s, off, "a chain head inside a built-in chain");
+			if (cur && close_user_chain(s, cur, i) < 0)
+				return -EPROTO;
+			cur = NULL;
+			if (et->target.u.target_size < XT_ALIGN(sizeof(*et)) ||
+			    !memchr(et->errorname, '\0', sizeof(et->errorname)))
+				return bad_layout(s, off, "a malformed chain head");
+			if (off + e->next_offset == k->info.size) {
+				ended = true;
+				i++;
+				break;
+			}
+			if (GROW(k->ch, k->cap_ch, k->n_ch + 1) < 0)
+				return -ENOMEM;
+			cur = &k->ch[k->n_ch++];
+			*cur = (struct kchain){ .name = et->errorname, .hook = -1,
+						.first = off + e->next_offset, .first_idx = i + 1 };
+		} else if (cur && cur->hook >= 0 && k->info.underflow[cur->hook] == off) {
+			cur->tail_idx = i;
+			cur->n_rules = i - cur->first_idx;
+			cur = NULL;
+		} else if (!cur) {
+			return bad_layout(s, off, "a rule outside any chain");
+		}
+		off += e->next_offset;
+	}
+	if (!ended || i != k->n_ent)
+		return bad_layout(s, off, "the table does not end with its ERROR entry");
+	k->by_name = malloc((k->n_ch + 1) * sizeof(*k->by_name));
+	if (!k->by_name)
+		return -ENOMEM;
+	for (size_t c = 0; c < k->n_ch; c++)
+		if (k->ch[c].hook < 0)
+			k->by_name[k->n_by_name++] = &k->ch[c];
+	qsort_safe(k->by_name, k->n_by_name, sizeof(*k->by_name), kc_name_cmp);
+	return 0;
+}
+
+/* The user chain entry idx jumps to, or NULL (a verdict, a fall-through,
+ * or not a standard target). */
+static const struct kchain *kjump(const struct ktable *k, size_t idx)
+{
+	const struct ipt_entry *e = kentry(k, idx);
+	const struct xt_standard_target *st = (const void *)entry_target(e);
+	const struct kchain *c;
+
+	if (!streq(st->target.u.user.name, XT_STANDARD_TARGET) || st->verdict < 0 ||
+	    (uint32_t)st->verdict == k->eoff[idx] + e->next_offset)
+		return NULL;
+	c = bsearch(&(uint32_t){ (uint32_t)st->verdict }, k->ch, k->n_ch, sizeof(*k->ch),
+		    kc_first_cmp);
+	return c && c->hook < 0 ? c : NULL;
+}
+
+static bool kentry_same(struct dsync *s, size_t idx, const struct rs_rule *r)
+{
+	struct rs_rule dec;
+	char why[96];
+
+	if (xt_entry_decode(kentry(&s->k, idx), klabel, &s->k, &dec, why, sizeof(why)) < 0)
+		return false;
+	return backend_rule_same(&dec, r);
+}
+
+/* --- deciding what changes --- */
+
+static int add_ochain(struct dsync *s, const char *name, struct kchain *k,
+		      const struct rs_chain *pc)
+{
+	if (GROW(s->oc, s->cap_oc, s->n_oc + 1) < 0)
+		return -ENOMEM;
+	s->oc[s->n_oc++] = (struct ochain){ .name = name, .k = k, .pc = pc };
+	return 0;
+}
+
+static int plan_user_chains(struct dsync *s, bool *changed)
+{
+	const struct rs_chains *cs = &s->rs->t[s->t];
+	struct ktable *k = &s->k;
+	int r;
+
+	for (size_t i = 0; i < cs->n; i++) {
+		const struct rs_chain *pc = cs->chains[i];
+		struct kchain *kc;
+		bool same;
+
+		if (pc->builtin)
+			continue;
+		kc = kc_find(k, pc->name);
+		if (!kc) {
+			r = add_ochain(s, pc->name, NULL, pc);
+			if (r < 0)
+				return r;
+			s->res->chains_created++;
+			*changed = true;
+			continue;
+		}
+		kc->pc = pc;
+		same = kc->n_rules == pc->n_rules;
+		for (size_t j = 0; same && j < pc->n_rules; j++)
+			same = kentry_same(s, kc->first_idx + j, &pc->rules[j]);
+		kc->fate = same ? F_SAME : F_REPLACE;
+		if (!same) {
+			s->res->chains_replaced++;
+			*changed = true;
+		}
+	}
+	for (size_t i = 0; i < k->n_by_name; i++) {
+		struct kchain *kc = k->by_name[i];
+
+		if (!kc->pc)
+			kc->fate = backend_chain_owned(s->t, kc->name) ? F_DROP : F_KEEP;
+	}
+	/* Another program's rule may still jump to a chain we would drop. */
+	for (size_t i = 0; i < k->n_by_name; i++) {
+		const struct kchain *kc = k->by_name[i];
+
+		if (kc->fate != F_KEEP)
+			continue;
+		for (size_t j = 0; j < kc->n_rules; j++) {
+			struct kchain *to = (struct kchain *)kjump(k, kc->first_idx + j);
+
+			if (to && (to->fate == F_DROP || to->fate == F_EMPTY)) {
+				to->fate = F_EMPTY;
+				to->foreign_refs++;
+			}
+		}
+	}
+	for (size_t i = 0; i < k->n_by_name; i++) {
+		struct kchain *kc = k->by_name[i];
+
+		if (kc->fate == F_DROP) {
+			s->res->chains_deleted++;
+			*changed = true;
+		} else if (kc->fate == F_EMPTY && kc->n_rules) {
+			diag_add(s->d, DIAG_WARNING, "direct", s->table, kc->name,
+				 "not deleted: %u rule(s) of another program still jump to it",
+				 kc->foreign_refs);
+			*changed = true;
+		}
+		if (kc->fate != F_DROP) {
+			r = add_ochain(s, kc->name, kc, kc->fate == F_REPLACE ? kc->pc : NULL);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/*
+ * svcnat's jump rules in a built-in chain: every rule whose target is one
+ * of our chains.  They must be the plan's jumps, each once, in plan order;
+ * one already in place stays where it is (kube-proxy's -C then -I 1), a
+ * missing one goes right after its planned predecessor or at the top.
+ * When the ones present are out of order, all are put back at the top.
+ */
+static int plan_builtin(struct dsync *s, struct kchain *kc, bool *changed)
+{
+	struct bchain *bc = &s->bc[s->n_bc++];
+	size_t np, nk = kc->n_rules, n_ours = 0, nkept = 0;
+	_cleanup_free_ bool *used = NULL;
+	_cleanup_free_ long *match = NULL, *kpos_of = NULL;
+	_cleanup_free_ size_t *kept = NULL, *gat = NULL;
+	bool in_order = true;
+	long last = -1;
+
+	bc->k = kc;
+	bc->pc = ruleset_find_chain(s->rs, s->t, kc->name);
+	np = bc->pc ? bc->pc->n_rules : 0;
+	used = calloc(np + 1, sizeof(*used));
+	match = calloc(nk + 1, sizeof(*match));    /* per kernel rule: -2 foreign, -1, j */
+	kpos_of = calloc(np + 1, sizeof(*kpos_of)); /* per plan jump: kept position or -1 */
+	kept = calloc(nk + 1, sizeof(*kept));
+	gat = calloc(np + 1, sizeof(*gat));         /* per missing plan jump: insert before */
+	bc->items = calloc(nk + np + 1, sizeof(*bc->items));
+	if (!used || !match || !kpos_of || !kept || !gat || !bc->items)
+		return -ENOMEM;
+
+	for (size_t i = 0; i < nk; i++) {
+		const struct kchain *to = kjump(&s->k, kc->first_idx + i);
+
+		match[i] = -2;
+		if (!to || !backend_chain_ours(s->rs, s->t, to->name))
+			continue;
+		match[i] = -1;
+		n_ours++;
+		for (size_t j = 0; j < np; j++) {
+			if (!used[j] && kentry_same(s, kc->first_idx + i, &bc->pc->rules[j])) {
+				used[j] = true;
+				match[i] = (long)j;
+				break;
+			}
+		}
+		if (match[i] >= 0) {
+			if (match[i] < last)
+				in_order = false;
+			last = match[i];
+		}
+	}
+	for (size_t j = 0; j < np; j++)
+		kpos_of[j] = -1;
+	for (size_t i = 0; i < nk; i++) {
+		if (match[i] == -1 || (match[i] >= 0 && !in_order)) {
+			bc->changed = true;
+			continue;
+		}
+		if (match[i] >= 0)
+			kpos_of[match[i]] = (long)nkept;
+		kept[nkept++] = i;
+	}
+	/* Where each missing jump goes: after the kept rule of its nearest
+	 * planned predecessor that is present, else at the top. */
+	{
+		size_t cursor = 0;
+
+		for (size_t j = 0; j < np; j++) {
+			if (kpos_of[j] >= 0) {
+				cursor = (size_t)kpos_of[j] + 1;
+				continue;
+			}
+			gat[j] = cursor;
+			bc->changed = true;
+			s->res->jumps_added++;
+		}
+	}
+	/* gat[] does not decrease over the missing jumps: one pass merges. */
+	for (size_t x = 0, j = 0; x <= nkept; x++) {
+		while (j < np) {
+			if (kpos_of[j] >= 0) {
+				j++;
+				continue;
+			}
+			if (gat[j] != x)
+				break;
+			bc->items[bc->n_items++] = (struct bitem){ .plan = true, .idx = j++ };
+		}
+		if (x < nkept)
+			bc->items[bc->n_items++] =
+				(struct bitem){ .idx = kc->first_idx + kept[x] };
+	}
+	if (bc->changed)
+		*changed = true;
+	return 0;
+}
+
+/* --- building the new table --- */
+
+static uint32_t o_off(const struct otable *o)
+{
+	return (uint32_t)(o->len - sizeof(struct ipt_replace));
+}
+
+/* Room for an entry of size bytes; its counters come from old entry
+ * old_idx (SIZE_MAX: none). */
+static struct ipt_entry *o_entry(struct otable *o, size_t size, size_t old_idx)
+{
+	struct ipt_entry *e;
+
+	if (o->len + size > o->cap) {
+		size_t ncap = o->cap ? o->cap : 1u << 16;
+		unsigned char *n;
+
+		while (ncap < o->len + size)
+			ncap += ncap / 2;
+		/* Large blocks are mmap()ed: growing them remaps, it does not copy. */
+		n = realloc(o->buf, ncap);
+		if (!n)
+			return NULL;
+		o->buf = n;
+		o->cap = ncap;
+	}
+	if (GROW(o->cmap, o->cap_cmap, o->n_ent + 1) < 0)
+		return NULL;
+	o->cmap[o->n_ent++] = old_idx == SIZE_MAX ? 0 : (uint32_t)(old_idx + 1);
+	e = (struct ipt_entry *)(o->buf + o->len);
+	o->len += size;
+	return e;
+}
+
+static int o_fixup(struct otable *o, uint32_t at, const char *chain)
+{
+	if (GROW(o->fx, o->cap_fx, o->n_fx + 1) < 0)
+		return -ENOMEM;
+	o->fx[o->n_fx++] = (struct fixup){ .at = at, .chain = chain };
+	return 0;
+}
+
+static int *verdict_of(struct ipt_entry *e)
+{
+	return &((struct xt_standard_target *)((unsigned char *)e + e->target_offset))->verdict;
+}
+
+static uint32_t verdict_at(const struct otable *o, const struct ipt_entry *e)
+{
+	return (uint32_t)((const unsigned char *)verdict_of((struct ipt_entry *)e) - o->buf -
+			  sizeof(struct ipt_replace));
+}
+
+/* Copy kernel entry idx; a jump is re-aimed at its chain's new place. */
+static int emit_copy(struct dsync *s, size_t idx, const char *chain)
+{
+	const struct ipt_entry *ke = kentry(&s->k, idx);
+	const struct xt_standard_target *st = (const void *)entry_target(ke);
+	uint32_t off = o_off(&s->o);
+	struct ipt_entry *e = o_entry(&s->o, ke->next_offset, idx);
+
+	if (!e)
+		return -ENOMEM;
+	memcpy(e, ke, ke->next_offset);
+	if (!streq(st->target.u.user.name, XT_STANDARD_TARGET) || st->verdict < 0)
+		return 0;
+	if ((uint32_t)st->verdict == s->k.eoff[idx] + ke->next_offset) {
+		*verdict_of(e) = (int)(off + e->next_offset);
+		return 0;
+	}
+	{
+		const struct kchain *to = kjump(&s->k, idx);
+
+		if (!to) {
+			diag_add(s->d, DIAG_ERROR, "direct", s->table, chain,
+				 "a rule jumps to byte %d, which starts no chain: svcnat cannot "
+				 "move it and leaves the table as it is",
+				 st->verdict);
+			return -EPROTO;
+		}
+		return o_fixup(&s->o, verdict_at(&s->o, e), to->name);
+	}
+}
+
+static int emit_rule(struct dsync *s, const char *chain, const struct rs_rule *r, size_t ruleno)
+{
+	struct xt_entry_buf buf;
+	const char *why = NULL;
+	uint32_t off = o_off(&s->o);
+	struct ipt_entry *e;
+
+	if (xt_entry_build(r, false, &buf, &why) < 0) {
+		diag_add(s->d, DIAG_ERROR, "direct", s->table, chain, "rule %zu: %s", ruleno + 1,
+			 why ? why : "cannot be encoded");
+		return -EINVAL;
+	}
+	e = o_entry(&s->o, buf.e.next_offset, SIZE_MAX);
+	if (!e)
+		return -ENOMEM;
+	memcpy(e, &buf, buf.e.next_offset);
+	s->res->rules_written++;
+	switch (r->t.kind) {
+	case RS_T_NONE:
+		*verdict_of(e) = (int)(off + e->next_offset);
+		return 0;
+	case RS_T_JUMP:
+	case RS_T_GOTO:
+		return o_fixup(&s->o, verdict_at(&s->o, e), r->t.u.chain);
+	default:
+		return 0;
+	}
+}
+
+/* A chain head (name) or, with name NULL, the table's final entry. */
+static int emit_error(struct dsync *s, const char *name)
+{
+	size_t sz = sizeof(struct ipt_entry) + XT_ALIGN(sizeof(struct xt_error_target));
+	struct ipt_entry *e = o_entry(&s->o, sz, SIZE_MAX);
+	struct xt_error_target *et;
+
+	if (!e)
+		return -ENOMEM;
+	memset(e, 0, sz);
+	e->target_offset = sizeof(*e);
+	e->next_offset = (uint16_t)sz;
+	et = (struct xt_error_target *)(e + 1);
+	et->target.u.user.target_size = XT_ALIGN(sizeof(*et));
+	snprintf(et->target.u.user.name, sizeof(et->target.u.user.name), "%s", XT_ERROR_TARGET);
+	snprintf(et->errorname, sizeof(et->errorname), "%s", name ? name : XT_ERROR_TARGET);
+	return 0;
+}
+
+static int emit_return(struct dsync *s, size_t old_idx)
+{
+	size_t sz = sizeof(struct ipt_entry) + XT_ALIGN(sizeof(struct xt_standard_target));
+	struct ipt_entry *e = o_entry(&s->o, sz, old_idx);
+	struct xt_standard_target *st;
+
+	if (!e)
+		return -ENOMEM;
+	memset(e, 0, sz);
+	e->target_offset = sizeof(*e);
+	e->next_offset = (uint16_t)sz;
+	st = (struct xt_standard_target *)(e + 1);
+	st->target.u.user.target_size = XT_ALIGN(sizeof(*st));
+	st->verdict = XT_RETURN;
+	return 0;
+}
+
+static int oc_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct ochain *)a)->name, ((const struct ochain *)b)->name);
+}
+
+static int build_table(struct dsync *s)
+{
+	struct ipt_replace *repl;
+	int r;
+
+	s->o.len = sizeof(struct ipt_replace);
+	for (size_t i = 0; i < s->n_bc; i++) {
+		struct bchain *bc = &s->bc[i];
+		int h = bc->k->hook;
+
+		s->o.hook_entry[h] = o_off(&s->o);
+		for (size_t x = 0; x < bc->n_items; x++) {
+			const struct bitem *it = &bc->items[x];
+
+			r = it->plan ? emit_rule(s, bc->k->name, &bc->pc->rules[it->idx], it->idx)
+				     : emit_copy(s, it->idx, bc->k->name);
+			if (r < 0)
+				return r;
+		}
+		s->o.underflow[h] = o_off(&s->o);
+		r = emit_copy(s, bc->k->tail_idx, bc->k->name);
+		if (r < 0)
+			return r;
+	}
+	qsort_safe(s->oc, s->n_oc, sizeof(*s->oc), oc_cmp);
+	for (size_t i = 0; i < s->n_oc; i++) {
+		struct ochain *oc = &s->oc[i];
+
+		r = emit_error(s, oc->name);
+		if (r < 0)
+			return r;
+		oc->first = o_off(&s->o);
+		if (oc->pc) {
+			for (size_t j = 0; j < oc->pc->n_rules; j++) {
+				r = emit_rule(s, oc->name, &oc->pc->rules[j], j);
+				if (r < 0)
+					return r;
+			}
+		} else if (oc->k->fate != F_EMPTY) {
+			for (size_t j = 0; j < oc->k->n_rules; j++) {
+				r = emit_copy(s, oc->k->first_idx + j, oc->name);
+				if (r < 0)
+					return r;
+			}
+		}
+		r = emit_return(s, oc->k ? oc->k->tail_idx : SIZE_MAX);
+		if (r < 0)
+			return r;
+	}
+	r = emit_error(s, NULL);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < s->o.n_fx; i++) {
+		const struct ochain *to =
+			bsearch(&(struct ochain){ .name = s->o.fx[i].chain }, s->oc, s->n_oc,
+				sizeof(*s->oc), oc_cmp);
+		int v;
+
+		if (!to) {
+			diag_add(s->d, DIAG_ERROR, "direct", s->table, s->o.fx[i].chain,
+				 "a rule jumps to this chain, which the new table would not have");
+			return -EINVAL;
+		}
+		v = (int)to->first;
+		memcpy(s->o.buf + sizeof(struct ipt_replace) + s->o.fx[i].at, &v, sizeof(v));
+	}
+	repl = (struct ipt_replace *)s->o.buf;
+	memset(repl, 0, sizeof(*repl));
+	snprintf(repl->name, sizeof(repl->name), "%s", s->table);
+	repl->valid_hooks = s->k.info.valid_hooks;
+	repl->num_entries = (unsigned)s->o.n_ent;
+	repl->size = o_off(&s->o);
+	memcpy(repl->hook_entry, s->o.hook_entry, sizeof(repl->hook_entry));
+	memcpy(repl->underflow, s->o.underflow, sizeof(repl->underflow));
+	return 0;
+}
+
+/* --- one table --- */
+
+static void ktable_done(struct ktable *k)
+{
+	free(k->ge);
+	free(k->eoff);
+	free(k->ch);
+	free(k->by_name);
+	memset(k, 0, sizeof(*k));
+}
+
+static void dsync_done(struct dsync *s)
+{
+	ktable_done(&s->k);
+	for (size_t i = 0; i < s->n_bc; i++)
+		free(s->bc[i].items);
+	free(s->oc);
+	free(s->o.buf);
+	free(s->o.cmap);
+	free(s->o.fx);
+	s->n_bc = 0;
+	s->oc = NULL;
+	memset(&s->o, 0, sizeof(s->o));
+}
+
+/* Replace the table, then give every kept entry its counters back. */
+static int commit(struct dsync *s)
+{
+	struct ipt_replace *repl = (struct ipt_replace *)s->o.buf;
+	size_t n_old = repl->num_counters = s->k.info.num_entries;
+	_cleanup_free_ struct xt_counters *oldc = calloc(n_old + 1, sizeof(*oldc));
+	_cleanup_free_ struct xt_counters_info *add = NULL;
+	size_t addlen;
+	bool any = false;
+
+	if (!oldc)
+		return -ENOMEM;
+	repl->counters = oldc;
+	/* The old table is no longer needed: free it before the kernel
+	 * allocates the new one. */
+	ktable_done(&s->k);
+	if (setsockopt(s->fd, SOL_IP, IPT_SO_SET_REPLACE, repl, (socklen_t)s->o.len) < 0) {
+		if (errno == EAGAIN)
+			return -EAGAIN;
+		return dfail(s, "replacing the table (IPT_SO_SET_REPLACE)", NULL, errno, true);
+	}
+	addlen = sizeof(*add) + s->o.n_ent * sizeof(add->counters[0]);
+	/* The built table is no longer needed either. */
+	free(s->o.buf);
+	s->o.buf = NULL;
+	add = calloc(1, addlen);
+	if (!add) {
+		diag_add(s->d, DIAG_WARNING, "direct", s->table, NULL,
+			 "the rules are in place, but their packet counters restart from 0: "
+			 "out of memory");
+		return 0;
+	}
+	snprintf(add->name, sizeof(add->name), "%s", s->table);
+	add->num_counters = (unsigned)s->o.n_ent;
+	for (size_t i = 0; i < s->o.n_ent; i++) {
+		if (s->o.cmap[i] && s->o.cmap[i] <= n_old) {
+			add->counters[i] = oldc[s->o.cmap[i] - 1];
+			any = any || add->counters[i].pcnt || add->counters[i].bcnt;
+		}
+	}
+	if (any && setsockopt(s->fd, SOL_IP, IPT_SO_SET_ADD_COUNTERS, add, (socklen_t)addlen) < 0)
+		diag_add(s->d, DIAG_WARNING, "direct", s->table, NULL,
+			 "the rules are in place, but their packet counters restart from 0: "
+			 "IPT_SO_SET_ADD_COUNTERS failed: %s", strerror(errno));
+	return 0;
+}
+
+static int sync_table(struct dsync *s, bool *ret_committed)
+{
+	const struct rs_chains *cs = &s->rs->t[s->t];
+	bool changed = false;
+	int r;
+
+	r = read_table(s);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < cs->n; i++) {
+		const struct rs_chain *pc = cs->chains[i];
+		bool found = false;
+
+		if (!pc->builtin || !pc->n_rules)
+			continue;
+		for (size_t c = 0; c < s->k.n_ch && !found; c++)
+			found = s->k.ch[c].hook >= 0 && streq(s->k.ch[c].name, pc->name);
+		if (!found) {
+			diag_add(s->d, DIAG_ERROR, "plan", s->table, pc->name,
+				 "the kernel's %s table has no such built-in chain", s->table);
+			return -EINVAL;
+		}
+	}
+	r = plan_user_chains(s, &changed);
+	if (r < 0)
+		return r;
+	for (size_t c = 0; c < s->k.n_ch; c++) {
+		if (s->k.ch[c].hook < 0)
+			continue;
+		if (s->n_bc >= ARRAY_SIZE(s->bc))
+			return bad_layout(s, s->k.ch[c].first, "a built-in chain twice");
+		r = plan_builtin(s, &s->k.ch[c], &changed);
+		if (r < 0)
+			return r;
+	}
+	*ret_committed = false;
+	if (!changed)
+		return 0;
+	r = build_table(s);
+	if (r < 0)
+		return r;
+	r = commit(s);
+	if (r < 0)
+		return r;
+	*ret_committed = true;
+	return 0;
+}
+
+static int open_socket(struct diag_list *d, const char *table, int *ret_fd)
+{
+	int fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
+
+	if (fd < 0) {
+		int err = errno;
+		const char *mean = backend_xt_errno_meaning(err, false);
+
+		diag_add(d, DIAG_ERROR, "direct", table, NULL,
+			 "opening the raw socket failed: errno %d (%s)%s%s", err, strerror(err),
+			 mean ? ": " : "", mean ? mean : "");
+		return -err;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+static int direct_apply(struct backend *b, const struct ruleset *rs, struct apply_result *res,
+			struct diag_list *d)
+{
+	_cleanup_close_ int lock = -1, fd = -1;
+	double t0 = backend_now();
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	for (int t = 0; t < RS_NTABLES; t++) {
+		r = backend_check_plan_targets(rs, (enum rs_table)t, d);
+		if (r < 0)
+			return r;
+	}
+	r = backend_xtables_lock(b->o.lock_path, b->o.lock_wait_ms, &lock, d);
+	if (r < 0)
+		return r;
+	r = open_socket(d, NULL, &fd);
+	if (r < 0)
+		return r;
+	for (int t = 0; t < RS_NTABLES; t++) {
+		const char *table = rs_table_name((enum rs_table)t);
+		unsigned attempt = 0;
+
+		for (;;) {
+			struct apply_result saved = *res;
+			struct dsync s = {
+				.fd = fd, .t = (enum rs_table)t, .table = table,
+				.rs = rs, .res = res, .d = d,
+			};
+			bool committed = false;
+
+			r = sync_table(&s, &committed);
+			dsync_done(&s);
+			if (r == -EAGAIN && attempt < b->o.commit_retries) {
+				*res = saved;
+				attempt++;
+				diag_add(d, DIAG_NOTE, "direct", table, NULL,
+					 "the table changed while svcnat wrote it; reading it again "
+					 "(retry %u of %u)", attempt, b->o.commit_retries);
+				continue;
+			}
+			if (r == -EAGAIN) {
+				diag_add(d, DIAG_ERROR, "direct", table, NULL,
+					 "replacing the table failed: %s; gave up after %u retries, "
+					 "the table keeps its previous rules",
+					 backend_xt_errno_meaning(EAGAIN, true), b->o.commit_retries);
+				return -EAGAIN;
+			}
+			if (r < 0)
+				return r;
+			res->committed[t] = committed;
+			break;
+		}
+	}
+	res->seconds = backend_now() - t0;
+	return 0;
+}
+
+/* --- reading the live owned state (--diff) --- */
+
+static int read_owned(struct dsync *s, const struct ruleset *plan, struct ruleset *out)
+{
+	struct ktable *k = &s->k;
+	int r;
+
+	r = read_table(s);
+	if (r < 0)
+		return r;
+	for (size_t c = 0; c < k->n_ch; c++) {
+		const struct kchain *kc = &k->ch[c];
+		bool builtin = kc->hook >= 0;
+		struct rs_chain *oc;
+
+		if (!builtin && !backend_chain_ours(plan, s->t, kc->name))
+			continue;
+		oc = ruleset_add_chain(out, s->t, kc->name);
+		if (!oc)
+			return -errno;
+		for (size_t j = 0; j < kc->n_rules; j++) {
+			struct rs_rule dec, *nr;
+			char why[160];
+
+			if (builtin) {
+				const struct kchain *to = kjump(k, kc->first_idx + j);
+
+				if (!to || !backend_chain_ours(plan, s->t, to->name))
+					continue;
+			}
+			if (xt_entry_decode(kentry(k, kc->first_idx + j), klabel, k, &dec, why,
+					    sizeof(why)) < 0) {
+				memset(&dec, 0, sizeof(dec));
+				dec.t.kind = BACKEND_T_FOREIGN;
+				dec.n_matches = 1;
+				dec.m[0].kind = RS_M_COMMENT;
+				dec.m[0].u.comment =
+					ruleset_printf(out, "rule %zu uses %s", j + 1, why);
+				if (!dec.m[0].u.comment)
+					return -ENOMEM;
+			} else if (backend_rule_copy_strings(out, &dec) < 0) {
+				return -ENOMEM;
+			}
+			nr = rs_chain_append(oc);
+			if (!nr)
+				return -ENOMEM;
+			*nr = dec;
+		}
+	}
+	return 0;
+}
+
+static int direct_read(struct backend *b, const struct ruleset *plan, struct ruleset **ret,
+		       struct diag_list *d)
+{
+	_cleanup_close_ int fd = -1;
+	struct ruleset *rs;
+	int r;
+
+	/* A read takes no lock, as iptables-save takes none. */
+	(void)b;
+	r = open_socket(d, NULL, &fd);
+	if (r < 0)
+		return r;
+	rs = ruleset_new();
+	if (!rs)
+		return -ENOMEM;
+	for (int t = 0; r >= 0 && t < RS_NTABLES; t++) {
+		struct dsync s = { .fd = fd, .t = (enum rs_table)t,
+				   .table = rs_table_name((enum rs_table)t), .d = d };
+
+		for (unsigned attempt = 0;; attempt++) {
+			r = read_owned(&s, plan, rs);
+			ktable_done(&s.k);
+			if (r != -EAGAIN || attempt >= 3)
+				break;
+		}
+	}
+	if (r < 0) {
+		ruleset_free(rs);
+		return r;
+	}
+	ruleset_sort(rs);
+	*ret = rs;
+	return 0;
+}
+
+static void direct_done(struct backend *b)
+{
+	(void)b;
+}
+
+static const struct backend_ops direct_ops_impl = {
+	.apply = direct_apply,
+	.read = direct_read,
+	.done = direct_done,
+};
+
+int backend_direct_init(struct backend *b, struct diag_list *d)
+{
+	(void)d;
+	b->ops = &direct_ops_impl;
+	return 0;
+}
