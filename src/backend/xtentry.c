@@ -272,10 +272,19 @@ int xt_entry_build(const struct rs_rule *r, bool labels, struct xt_entry_buf *bu
 				*ret_why = "recent name empty or longer than 199 bytes";
 				return -EINVAL;
 			}
+			if (m->u.recent.set && m->u.recent.update) {
+				*ret_why = "recent --set and --update together";
+				return -EINVAL;
+			}
 			ri = add_match(buf, &off, "recent", 1, sizeof(*ri));
 			if (!ri)
 				goto too_big;
-			ri->check_set = m->u.recent.set ? XT_RECENT_SET : XT_RECENT_CHECK;
+			if (m->u.recent.set)
+				ri->check_set = XT_RECENT_SET;
+			else if (m->u.recent.update)
+				ri->check_set = XT_RECENT_UPDATE;
+			else
+				ri->check_set = XT_RECENT_CHECK;
 			if (!m->u.recent.set) {
 				ri->seconds = m->u.recent.seconds;
 				if (m->u.recent.reap)
@@ -560,6 +569,8 @@ int xt_entry_decode(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,
 			op = ri->check_set & (uint8_t)~XT_RECENT_REAP;
 			if (op == XT_RECENT_SET && !(ri->check_set & XT_RECENT_REAP) && !ri->seconds)
 				rm->u.recent.set = true;
+			else if (op == XT_RECENT_UPDATE)
+				rm->u.recent.update = true;
 			else if (op != XT_RECENT_CHECK)
 				goto bad_match;
 			rm->kind = RS_M_RECENT;

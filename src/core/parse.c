@@ -516,12 +516,13 @@ static int match_recent(struct parser *p, struct cur *c, struct rs_match *m)
 
 	m->u.recent.name = "DEFAULT";
 	while (next_opt(c, &opt, &inv)) {
-		if (streq(opt, "--set") || streq(opt, "--rcheck")) {
+		if (streq(opt, "--set") || streq(opt, "--rcheck") || streq(opt, "--update")) {
 			if (have_cmd)
 				return rule_fail(p, RULE_BAD, "two recent commands");
 			have_cmd = true;
 			m->invert = inv;
 			m->u.recent.set = streq(opt, "--set");
+			m->u.recent.update = streq(opt, "--update");
 			continue;
 		}
 		if (inv)
@@ -549,7 +550,7 @@ static int match_recent(struct parser *p, struct cur *c, struct rs_match *m)
 		}
 	}
 	if (!have_cmd)
-		return rule_fail(p, RULE_FOREIGN, "'-m recent' without --set or --rcheck");
+		return rule_fail(p, RULE_FOREIGN, "'-m recent' without --set, --rcheck or --update");
 	if (m->u.recent.set && (m->u.recent.seconds || m->u.recent.reap))
 		return rule_fail(p, RULE_FOREIGN, "'--set' with --seconds/--reap");
 	if (m->u.recent.reap && !m->u.recent.seconds)

@@ -270,7 +270,7 @@ static void put_match(struct wbuf *w, const struct rs_rule *r, const struct rs_m
 	case RS_M_RECENT:
 		part(w, "-m recent");
 		put_inv(w, m->invert);
-		part(w, m->u.recent.set ? "--set" : "--rcheck");
+		part(w, m->u.recent.set ? "--set" : m->u.recent.update ? "--update" : "--rcheck");
 		if (m->u.recent.seconds) {
 			part(w, "--seconds ");
 			put_u32(w, m->u.recent.seconds);

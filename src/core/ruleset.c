@@ -361,7 +361,9 @@ static bool match_equal(const struct rs_match *a, const struct rs_match *b)
 		       (uint32_t)(b->u.stat.probability * 2147483648.0 + 0.5);
 	case RS_M_RECENT:
 		return streq_null(a->u.recent.name, b->u.recent.name) &&
-		       a->u.recent.set == b->u.recent.set && a->u.recent.reap == b->u.recent.reap &&
+		       a->u.recent.set == b->u.recent.set &&
+		       a->u.recent.update == b->u.recent.update &&
+		       a->u.recent.reap == b->u.recent.reap &&
 		       a->u.recent.seconds == b->u.recent.seconds;
 	default:
 		return false;

@@ -39,7 +39,7 @@ enum rs_match_kind {
 	RS_M_MARK,        /* -m mark [!] --mark V/M */
 	RS_M_CONNTRACK,   /* -m conntrack [!] --ctstate S[,S...] */
 	RS_M_STATISTIC,   /* -m statistic --mode random --probability P */
-	RS_M_RECENT,      /* -m recent --set|--rcheck [--seconds S --reap] --name N --mask 255.255.255.255 --rsource */
+	RS_M_RECENT,      /* -m recent --set|--rcheck|--update [--seconds S --reap] --name N --mask 255.255.255.255 --rsource */
 };
 
 /* addrtype types (values as in linux/netfilter/xt_addrtype.h). */
@@ -84,9 +84,11 @@ struct rs_match {
 		} stat;
 		struct {
 			const char *name;
-			bool set;         /* --set, else --rcheck */
-			bool reap;        /* --reap (rcheck only) */
-			uint32_t seconds; /* --seconds (rcheck only; 0 = none) */
+			bool set;         /* --set, else --rcheck (or --update) */
+			bool update;      /* --update: --rcheck that also refreshes the
+					   * entry when it matches (never with set) */
+			bool reap;        /* --reap (rcheck/update only) */
+			uint32_t seconds; /* --seconds (rcheck/update only; 0 = none) */
 		} recent;
 	} u;
 };

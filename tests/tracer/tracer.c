@@ -247,9 +247,12 @@ static int eval_matches(struct tracer *t, struct branch *b, const struct rs_rule
 		if (hit == m->invert)
 			return M_NO;
 	}
-	/* --set records the client only when the whole rule matched. */
+	/* --set records the client only when the whole rule matched (svcnat
+	 * puts it last but for the target), and so does --update, which
+	 * refreshes the entry it found. */
 	for (i = 0; i < r->n_matches && i < RS_MAX_MATCHES; i++)
-		if (r->m[i].kind == RS_M_RECENT && r->m[i].u.recent.set && !r->m[i].invert)
+		if (r->m[i].kind == RS_M_RECENT && !r->m[i].invert &&
+		    (r->m[i].u.recent.set || r->m[i].u.recent.update))
 			b->recent_set = r->m[i].u.recent.name;
 	return M_YES;
 }

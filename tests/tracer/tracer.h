@@ -10,10 +10,11 @@
  *   from the node: nat OUTPUT -> filter OUTPUT -> nat POSTROUTING
  * Only svcnat's rules are in the ruleset, so a built-in chain that falls
  * through means ACCEPT.  -m statistic forks the trace (p and 1-p), so the
- * outcomes' probabilities add up to 1.  -m recent --rcheck matches only
- * when env->recent_name equals its --name (an affinity entry exists for
- * this client); --set is recorded in the outcome.  Packets are conntrack
- * state NEW.
+ * outcomes' probabilities add up to 1.  -m recent --rcheck and --update
+ * match only when env->recent_name equals their --name (an affinity entry
+ * exists for this client); --set, and --update when it matched, are
+ * recorded in the outcome (the entry is set or refreshed).  Packets are
+ * conntrack state NEW.
  */
 #ifndef SVCNAT_TESTS_TRACER_H
 #define SVCNAT_TESTS_TRACER_H
@@ -53,7 +54,8 @@ struct trace_outcome {
 	struct ipaddr dnat_addr;
 	uint16_t dnat_port;
 	bool masquerade;        /* reached MASQUERADE in nat POSTROUTING */
-	const char *recent_set; /* --set name hit on the way (session affinity), or NULL */
+	const char *recent_set; /* --set (or matching --update) name hit on the way
+				 * (session affinity), or NULL */
 	const char *last_chain; /* chain of the deciding rule (for messages) */
 	bool masq_marked;       /* carried env->masq_mark when it left the filter
 				 * hooks (entering nat POSTROUTING, or at the end) */

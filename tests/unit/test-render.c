@@ -315,6 +315,47 @@ static void f_recent_set(struct ruleset *rs, struct rs_rule *r)
 	r->t.u.dnat.port = 8080;
 }
 
+/* The compact layout's affinity check: --update, DNAT with only "-p". */
+static void f_recent_update(struct ruleset *rs, struct rs_rule *r)
+{
+	struct rs_match *m;
+
+	r->proto = IPPROTO_TCP;
+	m = add(r, RS_M_RECENT);
+	m->u.recent.name = "KUBE-SEP-A";
+	m->u.recent.update = true;
+	m->u.recent.seconds = 600;
+	m->u.recent.reap = true;
+	r->t.kind = RS_T_DNAT;
+	r->t.u.dnat.addr = ip("198.18.65.2");
+	r->t.u.dnat.port = 8080;
+}
+
+static void f_recent_update_inv(struct ruleset *rs, struct rs_rule *r)
+{
+	struct rs_match *m = add(r, RS_M_RECENT);
+
+	m->u.recent.name = "KUBE-SEP-B";
+	m->u.recent.update = true;
+	m->invert = true;
+	r->t.kind = RS_T_RETURN;
+}
+
+/* The compact layout's spread: statistic, then --set. */
+static void f_compact_spread(struct ruleset *rs, struct rs_rule *r)
+{
+	struct rs_match *m;
+
+	r->proto = IPPROTO_UDP;
+	add(r, RS_M_STATISTIC)->u.stat.probability = 0.5;
+	m = add(r, RS_M_RECENT);
+	m->u.recent.name = "KUBE-SEP-A";
+	m->u.recent.set = true;
+	r->t.kind = RS_T_DNAT;
+	r->t.u.dnat.addr = ip("198.18.65.2");
+	r->t.u.dnat.port = 53;
+}
+
 static void f_dnat_noport(struct ruleset *rs, struct rs_rule *r)
 {
 	r->t.kind = RS_T_DNAT;
@@ -389,6 +430,12 @@ static const struct form forms[] = {
 	  f_recent_rcheck, false },
 	{ "-p tcp -m comment --comment \"ns/svc:p\" -m recent --set --name KUBE-SEP-A --mask 255.255.255.255 --rsource -m tcp -j DNAT --to-destination 198.18.65.2:8080",
 	  f_recent_set, false },
+	{ "-p tcp -m recent --update --seconds 600 --reap --name KUBE-SEP-A --mask 255.255.255.255 --rsource -j DNAT --to-destination 198.18.65.2:8080",
+	  f_recent_update, false },
+	{ "-m recent ! --update --name KUBE-SEP-B --mask 255.255.255.255 --rsource -j RETURN",
+	  f_recent_update_inv, false },
+	{ "-p udp -m statistic --mode random --probability 0.5000000000 -m recent --set --name KUBE-SEP-A --mask 255.255.255.255 --rsource -j DNAT --to-destination 198.18.65.2:53",
+	  f_compact_spread, false },
 	{ "-j DNAT --to-destination 198.18.65.2", f_dnat_noport, false },
 	{ "-j MARK --set-xmark 0x4000/0x4000", f_mark_or, false },
 	{ "-j MARK --set-xmark 0x4000/0x0", f_mark_xor, false },
@@ -800,6 +847,12 @@ static void test_parse_errors(void **state)
 		  "line 3: outside svcnat's rule model: unsupported option '--rdest' of '-m recent'" },
 		{ "*nat\n:KUBE-X - [0:0]\n-A KUBE-X -m recent --rcheck --reap --name a\nCOMMIT\n", 0,
 		  "line 3: '--reap' needs --seconds" },
+		{ "*nat\n:KUBE-X - [0:0]\n-A KUBE-X -m recent --update --reap --name a\nCOMMIT\n", 0,
+		  "line 3: '--reap' needs --seconds" },
+		{ "*nat\n:KUBE-X - [0:0]\n-A KUBE-X -m recent --rcheck --update --name a\nCOMMIT\n", 0,
+		  "line 3: two recent commands" },
+		{ "*nat\n:KUBE-X - [0:0]\n-A KUBE-X -m recent --name a --rsource\nCOMMIT\n", 0,
+		  "line 3: outside svcnat's rule model: '-m recent' without --set, --rcheck or --update" },
 		{ "*nat\n:KUBE-X - [0:0]\n-A KUBE-X -j DNAT --to-destination 1.2.3.4:80-90\nCOMMIT\n", 0,
 		  "line 3: outside svcnat's rule model: DNAT destination '1.2.3.4:80-90'" },
 		{ "*nat\n:KUBE-X - [0:0]\n-A KUBE-X -j MASQUERADE --to-ports 1000\nCOMMIT\n", 0,
