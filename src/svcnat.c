@@ -39,6 +39,7 @@ enum {
 	OPT_BACKEND,
 	OPT_SET_SYSCTLS,
 	OPT_NO_RANDOM_FULLY,
+	OPT_COMPACT_THRESHOLD,
 	OPT_MIN_SYNC,
 	OPT_SYNC,
 	OPT_HEALTHZ,
@@ -75,6 +76,7 @@ static const struct option long_options[] = {
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "set-sysctls", no_argument, NULL, OPT_SET_SYSCTLS },
 	{ "no-random-fully", no_argument, NULL, OPT_NO_RANDOM_FULLY },
+	{ "compact-endpoints-threshold", required_argument, NULL, OPT_COMPACT_THRESHOLD },
 	{ "lock-wait", required_argument, NULL, OPT_LOCK_WAIT },
 	{ "min-sync-period", required_argument, NULL, OPT_MIN_SYNC },
 	{ "sync-period", required_argument, NULL, OPT_SYNC },
@@ -127,6 +129,10 @@ static void usage(FILE *f)
 	      "      --backend KIND         auto (default), libiptc, direct or restore\n"
 	      "      --lock-wait MS         wait at most MS for the xtables lock (default 5000)\n"
 	      "      --set-sysctls          turn on net.ipv4.ip_forward (and route_localnet)\n"
+	      "      --compact-endpoints-threshold N  above N endpoints in all, no KUBE-SEP- chains:\n"
+	      "                             about half the table per endpoint; traffic from an\n"
+	      "                             endpoint to its own service is always masqueraded\n"
+	      "                             (default 250000, 0 = never)\n"
 	      "\n"
 	      "Daemon:\n"
 	      "      --min-sync-period D    batch changes arriving faster (default 1s)\n"
@@ -367,6 +373,15 @@ static int parse_args(int argc, char **argv, struct svcnat_options *o, bool *ret
 			break;
 		case OPT_NO_RANDOM_FULLY:
 			o->plan.random_fully = false;
+			break;
+		case OPT_COMPACT_THRESHOLD:
+			r = parse_uint(optarg, 1000000000, &v);
+			if (r < 0)
+				fprintf(stderr,
+					"svcnat: --compact-endpoints-threshold: '%s' is not a number of endpoints\n",
+					optarg);
+			else
+				o->plan.compact_endpoints_threshold = v;
 			break;
 		case OPT_MIN_SYNC:
 			r = set_str(&o->min_sync_period, optarg);

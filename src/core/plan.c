@@ -24,6 +24,7 @@ void plan_settings_init(struct plan_settings *s)
 	s->masquerade_bit = 14;
 	s->random_fully = true;
 	s->large_cluster_threshold = 1000;
+	s->compact_endpoints_threshold = 250000;
 }
 
 /* The chains shared by all service ports; plan_port() appends to them. */
@@ -44,6 +45,8 @@ struct ep_slot {
 	bool cluster;          /* in the Cluster-policy set */
 	bool local;            /* in the Local-policy set */
 	struct rs_chain *sep;  /* its KUBE-SEP- chain when reachable from here */
+	const char *recent;    /* compact layout: the KUBE-SEP- name, as the
+				* recent list name of an affinity service */
 	char str[INET6_ADDRSTRLEN + 8];
 };
 
@@ -55,6 +58,7 @@ struct plan_ctx {
 	struct plan_shared sh;
 	uint32_t masq_mark;
 	bool large_cluster;            /* leave out per-endpoint comments */
+	bool compact;                  /* no KUBE-SEP- chains (plan.h) */
 	bool localhost_nodeports;      /* effective (needs IPv4 and a loopback node-port range) */
 	const struct ipnet *cluster_cidr; /* local-traffic detector; NULL: none */
 	const struct ipaddr *node_ip;  /* primary node IP of the family, or NULL */
@@ -212,15 +216,22 @@ static int m_mark(struct rs_rule *r, bool invert, uint32_t value, uint32_t mask)
 	return 0;
 }
 
-static int m_recent(struct rs_rule *r, const char *name, bool set, uint32_t seconds)
+enum recent_op {
+	RECENT_SET,
+	RECENT_CHECK,  /* --rcheck --seconds S --reap */
+	RECENT_UPDATE, /* --update --seconds S --reap */
+};
+
+static int m_recent(struct rs_rule *r, const char *name, enum recent_op op, uint32_t seconds)
 {
 	struct rs_match *m = rs_rule_add_match(r, RS_M_RECENT);
 
 	if (!m)
 		return -E2BIG;
 	m->u.recent.name = name;
-	m->u.recent.set = set;
-	if (!set) {
+	m->u.recent.set = op == RECENT_SET;
+	m->u.recent.update = op == RECENT_UPDATE;
+	if (op != RECENT_SET) {
 		m->u.recent.seconds = seconds;
 		m->u.recent.reap = true;
 	}
@@ -246,6 +257,13 @@ static void t_jump(struct rs_rule *r, const struct rs_chain *to)
 static void t_verdict(struct rs_rule *r, enum rs_target_kind k)
 {
 	r->t.kind = (uint8_t)k;
+}
+
+static void t_dnat(struct rs_rule *r, const struct endpoint *ep)
+{
+	r->t.kind = RS_T_DNAT;
+	r->t.u.dnat.addr = ep->addr;
+	r->t.u.dnat.port = ep->port;
 }
 
 /* --- endpoint categorization (proxy.CategorizeEndpoints) --- */
@@ -425,6 +443,7 @@ static int gather_endpoints(struct plan_ctx *c, const struct svc_port *sp, size_
 		e->comment = NULL;
 		e->cluster = e->local = false;
 		e->sep = NULL;
+		e->recent = NULL;
 		fmt_endpoint(&ep->addr, ep->port, e->str, sizeof(e->str));
 	}
 	qsort_safe(c->eps, n, sizeof(*c->eps), ep_slot_cmp);
@@ -470,7 +489,7 @@ static int write_svc_to_endpoints(struct plan_ctx *c, const struct svc_port *sp,
 			if (!r)
 				return -ENOMEM;
 			if ((e = m_comment(r, ep->comment)) < 0 ||
-			    (e = m_recent(r, ep->sep->name, false, sp->affinity_timeout)) < 0)
+			    (e = m_recent(r, ep->sep->name, RECENT_CHECK, sp->affinity_timeout)) < 0)
 				return e;
 			t_jump(r, ep->sep);
 		}
@@ -514,13 +533,85 @@ static int write_sep(struct plan_ctx *c, const struct svc_port *sp, const struct
 		return -ENOMEM;
 	if ((e = m_comment(r, svc_comment)) < 0)
 		return e;
-	if (sp->affinity_client_ip && (e = m_recent(r, ep->sep->name, true, 0)) < 0)
+	if (sp->affinity_client_ip && (e = m_recent(r, ep->sep->name, RECENT_SET, 0)) < 0)
 		return e;
 	if ((e = m_port(r, sp->protocol, 0)) < 0)
 		return e;
-	r->t.kind = RS_T_DNAT;
-	r->t.u.dnat.addr = ep->ep->addr;
-	r->t.u.dnat.port = ep->ep->port;
+	t_dnat(r, ep->ep);
+	return 0;
+}
+
+/*
+ * Whether an endpoint's own traffic can reach a compact service chain
+ * unmarked, so that chain needs its hairpin mark.  A pod's service traffic
+ * goes through its own node's rules: a pod known to run on another node
+ * arrives here only with an external destination (node port, external or
+ * LB IP), which KUBE-EXT- has marked already, except for the short-circuit
+ * of pod traffic into the cluster chain under Local external policy
+ * (`remote`).  Endpoints without a node name may be here.
+ */
+static bool needs_hairpin(const struct endpoint *ep, bool remote)
+{
+	return remote || ep->is_local || !ep->node_name || !ep->node_name[0];
+}
+
+/*
+ * The compact layout's endpoint rules (no KUBE-SEP- chains): the hairpin
+ * marks, the affinity checks, then the spread, DNATing straight from the
+ * service chain.  A source cannot be compared with the chosen destination
+ * here, so traffic from an endpoint to its service is always masqueraded.
+ * --update is kube-proxy's --rcheck plus the --set of the KUBE-SEP- chain
+ * it jumps to; "-p" alone lets DNAT carry a port.
+ */
+static int write_svc_compact(struct plan_ctx *c, const struct svc_port *sp, struct rs_chain *svc,
+			     size_t n_eps, bool local_set, size_t n_set, bool remote_hairpin)
+{
+	const bool affinity = sp->affinity_client_ip;
+	struct rs_rule *r;
+	size_t i, k;
+	int e;
+
+	for (i = 0; i < n_eps; i++) {
+		const struct ep_slot *ep = &c->eps[i];
+
+		if (!in_set(ep, local_set) || !needs_hairpin(ep->ep, remote_hairpin))
+			continue;
+		if (!(r = rule_new(svc)))
+			return -ENOMEM;
+		set_host(&r->src, &ep->ep->addr);
+		t_jump(r, c->sh.nat_mark_masq);
+	}
+
+	for (i = 0; affinity && i < n_eps; i++) {
+		const struct ep_slot *ep = &c->eps[i];
+
+		if (!in_set(ep, local_set))
+			continue;
+		if (!(r = rule_new(svc)))
+			return -ENOMEM;
+		r->proto = sp->protocol;
+		if ((e = m_recent(r, ep->recent, RECENT_UPDATE, sp->affinity_timeout)) < 0)
+			return e;
+		t_dnat(r, ep->ep);
+	}
+
+	for (i = 0, k = 0; i < n_eps; i++) {
+		const struct ep_slot *ep = &c->eps[i];
+
+		if (!in_set(ep, local_set))
+			continue;
+		if (!(r = rule_new(svc)))
+			return -ENOMEM;
+		r->proto = sp->protocol;
+		/* statistic before --set: the kernel stops at the first match
+		 * that fails, so only the chosen endpoint's list is set. */
+		if (k + 1 < n_set && (e = m_statistic(r, 1.0 / (double)(n_set - k))) < 0)
+			return e;
+		if (affinity && (e = m_recent(r, ep->recent, RECENT_SET, 0)) < 0)
+			return e;
+		t_dnat(r, ep->ep);
+		k++;
+	}
 	return 0;
 }
 
@@ -672,7 +763,9 @@ static int port_chains(struct plan_ctx *c, struct port_plan *pp)
 {
 	const struct svc_port *sp = pp->sp;
 	const char *key = pp->key;
-	size_t per_ep = sp->affinity_client_ip ? 2 : 1;
+	/* rules per endpoint in a service chain: the jump to its KUBE-SEP-
+	 * chain, or the compact hairpin mark and DNAT; plus the affinity check */
+	size_t per_ep = (c->compact ? 2 : 1) + (sp->affinity_client_ip ? 1 : 0);
 	char hash[CHAIN_HASH_LEN + 1];
 
 	chain_hasher_hash(c->hasher, key, pp->proto, NULL, hash);
@@ -726,10 +819,20 @@ static int port_chains(struct plan_ctx *c, struct port_plan *pp)
 
 		if (!ep->cluster && !ep->local)
 			continue;
+		c->n_seps++;
+		/* The compact layout needs the name only as a recent list. */
+		if (c->compact && !sp->affinity_client_ip)
+			continue;
 		memcpy(name, "KUBE-SEP-", 9);
 		chain_hasher_hash(c->hasher, key, pp->proto, ep->str, name + 9);
 		if (!name[9])
 			return -ENOMEM;
+		if (c->compact) {
+			ep->recent = ruleset_strdup(c->rs, name);
+			if (!ep->recent)
+				return -ENOMEM;
+			continue;
+		}
 		ep->sep = new_chain(c, name, 2);
 		if (!ep->sep)
 			return -errno;
@@ -738,7 +841,6 @@ static int port_chains(struct plan_ctx *c, struct port_plan *pp)
 			if (!ep->comment)
 				return -ENOMEM;
 		}
-		c->n_seps++;
 	}
 	return 0;
 }
@@ -1001,6 +1103,19 @@ static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
 		return e;
 	if (pp.fw && (e = port_fw_chain(c, &pp)) < 0)
 		return e;
+	if (c->compact) {
+		/* KUBE-EXT-'s "pod traffic" rule: pods of other nodes, unmarked */
+		bool remote = pp.ext && pp.ext_local && c->cluster_cidr;
+
+		if (pp.svc && (e = write_svc_compact(c, sp, pp.svc, pp.n_eps, false,
+						     pp.cat.n_cluster, remote)) < 0)
+			return e;
+		if (pp.svl && (e = write_svc_compact(c, sp, pp.svl, pp.n_eps, true,
+						     pp.cat.n_local, false)) < 0)
+			return e;
+		c->n_ports++;
+		return 0;
+	}
 	if (pp.svc && (e = write_svc_to_endpoints(c, sp, pp.svc, pp.n_eps, false,
 						  pp.cat.n_cluster)) < 0)
 		return e;
@@ -1316,6 +1431,7 @@ static int setup_ctx(struct plan_ctx *c, const struct desired *d)
 		total += count_family_eps(sp, s->family);
 	}
 	c->large_cluster = total > s->large_cluster_threshold;
+	c->compact = s->compact_endpoints_threshold && total > s->compact_endpoints_threshold;
 	return 0;
 }
 

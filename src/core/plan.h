@@ -34,6 +34,28 @@ struct plan_settings {
 	/* Above this many endpoints in total, per-endpoint comments are left
 	 * out, as kube-proxy's large-cluster mode does (default 1000). */
 	size_t large_cluster_threshold;
+	/*
+	 * Above this many endpoints in total (counted as for
+	 * large_cluster_threshold; 0 = never; default 250000) the layout
+	 * is compact: no KUBE-SEP- chains, no per-endpoint comments.  Each
+	 * KUBE-SVC-/KUBE-SVL- chain holds, after kube-proxy's leading rules:
+	 *  - "-s EP/32 -j KUBE-MARK-MASQ" (hairpin) for each endpoint whose
+	 *    own traffic can arrive here unmarked: endpoints on this node or
+	 *    without a node name, and, in the cluster chain of a port with
+	 *    Local external policy and a cluster CIDR, every endpoint (pods
+	 *    of other nodes short-circuit through KUBE-EXT-);
+	 *  - with ClientIP affinity, per endpoint "-p P -m recent --update
+	 *    --seconds T --reap --name KUBE-SEP-... -j DNAT";
+	 *  - per endpoint "-p P [-m statistic ...] [-m recent --set --name
+	 *    KUBE-SEP-...] -j DNAT", kube-proxy's probabilities and order.
+	 * Recent list names are the KUBE-SEP- names kube-proxy would use.
+	 * Deviation from kube-proxy: an endpoint's traffic to its own service
+	 * is masqueraded wherever it lands, not only when it lands on itself
+	 * (one chain cannot compare the source with the chosen destination).
+	 * Packets go where kube-proxy's layout sends them; the kernel table
+	 * is about a third to a half the size (README, "Performance").
+	 */
+	size_t compact_endpoints_threshold;
 	/* net.netfilter.nf_conntrack_tcp_be_liberal is set: kube-proxy then
 	 * leaves out its KUBE-FORWARD "--ctstate INVALID -j DROP" rule
 	 * (default false: the rule is there). */
@@ -45,7 +67,8 @@ void plan_settings_init(struct plan_settings *s);
 
 struct plan_stats {
 	size_t services;   /* service ports programmed */
-	size_t endpoints;  /* endpoints programmed */
+	size_t endpoints;  /* endpoints programmed (KUBE-SEP- chains, or their
+			    * compact equivalents) */
 	size_t chains;
 	size_t rules;
 };

@@ -917,6 +917,113 @@ static void test_exact_large_cluster(void **state)
 		"-A KUBE-SEP-SXIVWICOYRO3J4NJ -p tcp -m comment --comment \"ns1/svc1:p80\" -m recent --set --name KUBE-SEP-SXIVWICOYRO3J4NJ --mask 255.255.255.255 --rsource -m tcp -j DNAT --to-destination 10.180.0.1:80\n");
 }
 
+/*
+ * Compact layout: past compact_endpoints_threshold endpoints no KUBE-SEP-
+ * chains; the service chain marks hairpin traffic of the endpoints that can
+ * send it here, then checks affinity (--update) and spreads (statistic,
+ * --set) with DNAT straight from the service chain.
+ */
+static void build_compact(struct fx *f)
+{
+	struct svc_port *p;
+
+	p = fx_port(f, "ns1", "svc1", "p80", "tcp", "172.30.0.41", 80);
+	p->affinity_client_ip = true;
+	fx_ep(f, p, "10.180.0.1", 80, EP_READY | EP_LOCAL);
+	fx_ep(f, p, "10.180.0.2", 80, EP_READY);
+	fx_ep(f, p, "10.180.0.3", 80, EP_READY);
+	fx_ep(f, p, "10.180.0.9", 80, EP_NOTREADY);
+	p = fx_port(f, "ns2", "svc2", "dns", "udp", "172.30.0.42", 53);
+	fx_ep(f, p, "10.180.0.4", 5353, EP_READY);
+	/* no node name: it may run here */
+	fx_ep(f, p, "10.180.0.5", 5353, EP_READY)->node_name = NULL;
+	/* Local external policy: pods of other nodes reach the cluster chain
+	 * through the node port, so every endpoint there has a hairpin mark. */
+	p = fx_port(f, "ns3", "svc3", "p80", "tcp", "172.30.0.43", 80);
+	p->type = SVC_NODE_PORT;
+	p->node_port = 3003;
+	p->ext_policy = POLICY_LOCAL;
+	fx_ep(f, p, "10.180.0.6", 80, EP_READY | EP_LOCAL);
+	fx_ep(f, p, "10.180.0.7", 80, EP_READY);
+}
+
+static void test_exact_compact(void **state)
+{
+	struct fx *f = *state;
+
+	build_compact(f);
+	/* 8 endpoints in all (the threshold counts the not-ready one), 7 usable */
+	f->s.compact_endpoints_threshold = 7;
+	fx_plan(f);
+	assert_false(has_prefix_chain(f->rs, "KUBE-SEP-"));
+	assert_int_equal(f->stats.services, 3);
+	assert_int_equal(f->stats.endpoints, 7);
+	expect_chain(f->rs, RS_NAT, "KUBE-SVC-XPGD46QRK7WJZT7O",
+		"-A KUBE-SVC-XPGD46QRK7WJZT7O ! -s 10.0.0.0/8 -d 172.30.0.41/32 -p tcp -m comment --comment \"ns1/svc1:p80 cluster IP\" -m tcp --dport 80 -j KUBE-MARK-MASQ\n"
+		"-A KUBE-SVC-XPGD46QRK7WJZT7O -s 10.180.0.1/32 -j KUBE-MARK-MASQ\n"
+		"-A KUBE-SVC-XPGD46QRK7WJZT7O -p tcp -m recent --update --seconds 10800 --reap --name KUBE-SEP-SXIVWICOYRO3J4NJ --mask 255.255.255.255 --rsource -j DNAT --to-destination 10.180.0.1:80\n"
+		"-A KUBE-SVC-XPGD46QRK7WJZT7O -p tcp -m recent --update --seconds 10800 --reap --name KUBE-SEP-LXVODXWDISEETFEF --mask 255.255.255.255 --rsource -j DNAT --to-destination 10.180.0.2:80\n"
+		"-A KUBE-SVC-XPGD46QRK7WJZT7O -p tcp -m recent --update --seconds 10800 --reap --name KUBE-SEP-ICDUIKC33SFI6ZPR --mask 255.255.255.255 --rsource -j DNAT --to-destination 10.180.0.3:80\n"
+		"-A KUBE-SVC-XPGD46QRK7WJZT7O -p tcp -m statistic --mode random --probability 0.3333333333 -m recent --set --name KUBE-SEP-SXIVWICOYRO3J4NJ --mask 255.255.255.255 --rsource -j DNAT --to-destination 10.180.0.1:80\n"
+		"-A KUBE-SVC-XPGD46QRK7WJZT7O -p tcp -m statistic --mode random --probability 0.5000000000 -m recent --set --name KUBE-SEP-LXVODXWDISEETFEF --mask 255.255.255.255 --rsource -j DNAT --to-destination 10.180.0.2:80\n"
+		"-A KUBE-SVC-XPGD46QRK7WJZT7O -p tcp -m recent --set --name KUBE-SEP-ICDUIKC33SFI6ZPR --mask 255.255.255.255 --rsource -j DNAT --to-destination 10.180.0.3:80\n");
+	expect_chain(f->rs, RS_NAT, "KUBE-SVC-EXEQMP2JXU5NJZKX",
+		"-A KUBE-SVC-EXEQMP2JXU5NJZKX ! -s 10.0.0.0/8 -d 172.30.0.42/32 -p udp -m comment --comment \"ns2/svc2:dns cluster IP\" -m udp --dport 53 -j KUBE-MARK-MASQ\n"
+		"-A KUBE-SVC-EXEQMP2JXU5NJZKX -s 10.180.0.5/32 -j KUBE-MARK-MASQ\n"
+		"-A KUBE-SVC-EXEQMP2JXU5NJZKX -p udp -m statistic --mode random --probability 0.5000000000 -j DNAT --to-destination 10.180.0.4:5353\n"
+		"-A KUBE-SVC-EXEQMP2JXU5NJZKX -p udp -j DNAT --to-destination 10.180.0.5:5353\n");
+	expect_chain(f->rs, RS_NAT, "KUBE-SVC-X27LE4BHSL4DOUIK",
+		"-A KUBE-SVC-X27LE4BHSL4DOUIK ! -s 10.0.0.0/8 -d 172.30.0.43/32 -p tcp -m comment --comment \"ns3/svc3:p80 cluster IP\" -m tcp --dport 80 -j KUBE-MARK-MASQ\n"
+		"-A KUBE-SVC-X27LE4BHSL4DOUIK -s 10.180.0.6/32 -j KUBE-MARK-MASQ\n"
+		"-A KUBE-SVC-X27LE4BHSL4DOUIK -s 10.180.0.7/32 -j KUBE-MARK-MASQ\n"
+		"-A KUBE-SVC-X27LE4BHSL4DOUIK -p tcp -m statistic --mode random --probability 0.5000000000 -j DNAT --to-destination 10.180.0.6:80\n"
+		"-A KUBE-SVC-X27LE4BHSL4DOUIK -p tcp -j DNAT --to-destination 10.180.0.7:80\n");
+	expect_chain(f->rs, RS_NAT, "KUBE-SVL-X27LE4BHSL4DOUIK",
+		"-A KUBE-SVL-X27LE4BHSL4DOUIK -s 10.180.0.6/32 -j KUBE-MARK-MASQ\n"
+		"-A KUBE-SVL-X27LE4BHSL4DOUIK -p tcp -j DNAT --to-destination 10.180.0.6:80\n");
+	/* The rest of the layout is kube-proxy's. */
+	expect_chain(f->rs, RS_NAT, "KUBE-EXT-X27LE4BHSL4DOUIK",
+		"-A KUBE-EXT-X27LE4BHSL4DOUIK -s 10.0.0.0/8 -m comment --comment \"pod traffic for ns3/svc3:p80 external destinations\" -j KUBE-SVC-X27LE4BHSL4DOUIK\n"
+		"-A KUBE-EXT-X27LE4BHSL4DOUIK -m comment --comment \"masquerade LOCAL traffic for ns3/svc3:p80 external destinations\" -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ\n"
+		"-A KUBE-EXT-X27LE4BHSL4DOUIK -m comment --comment \"route LOCAL traffic for ns3/svc3:p80 external destinations\" -m addrtype --src-type LOCAL -j KUBE-SVC-X27LE4BHSL4DOUIK\n"
+		"-A KUBE-EXT-X27LE4BHSL4DOUIK -j KUBE-SVL-X27LE4BHSL4DOUIK\n");
+
+	/* Without a cluster CIDR there is no pod short-circuit: only the
+	 * local endpoint is marked in the cluster chain too. */
+	f->s.n_cluster_cidrs = 0;
+	fx_plan(f);
+	expect_chain(f->rs, RS_NAT, "KUBE-SVC-X27LE4BHSL4DOUIK",
+		"-A KUBE-SVC-X27LE4BHSL4DOUIK -s 10.180.0.6/32 -j KUBE-MARK-MASQ\n"
+		"-A KUBE-SVC-X27LE4BHSL4DOUIK -p tcp -m statistic --mode random --probability 0.5000000000 -j DNAT --to-destination 10.180.0.6:80\n"
+		"-A KUBE-SVC-X27LE4BHSL4DOUIK -p tcp -j DNAT --to-destination 10.180.0.7:80\n");
+}
+
+/* The threshold counts endpoints as large-cluster mode does: at N the
+ * layout is kube-proxy's, past it compact; 0 means never. */
+static void test_compact_threshold(void **state)
+{
+	static const struct {
+		size_t threshold;
+		bool compact;
+	} cases[] = {
+		{ 8, false }, { 7, true }, { 1, true }, { 0, false },
+	};
+	struct fx *f = *state;
+
+	build_compact(f);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		f->s.compact_endpoints_threshold = cases[i].threshold;
+		fx_plan(f);
+		if (has_prefix_chain(f->rs, "KUBE-SEP-") == cases[i].compact)
+			fail_msg("threshold %zu: want the %s layout", cases[i].threshold,
+				 cases[i].compact ? "compact" : "kube-proxy");
+		assert_int_equal(f->stats.endpoints, 7);
+	}
+	/* The default is far above this. */
+	plan_settings_init(&f->s);
+	assert_int_equal(f->s.compact_endpoints_threshold, 250000);
+}
+
 /* A source range holding the node IP also admits the node's own traffic,
  * which arrives from the VIP. */
 static void test_exact_firewall_allow_from_node(void **state)
@@ -1692,6 +1799,109 @@ static void test_flow_large_cluster(void **state)
 	);
 }
 
+/*
+ * Trace a new tcp connection from 10.0.0.2 to ns1/svc1 (ClientIP affinity)
+ * with the affinity entry `recent` present (NULL: none).  Every outcome must
+ * be a DNAT whose --set/--update name is the KUBE-SEP- name of the endpoint
+ * it went to; with an entry, all go to that endpoint.
+ */
+static void expect_affinity(struct fx *f, const char *recent, const char *const sep[3])
+{
+	static const char *const eps[3] = { "10.180.0.1", "10.180.0.2", "10.180.0.3" };
+	struct trace_env env = {
+		.local_addrs = f->s.local_addrs, .n_local_addrs = f->s.n_local_addrs,
+		.recent_name = recent,
+	};
+	struct trace_packet pkt = {
+		.src = ip("10.0.0.2"), .dst = ip("172.30.0.41"), .proto = PROTO_TCP, .dport = 80,
+	};
+	struct trace_result res = { 0 };
+
+	assert_int_equal(trace_packet(f->rs, &env, &pkt, &res), 0);
+	assert_true(near(trace_prob_verdict(&res, TRACE_DNAT), 1.0));
+	for (size_t i = 0; i < res.n; i++) {
+		const struct trace_outcome *o = &res.o[i];
+		char buf[INET6_ADDRSTRLEN];
+		size_t k;
+
+		ipaddr_fmt(&o->dnat_addr, buf, sizeof(buf));
+		for (k = 0; k < 3 && !streq(buf, eps[k]); k++)
+			;
+		if (k == 3 || !o->recent_set || !streq(o->recent_set, sep[k]) ||
+		    (recent && !streq(recent, sep[k]))) {
+			trace_result_print(&res, stderr);
+			fail_msg("affinity entry %s: outcome to %s recorded %s", recent ? recent : "none",
+				 buf, o->recent_set ? o->recent_set : "nothing");
+		}
+	}
+	trace_result_done(&res);
+}
+
+/* The compact layout sends packets where kube-proxy's does (the same flows
+ * through both); it masquerades every hairpin-capable endpoint's traffic to
+ * its service, where kube-proxy marks only what lands on the sender. */
+static void test_flow_compact(void **state)
+{
+	struct fx *f = *state;
+	char sep[3][RS_CHAIN_MAXLEN + 1];
+	const char *const seps[3] = { sep[0], sep[1], sep[2] };
+
+	chain_name("KUBE-SEP-", "ns1/svc1:p80", "tcp", "10.180.0.1:80", sep[0]);
+	chain_name("KUBE-SEP-", "ns1/svc1:p80", "tcp", "10.180.0.2:80", sep[1]);
+	chain_name("KUBE-SEP-", "ns1/svc1:p80", "tcp", "10.180.0.3:80", sep[2]);
+	build_compact(f);
+	for (int compact = 0; compact < 2; compact++) {
+		f->s.compact_endpoints_threshold = compact ? 1 : 0;
+		fx_plan(f);
+		assert_int_equal(has_prefix_chain(f->rs, "KUBE-SEP-"), !compact);
+		RUN_FLOWS(f,
+			FL("new client: spread", "10.0.0.2", false, "172.30.0.41", 80,
+			  "10.180.0.1:80, 10.180.0.2:80, 10.180.0.3:80", MASQ_NO),
+			FLR("client pinned to the second", "10.0.0.2", false, "172.30.0.41", 80,
+			  "10.180.0.2:80", MASQ_NO, NULL, sep[1]),
+			FLR("client pinned to the third", "10.0.0.2", false, "172.30.0.41", 80,
+			  "10.180.0.3:80", MASQ_NO, NULL, sep[2]),
+			FLR("entry of another list: spread", "10.0.0.2", false, "172.30.0.41", 80,
+			  "10.180.0.1:80, 10.180.0.2:80, 10.180.0.3:80", MASQ_NO, NULL, "KUBE-SEP-OTHER"),
+			FL("external to clusterIP is masqueraded", "203.0.113.2", false, "172.30.0.41", 80,
+			  "10.180.0.1:80, 10.180.0.2:80, 10.180.0.3:80", MASQ_YES),
+			FL("node to clusterIP is masqueraded", NODE_IP, true, "172.30.0.41", 80,
+			  "10.180.0.1:80, 10.180.0.2:80, 10.180.0.3:80", MASQ_YES),
+			FLP("udp: two endpoints, target port", "10.0.0.2", false, "172.30.0.42", 53,
+			  "10.180.0.4:5353, 10.180.0.5:5353", MASQ_NO, "udp"),
+			FLP("tcp to the udp port", "10.0.0.2", false, "172.30.0.42", 53, "", MASQ_ANY, "tcp"),
+			FL("external to nodePort: local endpoint, source kept", "203.0.113.2", false, NODE_IP,
+			  3003, "10.180.0.6:80", MASQ_NO),
+			FL("pod to nodePort: short-circuited to all", "10.0.0.2", false, NODE_IP, 3003,
+			  "10.180.0.6:80, 10.180.0.7:80", MASQ_NO),
+			FL("node to nodePort: all, masqueraded", NODE_IP, true, NODE_IP, 3003,
+			  "10.180.0.6:80, 10.180.0.7:80", MASQ_YES),
+			FL("wrong port", "10.0.0.2", false, "172.30.0.41", 81, "", MASQ_ANY),
+		);
+		/* --set (new client) and --update (pinned) record the endpoint. */
+		expect_affinity(f, NULL, seps);
+		expect_affinity(f, sep[0], seps);
+		expect_affinity(f, sep[2], seps);
+	}
+	/* Compact hairpin: masqueraded wherever the connection lands. */
+	RUN_FLOWS(f,
+		FL("local endpoint to its service", "10.180.0.1", false, "172.30.0.41", 80,
+		  "10.180.0.1:80, 10.180.0.2:80, 10.180.0.3:80", MASQ_YES),
+		FLR("local endpoint pinned to itself", "10.180.0.1", false, "172.30.0.41", 80,
+		  "10.180.0.1:80", MASQ_YES, NULL, sep[0]),
+		FLP("endpoint without a node name", "10.180.0.5", false, "172.30.0.42", 53,
+		  "10.180.0.4:5353, 10.180.0.5:5353", MASQ_YES, "udp"),
+		FL("pod of another node via the node port short-circuit", "10.180.0.7", false, NODE_IP,
+		  3003, "10.180.0.6:80, 10.180.0.7:80", MASQ_YES),
+		FL("local endpoint via the node port", "10.180.0.6", false, NODE_IP, 3003,
+		  "10.180.0.6:80, 10.180.0.7:80", MASQ_YES),
+		/* Its own node DNATs a remote pod's cluster IP traffic: no mark
+		 * here for it (kube-proxy would mark the third that lands on it). */
+		FL("remote endpoint to the cluster IP", "10.180.0.2", false, "172.30.0.41", 80,
+		  "10.180.0.1:80, 10.180.0.2:80, 10.180.0.3:80", MASQ_NO),
+	);
+}
+
 /* Headless and ExternalName services: packets pass untouched. */
 static void test_flow_skipped(void **state)
 {
@@ -1785,6 +1995,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exact_nodeport_addresses, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_exact_nodeports_all_local, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_exact_large_cluster, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_exact_compact, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_compact_threshold, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_exact_firewall_allow_from_node, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_exact_multiport_protocols, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_exact_fixed_chains_settings, fx_setup, fx_teardown),
@@ -1803,6 +2015,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_flow_session_affinity, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_flow_masquerade, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_flow_large_cluster, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_flow_compact, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_flow_skipped, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_flow_overall, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_flow_legacy, fx_setup, fx_teardown),
