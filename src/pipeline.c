@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,6 +290,17 @@ int pipeline_sync(struct pipeline *p, struct sync_report *rep, struct diag_list 
 		return r;
 	t1 = now_seconds();
 	rep->plan_seconds = t1 - t0;
+	if (p->o->mode == MODE_ONCE) {
+		/* A one-shot run needs only the plan from here on: free the
+		 * merged and resolved state, so the peak is the kernel write's. */
+		desired_free(&p->desired);
+		memset(&p->desired, 0, sizeof(p->desired));
+		p->desired_generation = 0;
+		merge_free(p->merge);
+		p->merge = NULL;
+		/* Give the freed pages back (glibc keeps them otherwise). */
+		malloc_trim(0);
+	}
 	r = backend_apply(b, rs, &rep->apply, d);
 	ruleset_free(rs);
 	rep->total_seconds = now_seconds() - t0;
@@ -339,7 +351,7 @@ int pipeline_check_sysctls(struct pipeline *p, struct diag_list *d)
 		  "NodePorts on 127.0.0.1 do not work (--localhost-nodeports)", true },
 	};
 	size_t i;
-	int r, v;
+	int r, v = 0;
 
 	for (i = 0; i < ARRAY_SIZE(need); i++) {
 		if (need[i].localhost_only && !p->settings.localhost_nodeports)

@@ -113,7 +113,9 @@ int pipeline_backend(struct pipeline *p, struct backend **ret, struct diag_list 
 
 /*
  * Plan and apply to the kernel.  On failure the kernel keeps the previous
- * rules.  rep may be NULL.  0 or -errno.
+ * rules.  rep may be NULL.  0 or -errno.  In MODE_ONCE the merged and
+ * resolved state is freed once planned (the write's peak memory is then
+ * its own): such a pipeline syncs once.
  */
 int pipeline_sync(struct pipeline *p, struct sync_report *rep, struct diag_list *d);
 
