@@ -128,7 +128,7 @@ class Suite:
                     "svcnat": tool_version([self.bin["svcnat"], "--version"]),
                     "git": tool_version(["git", "-C", SRCDIR, "describe", "--always", "--dirty"]),
                     "iptables": tool_version(["iptables-legacy-restore", "--version"]),
-                    "reps": a.reps, "quick": a.quick, "affinity_every": a.affinity_every, "loadavg_start": loadavg(),
+                    "reps": a.reps, "backend": a.backend, "quick": a.quick, "affinity_every": a.affinity_every, "loadavg_start": loadavg(),
                     "control": [], "daemon": None, "scale": None, "datapath": None, "goals": None}
 
     # ---- plumbing ----
@@ -245,7 +245,7 @@ class Suite:
         if cidr:
             args[args.index("--cluster-cidr") + 1] = cidr
         if mode == "--once":
-            args += ["--backend", "libiptc", "-v"]
+            args += ["--backend", self.a.backend, "-v"]
         return args
 
     def render(self, config, out, cidr=None):
@@ -476,7 +476,7 @@ class Suite:
         self.log("daemon %s: initial sync" % tag)
         errlog = open(os.path.join(d, "daemon.log"), "w")
         p = subprocess.Popen(["ip", "netns", "exec", D, self.bin["svcnat"], "--config", live] + NODE_ARGS +
-                             ["--backend", "libiptc", "--min-sync-period", "0s", "--sync-period", "1h",
+                             ["--backend", self.a.backend, "--min-sync-period", "0s", "--sync-period", "1h",
                               "--healthz-bind-address", "", "--metrics-bind-address", "127.0.0.1:10249"],
                              stdout=subprocess.DEVNULL, stderr=errlog)
         self.procs.append(p)
@@ -778,6 +778,7 @@ def markdown(res):
              "from this run." % (res.get("svcnat") or "?", res.get("git") or "?",
                                  res.get("iptables") or "?", res["reps"]))
     o.append("Command: `%s`" % res["command"])
+    o.append("svcnat's writer: `--backend=%s`." % res.get("backend", "libiptc"))
     if res.get("affinity_every", 10) != 10:
         o.append("Inputs: 1 in %s services with ClientIP affinity (the default is 1 in 10)." % (
             res["affinity_every"] or "no"))
@@ -936,6 +937,8 @@ def main():
                     help="who writes the data-path rules (the same rules either way)")
     ap.add_argument("--dp-services", default="10000,20000",
                     help="service counts of the data-path cases (default 10000,20000; --quick: the first)")
+    ap.add_argument("--backend", choices=["direct", "libiptc"], default="direct",
+                    help="svcnat's writer (default direct: the kernel's socket options without libiptc)")
     ap.add_argument("--builddir", default=".", help="where svcnat and contrib/bench/* were built")
     ap.add_argument("--workdir", default=None, help="parent of the scratch directory (default $TMPDIR)")
     ap.add_argument("--out", default="bench-results", help="writes OUT.json and OUT.md")
