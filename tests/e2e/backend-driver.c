@@ -14,6 +14,8 @@
  *                          service 0's first endpoint by v addresses
  *       fail:N:M           as gen, plus a DNAT rule in a filter chain, which
  *                          the kernel refuses at commit
+ *       dangle:N:M         as gen, plus a jump to a chain the plan lacks,
+ *                          which the backend refuses before writing
  *       file:PATH          iptables-save text (svcnat --dry-run output)
  */
 #include <arpa/inet.h>
@@ -83,7 +85,8 @@ static int jump(struct rs_chain *from, const char *to, uint16_t ctstates, const 
 	return 0;
 }
 
-static int generate(struct ruleset *rs, unsigned n, unsigned m, unsigned variant, bool fail)
+static int generate(struct ruleset *rs, unsigned n, unsigned m, unsigned variant, bool fail,
+		    bool dangle)
 {
 	struct rs_chain *pre, *out, *post, *mm, *kpost, *ksvc, *knp, *fin, *ffwd, *fout, *fsvc,
 		*fext, *ffw;
@@ -312,6 +315,13 @@ static int generate(struct ruleset *rs, unsigned n, unsigned m, unsigned variant
 		r->t.kind = RS_T_DNAT;
 		r->t.u.dnat.addr = v4(ep_base + 1);
 	}
+	if (dangle) {
+		NEED(r = rs_chain_append(ksvc));
+		r->t.kind = RS_T_JUMP;
+		r->t.u.chain = ruleset_strdup(rs, "KUBE-SVC-NOSUCHCHAIN");
+		if (!r->t.u.chain)
+			return -ENOMEM;
+	}
 	ruleset_sort(rs);
 	return 0;
 }
@@ -359,13 +369,14 @@ static int load_spec(const char *spec, struct ruleset **ret, struct diag_list *d
 		*ret = rs;
 		return 0;
 	}
-	if ((strncmp(spec, "gen:", 4) != 0 && strncmp(spec, "fail:", 5) != 0) ||
+	if ((strncmp(spec, "gen:", 4) != 0 && strncmp(spec, "fail:", 5) != 0 &&
+	     strncmp(spec, "dangle:", 7) != 0) ||
 	    sscanf(strchr(spec, ':') + 1, "%u:%u:%u", &n, &m, &v) < 2)
 		return -EINVAL;
 	rs = ruleset_new();
 	if (!rs)
 		return -ENOMEM;
-	r = generate(rs, n, m, v, spec[0] == 'f');
+	r = generate(rs, n, m, v, spec[0] == 'f', spec[0] == 'd');
 	if (r < 0) {
 		ruleset_free(rs);
 		return r;

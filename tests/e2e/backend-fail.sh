@@ -38,6 +38,16 @@ run_backend() {
 	$SAVE | _bk_strip | diff -u "$BK_TMP/before" - >&2 ||
 		fail "$BK_NAME: a failed write changed the tables"
 
+	# A plan that jumps to a chain it does not have is refused before
+	# anything is written.
+	case $1 in
+	libiptc | direct) pat="jumps to 'KUBE-SVC-NOSUCHCHAIN', which is not a planned chain" ;;
+	*) pat='the table keeps its previous rules' ;;
+	esac
+	expect_fail "dangling jump" "$pat" $DRV apply dangle:20:2:3
+	$SAVE | _bk_strip | diff -u "$BK_TMP/before" - >&2 ||
+		fail "$BK_NAME: a refused plan changed the tables"
+
 	if [ "$1" = libiptc ] || [ "$1" = direct ]; then
 		expect_fail "without CAP_NET_ADMIN" 'CAP_NET_ADMIN' \
 			setpriv --bounding-set -net_admin --inh-caps -net_admin $DRV apply gen:20:2
