@@ -4,7 +4,7 @@
 endpoints, as `kubectl get services,endpointslices -A -o json` prints it.
 
 The mix: ClusterIP; about 1 in 4 NodePort; 1 in 100 LoadBalancer with
-loadBalancerSourceRanges and an ingress IP; 1 in 10 with ClientIP session
+loadBalancerSourceRanges and an ingress IP; 1 in 100 with ClientIP session
 affinity (--affinity-every); 1 in 8 with two ports (http and https); 1 in 20 endpoints on this
 node (node-a), the rest on other nodes.  Addresses follow svcnat's address
 plan (198.18.0.0/15 only): cluster IPs in 198.19.0.0/16, endpoints in
@@ -41,7 +41,7 @@ def pod_ip(n):
     return str(POD_NET.network_address + 1 + (n % (POD_NET.num_addresses - 2)))
 
 
-AFFINITY_EVERY = 10  # 1 in AFFINITY_EVERY services has ClientIP affinity (0: none)
+AFFINITY_EVERY = 100  # 1 in AFFINITY_EVERY services has ClientIP affinity (0: none)
 
 
 def service(i, n_endpoints, shift=0, target_ips=None):
@@ -119,7 +119,7 @@ def main():
     ap.add_argument("--target-ips", default="",
                     help="comma-separated endpoint addresses used by every service (data path)")
     ap.add_argument("--affinity-every", type=int, default=AFFINITY_EVERY,
-                    help="1 in K services has ClientIP affinity (default 10; 0: none)")
+                    help="1 in K services has ClientIP affinity (default 100; 0: none)")
     ap.add_argument("-o", "--output", default="-")
     a = ap.parse_args()
     if a.affinity_every < 0:

@@ -779,8 +779,8 @@ def markdown(res):
                                  res.get("iptables") or "?", res["reps"]))
     o.append("Command: `%s`" % res["command"])
     o.append("svcnat's writer: `--backend=%s`." % res.get("backend", "libiptc"))
-    if res.get("affinity_every", 10) != 10:
-        o.append("Inputs: 1 in %s services with ClientIP affinity (the default is 1 in 10)." % (
+    if res.get("affinity_every", 100) != 100:
+        o.append("Inputs: 1 in %s services with ClientIP affinity (the default is 1 in 100)." % (
             res["affinity_every"] or "no"))
     if res["control"]:
         o.append("")
@@ -924,8 +924,8 @@ def main():
     ap.add_argument("--no-scale", action="store_true", help="skip the 20,000 x 50 run")
     ap.add_argument("--scale", action="store_true", help="run 20,000 x 50 also with --sizes or --quick")
     ap.add_argument("--scale-peer", action="store_true", help="also iptables-legacy-restore at 20,000 x 50")
-    ap.add_argument("--affinity-every", type=int, default=10,
-                    help="1 in K services with ClientIP affinity (default 10; 0: none): each one "
+    ap.add_argument("--affinity-every", type=int, default=100,
+                    help="1 in K services with ClientIP affinity (default 100; 0: none): each one "
                          "adds -m recent rules, which the kernel checks in quadratic time")
     ap.add_argument("--peer-rewrite", action="store_true",
                     help="also iptables-legacy-restore --noflush of the every-endpoint-moved change "
