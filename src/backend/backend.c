@@ -750,7 +750,7 @@ static int save_rule_count(const char *cmd, size_t *ret)
 }
 
 /*
- * libiptc when the host's iptables is legacy; restore when it is nft,
+ * direct when the host's iptables is legacy; restore when it is nft,
  * unless nft holds no rules and legacy does (a legacy host that merely has
  * the nft variant as its default command).
  */
@@ -765,17 +765,17 @@ static int detect_kind(enum backend_kind *ret)
 	if (r < 0)
 		return r;
 	if (status == 127) {
-		/* No iptables command at all: only libiptc can write. */
-		*ret = BACKEND_LIBIPTC;
+		/* No iptables command at all: only the in-process writers can. */
+		*ret = BACKEND_DIRECT;
 		return 0;
 	}
 	if (strstr(out, "(legacy)")) {
-		*ret = BACKEND_LIBIPTC;
+		*ret = BACKEND_DIRECT;
 		return 0;
 	}
 	if (save_rule_count("iptables-nft-save", &nft) == 0 &&
 	    save_rule_count("iptables-legacy-save", &legacy) == 0 && nft == 0 && legacy > 0) {
-		*ret = BACKEND_LIBIPTC;
+		*ret = BACKEND_DIRECT;
 		return 0;
 	}
 	*ret = BACKEND_RESTORE;
