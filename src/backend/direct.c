@@ -401,7 +401,8 @@ static const struct kchain *kjump(const struct ktable *k, size_t idx)
 	const struct xt_standard_target *st = (const void *)entry_target(e);
 	const struct kchain *c;
 
-	if (!streq(st->target.u.user.name, XT_STANDARD_TARGET) || st->verdict < 0 ||
+	if (st->target.u.target_size < XT_ALIGN(sizeof(*st)) ||
+	    !streq(st->target.u.user.name, XT_STANDARD_TARGET) || st->verdict < 0 ||
 	    (uint32_t)st->verdict == k->eoff[idx] + e->next_offset)
 		return NULL;
 	c = bsearch(&(uint32_t){ (uint32_t)st->verdict }, k->ch, k->n_ch, sizeof(*k->ch),
@@ -665,7 +666,8 @@ static int emit_copy(struct dsync *s, size_t idx, const char *chain)
 	if (!e)
 		return -ENOMEM;
 	memcpy(e, ke, ke->next_offset);
-	if (!streq(st->target.u.user.name, XT_STANDARD_TARGET) || st->verdict < 0)
+	if (st->target.u.target_size < XT_ALIGN(sizeof(*st)) ||
+	    !streq(st->target.u.user.name, XT_STANDARD_TARGET) || st->verdict < 0)
 		return 0;
 	if ((uint32_t)st->verdict == s->k.eoff[idx] + ke->next_offset) {
 		*verdict_of(e) = (int)(off + e->next_offset);
