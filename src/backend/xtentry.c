@@ -33,6 +33,13 @@
 
 /* --- plan rule -> kernel entry --- */
 
+/* Into a zeroed name field; cut to fit as snprintf would, without its cost
+ * (it showed in a 373k-rule build). */
+static void put_name(char *dst, const char *src)
+{
+	memcpy(dst, src, strnlen(src, XT_EXTENSION_MAXNAMELEN - 1));
+}
+
 static void *add_match(struct xt_entry_buf *buf, size_t *off, const char *name, uint8_t rev,
 		       size_t datalen)
 {
@@ -44,7 +51,7 @@ static void *add_match(struct xt_entry_buf *buf, size_t *off, const char *name, 
 	m = (struct xt_entry_match *)(buf->b + *off);
 	memset(m, 0, sz);
 	m->u.match_size = (uint16_t)sz;
-	snprintf(m->u.user.name, sizeof(m->u.user.name), "%s", name);
+	put_name(m->u.user.name, name);
 	m->u.user.revision = rev;
 	*off += sz;
 	return m->data;
@@ -61,7 +68,7 @@ static void *add_target(struct xt_entry_buf *buf, size_t *off, const char *name,
 	t = (struct xt_entry_target *)(buf->b + *off);
 	memset(t, 0, sz);
 	t->u.target_size = (uint16_t)sz;
-	snprintf(t->u.user.name, sizeof(t->u.user.name), "%s", name);
+	put_name(t->u.user.name, name);
 	t->u.user.revision = rev;
 	*off += sz;
 	return t->data;
