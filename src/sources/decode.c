@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "sources/decode.h"
+#include "sources/jsonarena.h"
 #include "util.h"
 
 #define LABEL_SERVICE_NAME "kubernetes.io/service-name"
@@ -2255,6 +2256,8 @@ static void cjson_deletep(cJSON **j)
 int decode_buffer(const char *buf, size_t len, const char *source, struct decoded *out,
 		  struct diag_list *diags)
 {
+	/* Left after root is deleted (cleanups run in reverse order). */
+	_cleanup_(jsonarena_leave) struct jsonarena arena;
 	_cleanup_(cjson_deletep) cJSON *root = NULL;
 	struct dctx c = { .source = source, .diags = diags, .where = "" };
 	size_t n_services = out->n_services, n_slices = out->n_slices;
@@ -2262,6 +2265,7 @@ int decode_buffer(const char *buf, size_t len, const char *source, struct decode
 	char what[300];
 	int r;
 
+	jsonarena_enter(&arena, len);
 	r = parse(buf, len, source, diags, &root);
 	if (r < 0)
 		return r;
