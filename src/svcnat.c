@@ -618,20 +618,62 @@ static int run_etcd_load(const struct svcnat_options *o, struct diag_list *d)
 	return 0;
 }
 
+/*
+ * glibc (2.35 and later) backs malloc's heap with transparent huge pages
+ * when the tunable glibc.malloc.hugetlb=1 is set.  A sync of 10,000
+ * services touches a few hundred MB of fresh heap, and the faults of 4 KiB
+ * pages were about 40% of a --dry-run (2.4 s against 1.5 s) on a VM.  The
+ * tunable is read at process start only, so svcnat runs itself once more
+ * with it set; not when GLIBC_TUNABLES is set already (the user's choice
+ * stands) or SVCNAT_NO_REEXEC is.  Other libcs ignore the variable.
+ * Returns true in the process that runs with the tunable.
+ */
+#define HUGE_TUNABLE "glibc.malloc.hugetlb=1"
+
+static bool heap_hugepages(char **argv)
+{
+	const char *mark = getenv("SVCNAT_REEXECED");
+
+	if (mark) {
+		/* Applied at our start: do not hand it on to child processes. */
+		const char *t = getenv("GLIBC_TUNABLES");
+		bool ours = t && streq(t, HUGE_TUNABLE);
+
+		if (ours)
+			unsetenv("GLIBC_TUNABLES");
+		unsetenv("SVCNAT_REEXECED");
+		return ours;
+	}
+	if (getenv("GLIBC_TUNABLES") || getenv("SVCNAT_NO_REEXEC"))
+		return false;
+	if (setenv("GLIBC_TUNABLES", HUGE_TUNABLE, 1) < 0 ||
+	    setenv("SVCNAT_REEXECED", "1", 1) < 0)
+		return false;
+	execv("/proc/self/exe", argv);
+	/* No /proc: go on as we are. */
+	unsetenv("GLIBC_TUNABLES");
+	unsetenv("SVCNAT_REEXECED");
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	struct svcnat_options o;
 	struct pipeline *p = NULL;
 	struct diag_list d;
-	bool diff = false;
+	bool diff = false, huge;
 	int r, code;
 
+	huge = heap_hugepages(argv);
 	options_init(&o);
 	diag_list_init(&d);
 	code = parse_args(argc, argv, &o, &diff);
 	if (code)
 		goto out;
 	log_init("svcnat", o.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	if (huge)
+		log_debug("malloc's heap on transparent huge pages (GLIBC_TUNABLES=%s)",
+			  HUGE_TUNABLE);
 	/* One-shot modes stay quiet unless asked; the daemon logs at info. */
 	if (o.mode != MODE_DAEMON && !o.verbose)
 		log_set_max_level(LOG_LEVEL_WARNING);
