@@ -229,6 +229,46 @@ int backend_rule_copy_strings(struct ruleset *rs, struct rs_rule *r)
 	return 0;
 }
 
+int backend_jumps_match(size_t nl, size_t np, bool (*same)(void *ctx, size_t i, size_t j),
+			void *ctx, long *match, long *kept)
+{
+	_cleanup_free_ bool *used = calloc(np + 1, sizeof(*used));
+	bool in_order = true, change = false;
+	long last = -1;
+
+	if (!used)
+		return -ENOMEM;
+	for (size_t i = 0; i < nl; i++) {
+		match[i] = -1;
+		for (size_t j = 0; j < np; j++) {
+			if (!used[j] && same(ctx, i, j)) {
+				used[j] = true;
+				match[i] = (long)j;
+				break;
+			}
+		}
+		if (match[i] >= 0) {
+			if (match[i] < last)
+				in_order = false;
+			last = match[i];
+		}
+	}
+	for (size_t j = 0; j < np; j++)
+		kept[j] = -1;
+	for (size_t i = 0; i < nl; i++) {
+		if (match[i] < 0 || !in_order) {
+			match[i] = -1;
+			change = true;
+		} else {
+			kept[match[i]] = (long)i;
+		}
+	}
+	for (size_t j = 0; j < np; j++)
+		if (kept[j] < 0)
+			change = true;
+	return change;
+}
+
 /* --- the xtables lock --- */
 
 /* Who holds an flock on (dev, ino), from /proc/locks; 0 if unknown. */
@@ -479,40 +519,37 @@ static int diff_rules(struct diff_out *o, const char *chain, const struct rs_rul
 	return 0;
 }
 
+struct chain_pair {
+	const struct rs_chain *live, *plan;
+};
+
+static bool pair_same(void *ctx, size_t i, size_t j)
+{
+	const struct chain_pair *p = ctx;
+
+	return backend_rule_same(&p->live->rules[i], &p->plan->rules[j]);
+}
+
 /* Built-in chains: the jump rules, each planned one once and in order. */
 static int diff_jumps(struct diff_out *o, const char *chain, const struct rs_chain *live,
 		      const struct rs_chain *plan)
 {
 	size_t nl = live ? live->n_rules : 0, np = plan ? plan->n_rules : 0;
-	_cleanup_free_ bool *used = calloc(np + 1, sizeof(bool));
 	_cleanup_free_ long *match = calloc(nl + 1, sizeof(long));
-	bool in_order = true;
-	long last = -1;
+	_cleanup_free_ long *kept = calloc(np + 1, sizeof(long));
+	struct chain_pair cp = { live, plan };
 	int r;
 
-	if (!used || !match)
+	if (!match || !kept)
 		return -ENOMEM;
-	for (size_t i = 0; i < nl; i++) {
-		match[i] = -1;
-		for (size_t j = 0; j < np; j++) {
-			if (!used[j] && backend_rule_same(&live->rules[i], &plan->rules[j])) {
-				used[j] = true;
-				match[i] = (long)j;
-				break;
-			}
-		}
-		if (match[i] >= 0) {
-			if (match[i] < last)
-				in_order = false;
-			last = match[i];
-		}
-	}
+	r = backend_jumps_match(nl, np, pair_same, &cp, match, kept);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < nl; i++)
-		if ((match[i] < 0 || !in_order) &&
-		    (r = diff_line(o, '-', chain, &live->rules[i])) < 0)
+		if (match[i] < 0 && (r = diff_line(o, '-', chain, &live->rules[i])) < 0)
 			return r;
 	for (size_t j = 0; j < np; j++)
-		if ((!used[j] || !in_order) && (r = diff_line(o, '+', chain, &plan->rules[j])) < 0)
+		if (kept[j] < 0 && (r = diff_line(o, '+', chain, &plan->rules[j])) < 0)
 			return r;
 	return 0;
 }

@@ -120,6 +120,7 @@ struct otable {
 	size_t n_fx, cap_fx;
 	unsigned hook_entry[NF_INET_NUMHOOKS];
 	unsigned underflow[NF_INET_NUMHOOKS];
+	size_t hint; /* the first allocation: the expected size */
 };
 
 struct dsync {
@@ -505,81 +506,79 @@ static int plan_user_chains(struct dsync *s, bool *changed)
 	return 0;
 }
 
+struct live_jumps {
+	struct dsync *s;
+	const struct kchain *kc;
+	const struct rs_chain *pc;
+	const size_t *at; /* rule number in kc of each live jump */
+};
+
+static bool live_jump_same(void *ctx, size_t i, size_t j)
+{
+	const struct live_jumps *lj = ctx;
+
+	return kentry_same(lj->s, lj->kc->first_idx + lj->at[i], &lj->pc->rules[j]);
+}
+
 /*
- * svcnat's jump rules in a built-in chain: every rule whose target is one
- * of our chains.  They must be the plan's jumps, each once, in plan order;
- * one already in place stays where it is (kube-proxy's -C then -I 1), a
- * missing one goes right after its planned predecessor or at the top.
- * When the ones present are out of order, all are put back at the top.
+ * svcnat's jump rules in a built-in chain (every rule whose target is one
+ * of our chains), as backend_jumps_match() decides: one in place stays
+ * where it is (kube-proxy's -C then -I 1), a missing one goes right after
+ * its kept planned predecessor or at the top.
  */
 static int plan_builtin(struct dsync *s, struct kchain *kc, bool *changed)
 {
 	struct bchain *bc = &s->bc[s->n_bc++];
-	size_t np, nk = kc->n_rules, n_ours = 0, nkept = 0;
-	_cleanup_free_ bool *used = NULL;
-	_cleanup_free_ long *match = NULL, *kpos_of = NULL;
-	_cleanup_free_ size_t *kept = NULL, *gat = NULL;
-	bool in_order = true;
-	long last = -1;
+	size_t np, nk = kc->n_rules, n_ours = 0, nkept = 0, cursor = 0;
+	_cleanup_free_ size_t *at = NULL, *kept = NULL, *gat = NULL;
+	_cleanup_free_ long *match = NULL, *kept_as = NULL, *kpos_of = NULL;
+	struct live_jumps lj;
+	int r;
 
 	bc->k = kc;
 	bc->pc = ruleset_find_chain(s->rs, s->t, kc->name);
 	np = bc->pc ? bc->pc->n_rules : 0;
-	used = calloc(np + 1, sizeof(*used));
-	match = calloc(nk + 1, sizeof(*match));    /* per kernel rule: -2 foreign, -1, j */
-	kpos_of = calloc(np + 1, sizeof(*kpos_of)); /* per plan jump: kept position or -1 */
-	kept = calloc(nk + 1, sizeof(*kept));
+	at = calloc(nk + 1, sizeof(*at));
+	match = calloc(nk + 1, sizeof(*match));
+	kept = calloc(nk + 1, sizeof(*kept));      /* kernel rules that stay, in order */
+	kept_as = calloc(np + 1, sizeof(*kept_as)); /* per plan jump: its live jump, or -1 */
+	kpos_of = calloc(np + 1, sizeof(*kpos_of)); /* per plan jump: its place in kept */
 	gat = calloc(np + 1, sizeof(*gat));         /* per missing plan jump: insert before */
 	bc->items = calloc(nk + np + 1, sizeof(*bc->items));
-	if (!used || !match || !kpos_of || !kept || !gat || !bc->items)
+	if (!at || !match || !kept || !kept_as || !kpos_of || !gat || !bc->items)
 		return -ENOMEM;
 
 	for (size_t i = 0; i < nk; i++) {
 		const struct kchain *to = kjump(&s->k, kc->first_idx + i);
 
-		match[i] = -2;
-		if (!to || !backend_chain_ours(s->rs, s->t, to->name))
-			continue;
-		match[i] = -1;
-		n_ours++;
-		for (size_t j = 0; j < np; j++) {
-			if (!used[j] && kentry_same(s, kc->first_idx + i, &bc->pc->rules[j])) {
-				used[j] = true;
-				match[i] = (long)j;
-				break;
-			}
-		}
-		if (match[i] >= 0) {
-			if (match[i] < last)
-				in_order = false;
-			last = match[i];
-		}
+		if (to && backend_chain_ours(s->rs, s->t, to->name))
+			at[n_ours++] = i;
 	}
+	lj = (struct live_jumps){ .s = s, .kc = kc, .pc = bc->pc, .at = at };
+	r = backend_jumps_match(n_ours, np, live_jump_same, &lj, match, kept_as);
+	if (r < 0)
+		return r;
+	bc->changed = r > 0;
 	for (size_t j = 0; j < np; j++)
 		kpos_of[j] = -1;
-	for (size_t i = 0; i < nk; i++) {
-		if (match[i] == -1 || (match[i] >= 0 && !in_order)) {
-			bc->changed = true;
+	for (size_t i = 0, k = 0; i < nk; i++) {
+		bool ours = k < n_ours && at[k] == i;
+
+		if (ours && match[k] < 0) {
+			k++;
 			continue;
 		}
-		if (match[i] >= 0)
-			kpos_of[match[i]] = (long)nkept;
+		if (ours)
+			kpos_of[match[k++]] = (long)nkept;
 		kept[nkept++] = i;
 	}
-	/* Where each missing jump goes: after the kept rule of its nearest
-	 * planned predecessor that is present, else at the top. */
-	{
-		size_t cursor = 0;
-
-		for (size_t j = 0; j < np; j++) {
-			if (kpos_of[j] >= 0) {
-				cursor = (size_t)kpos_of[j] + 1;
-				continue;
-			}
-			gat[j] = cursor;
-			bc->changed = true;
-			s->res->jumps_added++;
+	for (size_t j = 0; j < np; j++) {
+		if (kpos_of[j] >= 0) {
+			cursor = (size_t)kpos_of[j] + 1;
+			continue;
 		}
+		gat[j] = cursor;
+		s->res->jumps_added++;
 	}
 	/* gat[] does not decrease over the missing jumps: one pass merges. */
 	for (size_t x = 0, j = 0; x <= nkept; x++) {
@@ -615,7 +614,7 @@ static struct ipt_entry *o_entry(struct otable *o, size_t size, size_t old_idx)
 	struct ipt_entry *e;
 
 	if (o->len + size > o->cap) {
-		size_t ncap = o->cap ? o->cap : 1u << 16;
+		size_t ncap = o->cap ? o->cap : o->hint + size;
 		unsigned char *n;
 
 		while (ncap < o->len + size)
@@ -764,6 +763,12 @@ static int build_table(struct dsync *s)
 	struct ipt_replace *repl;
 	int r;
 
+	/* Start from an estimate (the old table, ~400 bytes per new rule), so
+	 * the buffer is rarely remapped while it grows. */
+	s->o.hint = s->k.info.size + (1u << 20);
+	for (size_t i = 0; i < s->n_oc; i++)
+		if (s->o.hint < SIZE_MAX / 2 && s->oc[i].pc)
+			s->o.hint += 400 * (s->oc[i].pc->n_rules + 1);
 	s->o.len = sizeof(struct ipt_replace);
 	for (size_t i = 0; i < s->n_bc; i++) {
 		struct bchain *bc = &s->bc[i];

@@ -73,6 +73,20 @@ int backend_check_plan_targets(const struct ruleset *rs, enum rs_table t, struct
 /* Copy the strings a decoded rule points to into rs's arena; -ENOMEM. */
 int backend_rule_copy_strings(struct ruleset *rs, struct rs_rule *r);
 
+/*
+ * svcnat's live jump rules in a built-in chain against the plan's jumps:
+ * each of the nl live jumps is matched to the first plan jump (of np) it
+ * equals (same(ctx, i, j)) that no earlier live jump took.  They must be
+ * the plan's jumps, each once, in plan order: on return match[i] is the
+ * plan jump live jump i stays as, or -1 when it goes (unmatched, or every
+ * one when the matched ones are out of order), and kept[j] the live jump
+ * plan jump j is, or -1 when it is to be inserted (after the nearest kept
+ * predecessor, else at the top).  Returns whether anything changes.
+ * match has nl slots, kept np; -ENOMEM.
+ */
+int backend_jumps_match(size_t nl, size_t np, bool (*same)(void *ctx, size_t i, size_t j),
+			void *ctx, long *match, long *kept);
+
 /* The (mark, mask) pair the kernel stores for a MARK target. */
 void backend_mark_encode(const struct rs_target *t, uint32_t *ret_mark, uint32_t *ret_mask);
 

@@ -178,20 +178,33 @@ static int plan_chain(struct tsync *s, const struct rs_chain *pc, struct kchain 
 	return 0;
 }
 
+struct live_jumps {
+	struct tsync *s;
+	const struct rs_chain *pc;
+	const size_t *at; /* position in the chain of each live jump */
+};
+
+static bool live_jump_same(void *ctx, size_t i, size_t j)
+{
+	const struct live_jumps *lj = ctx;
+
+	return entry_same(lj->s->ke[lj->at[i]], lj->s->h, &lj->pc->rules[j]);
+}
+
 /*
- * svcnat's jump rules in a built-in chain: every rule whose target is one
- * of our chains.  They must be the plan's jumps, each once, in plan order;
- * one already in place stays where it is (kube-proxy's -C then -I 1), a
- * missing one goes right after its planned predecessor or at the top.
+ * svcnat's jump rules in a built-in chain (every rule whose target is one
+ * of our chains), as backend_jumps_match() decides: one in place stays
+ * where it is (kube-proxy's -C then -I 1), a missing one goes right after
+ * its kept planned predecessor or at the top.
  */
 static int plan_jumps(struct tsync *s, const char *builtin)
 {
 	const struct rs_chain *pc = ruleset_find_chain(s->rs, s->t, builtin);
-	size_t np = pc ? pc->n_rules : 0, nk, n_ours = 0;
+	size_t np = pc ? pc->n_rules : 0, nk, n_ours = 0, n_del = 0;
+	_cleanup_free_ size_t *at = NULL, *del = NULL;
+	_cleanup_free_ long *match = NULL, *kpos = NULL;
+	struct live_jumps lj;
 	struct jump_fix *jf;
-	bool *used = NULL, in_order = true, need = false;
-	size_t *ours = NULL;
-	long *match = NULL, last = -1;
 	int r;
 
 	if (s->n_jf >= ARRAY_SIZE(s->jf))
@@ -199,75 +212,46 @@ static int plan_jumps(struct tsync *s, const char *builtin)
 	r = load_entries(s, builtin, &nk);
 	if (r < 0)
 		return r;
+	at = calloc(nk + 1, sizeof(*at));
+	match = calloc(nk + 1, sizeof(*match));
+	kpos = calloc(np + 1, sizeof(*kpos));
+	del = calloc(nk + 1, sizeof(*del));
+	if (!at || !match || !kpos || !del)
+		return -ENOMEM;
+	for (size_t i = 0; i < nk; i++) {
+		const char *tgt = iptc_get_target(s->ke[i], s->h);
+
+		if (tgt && backend_chain_ours(s->rs, s->t, tgt))
+			at[n_ours++] = i;
+	}
+	lj = (struct live_jumps){ .s = s, .pc = pc, .at = at };
+	/* kpos first holds the live jump each plan jump is... */
+	r = backend_jumps_match(n_ours, np, live_jump_same, &lj, match, kpos);
+	if (r <= 0)
+		return r;
+	for (size_t k = 0; k < n_ours; k++)
+		if (match[k] < 0)
+			del[n_del++] = at[k];
+	/* ...then its position once the deletions are done. */
+	for (size_t j = 0; j < np; j++) {
+		size_t before = 0, pos;
+
+		if (kpos[j] < 0)
+			continue;
+		pos = at[kpos[j]];
+		for (size_t x = 0; x < n_del; x++)
+			if (del[x] < pos)
+				before++;
+		kpos[j] = (long)(pos - before);
+	}
 	jf = &s->jf[s->n_jf++];
 	memset(jf, 0, sizeof(*jf));
 	snprintf(jf->chain, sizeof(jf->chain), "%s", builtin);
 	jf->pc = pc;
-
-	used = calloc(np + 1, sizeof(*used));
-	ours = calloc(nk + 1, sizeof(*ours));
-	match = calloc(nk + 1, sizeof(*match));
-	jf->kpos = calloc(np + 1, sizeof(*jf->kpos));
-	jf->del = calloc(nk + 1, sizeof(*jf->del));
-	if (!used || !ours || !match || !jf->kpos || !jf->del) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < nk; i++) {
-		const char *tgt = iptc_get_target(s->ke[i], s->h);
-
-		if (!tgt || !backend_chain_ours(s->rs, s->t, tgt))
-			continue;
-		match[n_ours] = -1;
-		for (size_t j = 0; j < np; j++) {
-			if (!used[j] && entry_same(s->ke[i], s->h, &pc->rules[j])) {
-				used[j] = true;
-				match[n_ours] = (long)j;
-				break;
-			}
-		}
-		if (match[n_ours] >= 0) {
-			if (match[n_ours] < last)
-				in_order = false;
-			last = match[n_ours];
-		}
-		ours[n_ours++] = i;
-	}
-	for (size_t j = 0; j < np; j++)
-		jf->kpos[j] = -1;
-	for (size_t k = 0; k < n_ours; k++) {
-		if (match[k] < 0 || !in_order) {
-			jf->del[jf->n_del++] = ours[k];
-			need = true;
-		}
-	}
-	for (size_t k = 0; k < n_ours; k++) {
-		size_t before = 0;
-
-		if (match[k] < 0 || !in_order)
-			continue;
-		for (size_t x = 0; x < jf->n_del; x++)
-			if (jf->del[x] < ours[k])
-				before++;
-		jf->kpos[match[k]] = (long)(ours[k] - before);
-	}
-	for (size_t j = 0; j < np; j++)
-		if (jf->kpos[j] < 0)
-			need = true;
-	if (!need)
-		s->n_jf--;
-	r = 0;
-out:
-	if (r < 0 || !need) {
-		free(jf->del);
-		free(jf->kpos);
-		jf->del = NULL;
-		jf->kpos = NULL;
-	}
-	free(used);
-	free(ours);
-	free(match);
-	return r;
+	jf->del = TAKE_PTR(del);
+	jf->n_del = n_del;
+	jf->kpos = TAKE_PTR(kpos);
+	return 0;
 }
 
 static int put_rule(struct tsync *s, const char *chain, const struct rs_rule *rule, size_t idx,

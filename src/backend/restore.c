@@ -339,23 +339,34 @@ static int put_chain(struct rsync *s, const struct rs_chain *pc)
 	return r;
 }
 
-/* The built-in chain's jump rules, as plan_jumps() in iptc.c decides. */
+struct live_lines {
+	struct sline *const *ours;
+	char *const *ptxt;
+};
+
+static bool live_line_same(void *ctx, size_t i, size_t j)
+{
+	const struct live_lines *ll = ctx;
+	const struct sline *l = ll->ours[i];
+
+	return strlen(ll->ptxt[j]) == l->args_len && memcmp(ll->ptxt[j], l->args, l->args_len) == 0;
+}
+
+/* The built-in chain's jump rules, as backend_jumps_match() decides. */
 static int fix_jumps(struct rsync *s, const char *builtin, struct sbuf *dels, struct sbuf *ins)
 {
 	const struct rs_chain *pc = ruleset_find_chain(s->plan, s->t, builtin);
 	size_t np = pc ? pc->n_rules : 0, n_ours = 0, n_del = 0;
 	_cleanup_free_ char **ptxt = calloc(np + 1, sizeof(char *));
-	_cleanup_free_ bool *used = calloc(np + 1, sizeof(bool));
 	_cleanup_free_ long *kpos = calloc(np + 1, sizeof(long));
 	_cleanup_free_ struct sline **ours = calloc(s->sc.n_lines + 1, sizeof(*ours));
 	_cleanup_free_ long *match = calloc(s->sc.n_lines + 1, sizeof(long));
 	_cleanup_free_ size_t *del = calloc(s->sc.n_lines + 1, sizeof(size_t));
-	bool in_order = true;
-	long last = -1;
+	struct live_lines ll = { ours, ptxt };
 	size_t cursor = 1, inserted = 0;
 	int r = 0;
 
-	if (!ptxt || !used || !kpos || !ours || !match || !del)
+	if (!ptxt || !kpos || !ours || !match || !del)
 		return -ENOMEM;
 	for (size_t j = 0; j < np; j++) {
 		const char *txt = sb_render(&s->rules, &pc->rules[j]);
@@ -364,43 +375,34 @@ static int fix_jumps(struct rsync *s, const char *builtin, struct sbuf *dels, st
 			r = -ENOMEM;
 			goto out;
 		}
-		kpos[j] = -1;
 	}
 	for (size_t i = 0; i < s->sc.n_lines; i++) {
 		struct sline *l = &s->sc.lines[i];
 
-		if (!streq(l->chain, builtin) || !l->target[0] ||
-		    !backend_chain_ours(s->plan, s->t, l->target))
-			continue;
-		match[n_ours] = -1;
-		for (size_t j = 0; j < np; j++) {
-			if (!used[j] && strlen(ptxt[j]) == l->args_len &&
-			    memcmp(ptxt[j], l->args, l->args_len) == 0) {
-				used[j] = true;
-				match[n_ours] = (long)j;
-				break;
-			}
-		}
-		if (match[n_ours] >= 0) {
-			if (match[n_ours] < last)
-				in_order = false;
-			last = match[n_ours];
-		}
-		ours[n_ours++] = l;
+		if (streq(l->chain, builtin) && l->target[0] &&
+		    backend_chain_ours(s->plan, s->t, l->target))
+			ours[n_ours++] = l;
 	}
+	/* kpos first holds the live jump each plan jump is... */
+	r = backend_jumps_match(n_ours, np, live_line_same, &ll, match, kpos);
+	if (r <= 0)
+		goto out;
 	for (size_t k = 0; k < n_ours; k++)
-		if (match[k] < 0 || !in_order)
+		if (match[k] < 0)
 			del[n_del++] = ours[k]->pos;
-	for (size_t k = 0; k < n_ours; k++) {
-		size_t before = 0;
+	/* ...then its position once the deletions are done. */
+	for (size_t j = 0; j < np; j++) {
+		size_t before = 0, pos;
 
-		if (match[k] < 0 || !in_order)
+		if (kpos[j] < 0)
 			continue;
+		pos = ours[kpos[j]]->pos;
 		for (size_t x = 0; x < n_del; x++)
-			if (del[x] < ours[k]->pos)
+			if (del[x] < pos)
 				before++;
-		kpos[match[k]] = (long)(ours[k]->pos - before);
+		kpos[j] = (long)(pos - before);
 	}
+	r = 0;
 	for (size_t x = n_del; r >= 0 && x-- > 0;) {
 		r = sb_printf(dels, "-D %s %zu\n", builtin, del[x]);
 		s->changed = true;

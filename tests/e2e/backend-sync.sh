@@ -140,6 +140,35 @@ run_backend() {
 	check_foreign "$BK_TMP/foreign.1"
 	[ -z "$(bk_owned nat)$(bk_owned filter)" ] ||
 		fail "$BK_NAME: cleanup left: $(bk_owned nat; bk_owned filter)"
+
+	# A stale chain of ours that another program still jumps to stays,
+	# emptied, with a warning; one nobody jumps to goes.
+	apply "$PLAN_A" "filter=committed nat=committed"
+	$IPT -t nat -N KUBE-SEP-STALEA
+	$IPT -t nat -A KUBE-SEP-STALEA -j RETURN
+	$IPT -t nat -N KUBE-SEP-STALEB
+	$IPT -t nat -N KUBE-SEP-STALEC
+	$IPT -t nat -A KUBE-SEP-STALEC -j RETURN
+	$IPT -t nat -N OTHER-TOOL
+	$IPT -t nat -A OTHER-TOOL -j KUBE-SEP-STALEA
+	$IPT -t nat -A OTHER-TOOL -j KUBE-SEP-STALEB
+	apply "$PLAN_A" "nat=committed"
+	grep -q 'KUBE-SEP-STALEA.*still jump' "$BK_TMP/err" ||
+		fail "$BK_NAME: no warning for a stale chain still referenced: $(cat "$BK_TMP/err")"
+	$SAVE -t nat >"$BK_TMP/stale"
+	grep -q '^:KUBE-SEP-STALEA ' "$BK_TMP/stale" && grep -q '^:KUBE-SEP-STALEB ' "$BK_TMP/stale" ||
+		fail "$BK_NAME: a stale chain another program jumps to was deleted"
+	! grep -q -- '-A KUBE-SEP-STALEA ' "$BK_TMP/stale" ||
+		fail "$BK_NAME: a referenced stale chain was not emptied"
+	! grep -q 'KUBE-SEP-STALEC' "$BK_TMP/stale" || fail "$BK_NAME: an unreferenced stale chain stayed"
+	grep -qx -- '-A OTHER-TOOL -j KUBE-SEP-STALEA' "$BK_TMP/stale" &&
+		grep -qx -- '-A OTHER-TOOL -j KUBE-SEP-STALEB' "$BK_TMP/stale" ||
+		fail "$BK_NAME: the other program's rules changed"
+	$IPT -t nat -F OTHER-TOOL
+	$IPT -t nat -X OTHER-TOOL
+	apply "$PLAN_A" "nat=committed"
+	! $SAVE -t nat | grep -q 'KUBE-SEP-STALE' || fail "$BK_NAME: stale chains stayed once unreferenced"
+	$DRV cleanup 2>"$BK_TMP/err" || { cat "$BK_TMP/err" >&2; fail "$BK_NAME: cleanup failed"; }
 	echo "  ok"
 }
 
