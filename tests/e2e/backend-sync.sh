@@ -141,9 +141,24 @@ run_backend() {
 	[ -z "$(bk_owned nat)$(bk_owned filter)" ] ||
 		fail "$BK_NAME: cleanup left: $(bk_owned nat; bk_owned filter)"
 
+	# Another program's chain that jumps to svcnat's chain and goes to
+	# another one keeps both through a commit that moves every offset.
+	apply "$PLAN_A" "filter=committed nat=committed"
+	$IPT -t nat -N OTHER-JUMP
+	$IPT -t nat -A OTHER-JUMP -s 198.18.1.9/32 -g DOCKER
+	$IPT -t nat -A OTHER-JUMP -j KUBE-SERVICES
+	apply "$PLAN_B" "nat=committed"
+	$SAVE -t nat >"$BK_TMP/jumps"
+	grep -qx -- '-A OTHER-JUMP -s 198.18.1.9/32 -g DOCKER' "$BK_TMP/jumps" &&
+		grep -qx -- '-A OTHER-JUMP -j KUBE-SERVICES' "$BK_TMP/jumps" ||
+		fail "$BK_NAME: another program's jumps lost their targets: $(grep OTHER-JUMP "$BK_TMP/jumps")"
+	check_plan "$PLAN_B"
+	$IPT -t nat -F OTHER-JUMP
+	$IPT -t nat -X OTHER-JUMP
+
 	# A stale chain of ours that another program still jumps to stays,
 	# emptied, with a warning; one nobody jumps to goes.
-	apply "$PLAN_A" "filter=committed nat=committed"
+	apply "$PLAN_A" "nat=committed"
 	$IPT -t nat -N KUBE-SEP-STALEA
 	$IPT -t nat -A KUBE-SEP-STALEA -j RETURN
 	$IPT -t nat -N KUBE-SEP-STALEB
