@@ -2018,12 +2018,41 @@ static int get_kind(struct dctx *c, const cJSON *j, const char **kind, const cha
 	return r;
 }
 
+/* Item i of a List; item_kind is the kind of a typed list's items (NULL
+ * for "List", whose items carry their own). */
+static int decode_item(struct dctx *c, const cJSON *it, size_t i, const char *item_kind,
+		       struct decoded *out)
+{
+	const char *kind = NULL, *api = NULL;
+	char where[64];
+	int r;
+
+	snprintf(where, sizeof(where), "items[%zu]", i);
+	c->where = where;
+	set_object(c, NULL, NULL, NULL);
+	r = cJSON_IsObject(it) ? 0 : type_error(c, it, "an object");
+	if (r == 0)
+		r = get_kind(c, it, &kind, &api);
+	if (r == 0 && !kind && !item_kind) {
+		r = report(c, DIAG_WARNING, "no kind; ignored");
+	} else if (r == 0) {
+		if (!kind) {
+			kind = item_kind;
+			api = NULL;
+		}
+		r = decode_kind(c, kind_of(kind, api), it, NULL, NULL, out);
+	}
+	c->where = "";
+	c->path[0] = '\0';
+	c->plen = 0;
+	return r;
+}
+
 static int decode_list(struct dctx *c, const cJSON *root, const char *list_kind,
 		       struct decoded *out)
 {
 	_cleanup_free_ char *item_kind = NULL;
 	const cJSON *items, *it;
-	char where[64];
 	size_t n = 0, i = 0;
 	int r;
 
@@ -2044,27 +2073,7 @@ static int decode_list(struct dctx *c, const cJSON *root, const char *list_kind,
 			return r == -EINVAL && cJSON_IsArray(items) ? -EFBIG : r;
 	}
 	cJSON_ArrayForEach(it, items) {
-		const char *kind = NULL, *api = NULL;
-
-		snprintf(where, sizeof(where), "items[%zu]", i);
-		c->where = where;
-		i++;
-		set_object(c, NULL, NULL, NULL);
-		r = cJSON_IsObject(it) ? 0 : type_error(c, it, "an object");
-		if (r == 0)
-			r = get_kind(c, it, &kind, &api);
-		if (r == 0 && !kind && !item_kind) {
-			r = report(c, DIAG_WARNING, "no kind; ignored");
-		} else if (r == 0) {
-			if (!kind) {
-				kind = item_kind;
-				api = NULL;
-			}
-			r = decode_kind(c, kind_of(kind, api), it, NULL, NULL, out);
-		}
-		c->where = "";
-		c->path[0] = '\0';
-		c->plen = 0;
+		r = decode_item(c, it, i++, item_kind, out);
 		if (r < 0 && r != -EINVAL)
 			return r;
 	}
@@ -2253,6 +2262,146 @@ static void cjson_deletep(cJSON **j)
 	cJSON_Delete(*j);
 }
 
+static unsigned long streamed_lists;
+
+unsigned long decode_streamed_lists(void)
+{
+	return streamed_lists;
+}
+
+static const char *skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+		p++;
+	return p;
+}
+
+/*
+ * A List decoded item by item.  kubectl's List of Services and
+ * EndpointSlices is by far the largest input, and its whole cJSON tree is
+ * five times its text; here cJSON parses one item at a time (each top-level
+ * member is a value it parses on its own), the item is decoded and its
+ * memory reused for the next.  Only the plain case is taken: an object
+ * whose "kind" is "List", with an "items" array of objects that carry their
+ * own kind, within DECODE_MAX_ITEMS.  For anything else, a syntax error
+ * included, *ret_done is false, everything is undone, and the whole-tree
+ * path decodes (or rejects) it exactly as before.
+ */
+static int stream_list(struct dctx *c, const char *text, size_t len, struct jsonarena *arena,
+		       struct decoded *out, bool *ret_done)
+{
+	_cleanup_(cjson_deletep) cJSON *root = cJSON_CreateObject();
+	struct diag_list *real = c->diags, tmp;
+	size_t n_services = out->n_services, n_slices = out->n_slices, n = 0;
+	const char *p = skip_ws(text, text + len), *end = text + len, *q, *kind = NULL, *api = NULL;
+	bool items_seen = false, ok = false;
+	int r = 0;
+
+	*ret_done = false;
+	if (!root || p == end || *p != '{')
+		return 0;
+	diag_list_init(&tmp);
+	c->diags = &tmp;
+	for (p = skip_ws(p + 1, end); p < end && *p != '}';) {
+		cJSON *key, *value;
+
+		if (*p != '"' || !(key = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &q, false)))
+			goto out;
+		p = skip_ws(q, end);
+		if (p == end || *p != ':' || !cJSON_IsString(key)) {
+			cJSON_Delete(key);
+			goto out;
+		}
+		p = skip_ws(p + 1, end);
+		if (streq(key->valuestring, "items") && !items_seen && p < end && *p == '[') {
+			items_seen = true;
+			for (p = skip_ws(p + 1, end); p < end && *p != ']';) {
+				struct jsonarena_mark m;
+				cJSON *it, *k;
+
+				jsonarena_mark(arena, &m);
+				it = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &q, false);
+				k = cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, "kind")
+						       : NULL;
+				if (!k || n >= DECODE_MAX_ITEMS) {
+					cJSON_Delete(it);
+					cJSON_Delete(key);
+					goto out;
+				}
+				r = decode_item(c, it, n++, NULL, out);
+				cJSON_Delete(it);
+				jsonarena_rewind(arena, &m);
+				if (r < 0 && r != -EINVAL) {
+					cJSON_Delete(key);
+					ok = true; /* a hard error (ENOMEM): report it */
+					goto out;
+				}
+				r = 0;
+				p = skip_ws(q, end);
+				if (p < end && *p == ',') {
+					p = skip_ws(p + 1, end);
+					if (p == end || *p == ']') { /* [1,] is not JSON */
+						cJSON_Delete(key);
+						goto out;
+					}
+				} else if (p == end || *p != ']') {
+					cJSON_Delete(key);
+					goto out;
+				}
+			}
+			if (p == end) {
+				cJSON_Delete(key);
+				goto out;
+			}
+			p++;
+		} else {
+			value = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &q, false);
+			if (!value) {
+				cJSON_Delete(key);
+				goto out;
+			}
+			cJSON_AddItemToObject(root, key->valuestring, value);
+			p = q;
+		}
+		cJSON_Delete(key);
+		p = skip_ws(p, end);
+		if (p < end && *p == ',') {
+			p = skip_ws(p + 1, end);
+			if (p == end || *p == '}') /* {"a": 1,} is not JSON */
+				goto out;
+		} else if (p == end || *p != '}') {
+			goto out;
+		}
+	}
+	if (p == end || skip_ws(p + 1, end) != end)
+		goto out;
+	/* The whole text is one object: is it a List? */
+	{
+		struct diag_list none;
+
+		diag_list_init(&none);
+		c->diags = &none;
+		ok = get_kind(c, root, &kind, &api) == 0 && kind && streq(kind, "List");
+		c->diags = &tmp;
+		diag_list_done(&none);
+		if (ok && !items_seen)
+			ok = false; /* no items: the whole-tree path says what it says */
+	}
+out:
+	c->diags = real;
+	if (!ok) {
+		rollback(out, n_services, n_slices);
+		diag_list_done(&tmp);
+		return 0;
+	}
+	*ret_done = true;
+	streamed_lists++;
+	if (diag_list_move(real, &tmp) < 0)
+		r = -ENOMEM;
+	diag_list_done(&tmp);
+	return r;
+}
+
 int decode_buffer(const char *buf, size_t len, const char *source, struct decoded *out,
 		  struct diag_list *diags)
 {
@@ -2266,6 +2415,19 @@ int decode_buffer(const char *buf, size_t len, const char *source, struct decode
 	int r;
 
 	jsonarena_enter(&arena, len);
+	if (len <= DECODE_MAX_FILE_SIZE) {
+		size_t bom = len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+		bool done;
+
+		r = stream_list(&c, buf + bom, len - bom, &arena, out, &done);
+		if (done) {
+			if (r == -EFBIG || r == -EINVAL) {
+				rollback(out, n_services, n_slices);
+				return r;
+			}
+			return finish(out, n_services, n_slices, source, diags, r);
+		}
+	}
 	r = parse(buf, len, source, diags, &root);
 	if (r < 0)
 		return r;

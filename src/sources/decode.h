@@ -72,6 +72,13 @@ int decode_buffer(const char *buf, size_t len, const char *source, struct decode
 		  struct diag_list *diags);
 
 /*
+ * How many Lists decode_buffer() has decoded item by item so far (kubectl's
+ * plain "List" of objects that carry their kind is parsed one item at a
+ * time; other documents as a whole tree, with the same result).  For tests.
+ */
+unsigned long decode_streamed_lists(void);
+
+/*
  * Decode one object of a known kind from an etcd value ("Service",
  * "EndpointSlice", or the original layout's "legacy-service" /
  * "legacy-endpoints"); key_ns/key_name come from the etcd key and fill in

@@ -69,6 +69,25 @@ void jsonarena_leave(struct jsonarena *a)
 	*a = (struct jsonarena){ 0 };
 }
 
+void jsonarena_mark(const struct jsonarena *a, struct jsonarena_mark *ret)
+{
+	ret->chunk = a->chunks;
+	ret->pos = a->pos;
+}
+
+void jsonarena_rewind(struct jsonarena *a, const struct jsonarena_mark *m)
+{
+	char *to;
+
+	if (!a->chunks)
+		return;
+	to = a->chunks == m->chunk ? m->pos : (char *)a->chunks + HDR;
+	if (!to || to > a->pos)
+		return;
+	ASAN_POISON_MEMORY_REGION(to, (size_t)(a->pos - to));
+	a->pos = to;
+}
+
 bool jsonarena_owns(const struct jsonarena *a, const void *p)
 {
 	const struct jsonarena_chunk *c;

@@ -53,6 +53,21 @@ void jsonarena_enter(struct jsonarena *a, size_t hint);
  */
 void jsonarena_leave(struct jsonarena *a);
 
+/*
+ * A point of the current arena to come back to: jsonarena_rewind() drops
+ * everything allocated since (the tree of one list item once it is
+ * decoded), so the next allocations reuse that memory.  When a chunk was
+ * added since the mark, the newest chunk is reused from its start and the
+ * older one's tail is left unused.
+ */
+struct jsonarena_mark {
+	const struct jsonarena_chunk *chunk;
+	char *pos;
+};
+
+void jsonarena_mark(const struct jsonarena *a, struct jsonarena_mark *ret);
+void jsonarena_rewind(struct jsonarena *a, const struct jsonarena_mark *m);
+
 /* True if p lies in one of a's chunks. */
 bool jsonarena_owns(const struct jsonarena *a, const void *p);
 
