@@ -185,6 +185,38 @@ static void test_free_routing(void **state)
 	watch(NULL);
 }
 
+/* Rewinding to a mark reuses what was allocated since, also across a
+ * chunk added since the mark (then from that chunk's start). */
+static void test_rewind(void **state)
+{
+	struct jsonarena a;
+	struct jsonarena_mark m;
+	char *x, *y, *z, *big, *again;
+
+	(void)state;
+	jsonarena_enter(&a, 0);
+	x = jsonarena_malloc(100);
+	jsonarena_mark(&a, &m);
+	y = jsonarena_malloc(200);
+	assert_true(y > x);
+	jsonarena_rewind(&a, &m);
+	z = jsonarena_malloc(200);
+	assert_ptr_equal(z, y);
+	assert_true(jsonarena_owns(&a, x));
+
+	jsonarena_mark(&a, &m);
+	big = jsonarena_malloc(JSONARENA_MIN_CHUNK + 1); /* does not fit: a new chunk */
+	assert_true(jsonarena_owns(&a, big));
+	jsonarena_rewind(&a, &m);
+	again = jsonarena_malloc(64);
+	assert_ptr_equal(again, big);
+	/* Before the mark nothing moved. */
+	memset(x, 1, 100);
+	memset(z, 2, 200);
+	assert_int_equal(x[99], 1);
+	jsonarena_leave(&a);
+}
+
 static void test_nested(void **state)
 {
 	struct jsonarena outer, inner;
@@ -259,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_hugepage),
 		cmocka_unit_test(test_free_routing),
 		cmocka_unit_test(test_nested),
+		cmocka_unit_test(test_rewind),
 		cmocka_unit_test(test_cjson),
 	};
 
