@@ -2290,49 +2290,41 @@ static const char *skip_ws(const char *p, const char *end)
 static int stream_list(struct dctx *c, const char *text, size_t len, struct jsonarena *arena,
 		       struct decoded *out, bool *ret_done)
 {
-	_cleanup_(cjson_deletep) cJSON *root = cJSON_CreateObject();
 	struct diag_list *real = c->diags, tmp;
 	size_t n_services = out->n_services, n_slices = out->n_slices, n = 0;
 	const char *p = skip_ws(text, text + len), *end = text + len, *q, *kind = NULL, *api = NULL;
+	cJSON *root = NULL, *key = NULL, *it = NULL;
 	bool items_seen = false, ok = false;
 	int r = 0;
 
 	*ret_done = false;
-	if (!root || p == end || *p != '{')
-		return 0;
 	diag_list_init(&tmp);
 	c->diags = &tmp;
+	if (p == end || *p != '{' || !(root = cJSON_CreateObject()))
+		goto out;
 	for (p = skip_ws(p + 1, end); p < end && *p != '}';) {
-		cJSON *key, *value;
-
 		if (*p != '"' || !(key = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &q, false)))
 			goto out;
 		p = skip_ws(q, end);
-		if (p == end || *p != ':' || !cJSON_IsString(key)) {
-			cJSON_Delete(key);
+		if (p == end || *p != ':' || !cJSON_IsString(key))
 			goto out;
-		}
 		p = skip_ws(p + 1, end);
 		if (streq(key->valuestring, "items") && !items_seen && p < end && *p == '[') {
 			items_seen = true;
 			for (p = skip_ws(p + 1, end); p < end && *p != ']';) {
 				struct jsonarena_mark m;
-				cJSON *it, *k;
 
 				jsonarena_mark(arena, &m);
 				it = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &q, false);
-				k = cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, "kind")
-						       : NULL;
-				if (!k || n >= DECODE_MAX_ITEMS) {
-					cJSON_Delete(it);
-					cJSON_Delete(key);
+				if (!cJSON_IsObject(it) ||
+				    !cJSON_GetObjectItemCaseSensitive(it, "kind") ||
+				    n >= DECODE_MAX_ITEMS)
 					goto out;
-				}
 				r = decode_item(c, it, n++, NULL, out);
 				cJSON_Delete(it);
+				it = NULL;
 				jsonarena_rewind(arena, &m);
 				if (r < 0 && r != -EINVAL) {
-					cJSON_Delete(key);
 					ok = true; /* a hard error (ENOMEM): report it */
 					goto out;
 				}
@@ -2340,30 +2332,25 @@ static int stream_list(struct dctx *c, const char *text, size_t len, struct json
 				p = skip_ws(q, end);
 				if (p < end && *p == ',') {
 					p = skip_ws(p + 1, end);
-					if (p == end || *p == ']') { /* [1,] is not JSON */
-						cJSON_Delete(key);
+					if (p == end || *p == ']') /* [1,] is not JSON */
 						goto out;
-					}
 				} else if (p == end || *p != ']') {
-					cJSON_Delete(key);
 					goto out;
 				}
 			}
-			if (p == end) {
-				cJSON_Delete(key);
+			if (p == end)
 				goto out;
-			}
 			p++;
 		} else {
-			value = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &q, false);
-			if (!value) {
-				cJSON_Delete(key);
+			cJSON *value = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &q, false);
+
+			if (!value)
 				goto out;
-			}
 			cJSON_AddItemToObject(root, key->valuestring, value);
 			p = q;
 		}
 		cJSON_Delete(key);
+		key = NULL;
 		p = skip_ws(p, end);
 		if (p < end && *p == ',') {
 			p = skip_ws(p + 1, end);
@@ -2373,22 +2360,23 @@ static int stream_list(struct dctx *c, const char *text, size_t len, struct json
 			goto out;
 		}
 	}
-	if (p == end || skip_ws(p + 1, end) != end)
+	if (p == end || skip_ws(p + 1, end) != end || !items_seen)
 		goto out;
-	/* The whole text is one object: is it a List? */
+	/* The whole text is one object with items: is it a List?  (Its own
+	 * errors are the whole-tree path's to report.) */
 	{
 		struct diag_list none;
 
 		diag_list_init(&none);
 		c->diags = &none;
 		ok = get_kind(c, root, &kind, &api) == 0 && kind && streq(kind, "List");
-		c->diags = &tmp;
 		diag_list_done(&none);
-		if (ok && !items_seen)
-			ok = false; /* no items: the whole-tree path says what it says */
 	}
 out:
 	c->diags = real;
+	cJSON_Delete(it);
+	cJSON_Delete(key);
+	cJSON_Delete(root);
 	if (!ok) {
 		rollback(out, n_services, n_slices);
 		diag_list_done(&tmp);
