@@ -35,4 +35,29 @@ run user -u SVCNAT_NO_REEXEC GLIBC_TUNABLES=glibc.malloc.check=0
 cmp -s "$tmp/default.out" "$tmp/optout.out" && cmp -s "$tmp/default.out" "$tmp/user.out" ||
 	fail "the rules differ with and without the re-execution"
 [ -s "$tmp/default.out" ] || fail "no rules printed"
+
+# The tunable is svcnat's own: the programs it runs do not get it (a user's
+# GLIBC_TUNABLES they do).  As root, in a network namespace of its own,
+# with stand-ins for iptables that record their environment.
+if [ "$(id -u)" = 0 ] && unshare -n true 2>/dev/null; then
+	mkdir "$tmp/bin"
+	printf '#!/bin/sh\nenv >"$FK_DIR/env.iptables"\necho "iptables v1.8.9 (nf_tables)"\n' \
+		>"$tmp/bin/iptables"
+	printf '#!/bin/sh\nenv >"$FK_DIR/env.save"\n' >"$tmp/bin/iptables-nft-save"
+	printf '#!/bin/sh\nenv >"$FK_DIR/env.restore"\ncat >/dev/null\n' >"$tmp/bin/iptables-nft-restore"
+	chmod +x "$tmp/bin/"*
+	once() {
+		FK_DIR=$tmp PATH=$tmp/bin:$PATH unshare -n env "$@" "$SVCNAT" --once \
+			--config "$top_srcdir/contrib/examples/cluster.json" --node-ip 198.18.0.1 \
+			--hostname node-a >"$tmp/once.log" 2>&1 || fail "svcnat --once: $(cat "$tmp/once.log")"
+		[ -s "$tmp/env.restore" ] || fail "svcnat --once did not run the stand-in restore"
+	}
+	once -u GLIBC_TUNABLES -u SVCNAT_NO_REEXEC
+	! grep -q 'GLIBC_TUNABLES\|SVCNAT_REEXECED' "$tmp"/env.* ||
+		fail "svcnat handed its tunable on: $(grep -h 'GLIBC_TUNABLES\|SVCNAT_REEXECED' "$tmp"/env.*)"
+	rm -f "$tmp"/env.*
+	once -u SVCNAT_NO_REEXEC GLIBC_TUNABLES=glibc.malloc.check=0
+	grep -qx 'GLIBC_TUNABLES=glibc.malloc.check=0' "$tmp/env.restore" ||
+		fail "the user's GLIBC_TUNABLES did not reach the programs svcnat runs"
+fi
 echo "PASS: reexec"
