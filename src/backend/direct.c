@@ -21,7 +21,7 @@
  *
  * This is what iptc_init + iptc_commit do, without libiptc's per-rule
  * lists and sorted chain inserts, which dominated syncs at 10,000 services
- * (contrib/bench/README.md).
+ * (README.md, "Performance").
  */
 #include <errno.h>
 #include <netinet/in.h>
