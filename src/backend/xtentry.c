@@ -57,6 +57,13 @@ static void *add_match(struct xt_entry_buf *buf, size_t *off, const char *name, 
 	return m->data;
 }
 
+/* --dport N as N:N, a range N:M as it is. */
+static void port_encode(const struct rs_match *m, uint16_t dpts[2])
+{
+	dpts[0] = m->u.port.dport;
+	dpts[1] = m->u.port.dport_max ? m->u.port.dport_max : m->u.port.dport;
+}
+
 static void *add_target(struct xt_entry_buf *buf, size_t *off, const char *name, uint8_t rev,
 			size_t datalen)
 {
@@ -182,7 +189,7 @@ int xt_entry_build(const struct rs_rule *r, bool labels, struct xt_entry_buf *bu
 				if (!tp)
 					goto too_big;
 				tp->spts[1] = 0xffff;
-				tp->dpts[0] = tp->dpts[1] = m->u.port.dport;
+				port_encode(m, tp->dpts);
 				if (!m->u.port.dport)
 					tp->dpts[1] = 0xffff; /* bare -m tcp */
 				if (m->invert)
@@ -193,7 +200,7 @@ int xt_entry_build(const struct rs_rule *r, bool labels, struct xt_entry_buf *bu
 				if (!up)
 					goto too_big;
 				up->spts[1] = 0xffff;
-				up->dpts[0] = up->dpts[1] = m->u.port.dport;
+				port_encode(m, up->dpts);
 				if (!m->u.port.dport)
 					up->dpts[1] = 0xffff;
 				if (m->invert)
@@ -204,7 +211,7 @@ int xt_entry_build(const struct rs_rule *r, bool labels, struct xt_entry_buf *bu
 				if (!sp)
 					goto too_big;
 				if (m->u.port.dport) {
-					sp->dpts[0] = sp->dpts[1] = m->u.port.dport;
+					port_encode(m, sp->dpts);
 					sp->flags = XT_SCTP_DEST_PORTS;
 					if (m->invert)
 						sp->invflags = XT_SCTP_DEST_PORTS;
@@ -407,11 +414,18 @@ too_big:
 /* --- kernel entry -> rule (for comparing and for --diff) --- */
 
 /* A single destination port, or the whole range of a bare -m tcp/udp. */
+/* A port or a range N:M with 1 <= N <= M, or the bare match (0:65535). */
 static bool port_single(const uint16_t dpts[2], bool invert)
 {
 	if (dpts[0] == 0 && dpts[1] == 0xffff)
 		return !invert;
-	return dpts[0] == dpts[1] && dpts[0] != 0;
+	return dpts[0] <= dpts[1] && dpts[0] != 0;
+}
+
+static void port_decode(const uint16_t dpts[2], struct rs_match *rm)
+{
+	rm->u.port.dport = dpts[1] == 0xffff && !dpts[0] ? 0 : dpts[0];
+	rm->u.port.dport_max = rm->u.port.dport && dpts[1] != dpts[0] ? dpts[1] : 0;
 }
 
 static const char *entry_str(const char *s, size_t max)
@@ -493,7 +507,7 @@ int xt_entry_decode(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,
 			    (tp->invflags & ~XT_TCP_INV_DSTPT))
 				goto bad_match;
 			rm->kind = RS_M_PORT;
-			rm->u.port.dport = tp->dpts[1] == 0xffff && !tp->dpts[0] ? 0 : tp->dpts[0];
+			port_decode(tp->dpts, rm);
 			rm->invert = tp->invflags & XT_TCP_INV_DSTPT;
 		} else if (streq(name, "udp") && rev == 0) {
 			const struct xt_udp *up = MATCH_DATA(m, struct xt_udp);
@@ -503,18 +517,19 @@ int xt_entry_decode(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,
 			    (up->invflags & ~XT_UDP_INV_DSTPT))
 				goto bad_match;
 			rm->kind = RS_M_PORT;
-			rm->u.port.dport = up->dpts[1] == 0xffff && !up->dpts[0] ? 0 : up->dpts[0];
+			port_decode(up->dpts, rm);
 			rm->invert = up->invflags & XT_UDP_INV_DSTPT;
 		} else if (streq(name, "sctp") && rev == 0) {
 			const struct xt_sctp_info *sp = MATCH_DATA(m, struct xt_sctp_info);
 
 			if (!sp || r->proto != IPPROTO_SCTP ||
 			    (sp->flags != XT_SCTP_DEST_PORTS && sp->flags != 0) ||
-			    (sp->flags && (sp->dpts[0] != sp->dpts[1] || !sp->dpts[0])) ||
+			    (sp->flags && (sp->dpts[0] > sp->dpts[1] || !sp->dpts[0])) ||
 			    (sp->invflags & ~sp->flags))
 				goto bad_match;
 			rm->kind = RS_M_PORT;
-			rm->u.port.dport = sp->flags ? sp->dpts[0] : 0;
+			if (sp->flags)
+				port_decode(sp->dpts, rm);
 			rm->invert = sp->invflags & XT_SCTP_DEST_PORTS;
 		} else if (streq(name, "addrtype") && rev == 1) {
 			const struct xt_addrtype_info_v1 *ai =

@@ -340,12 +340,46 @@ static const char *opt_arg(struct cur *c)
 	return a;
 }
 
+/*
+ * "N" or "N:M" (N < M; "N:N" is N, as iptables-save prints it) with
+ * 1 <= N.  -EINVAL for a bad number, -EOPNOTSUPP for a range svcnat never
+ * writes (open ends, from 0, reversed).
+ */
+static int parse_port_range(const char *v, uint32_t *ret_lo, uint32_t *ret_hi)
+{
+	const char *colon = strchr(v, ':');
+	char lo_s[8];
+	uint32_t lo, hi;
+
+	if (!colon) {
+		if (!parse_dec(v, 65535, &lo) || !lo)
+			return -EINVAL;
+		*ret_lo = lo;
+		*ret_hi = 0;
+		return 0;
+	}
+	if ((size_t)(colon - v) >= sizeof(lo_s))
+		return -EINVAL;
+	memcpy(lo_s, v, (size_t)(colon - v));
+	lo_s[colon - v] = '\0';
+	if (!lo_s[0] || !colon[1])
+		return -EOPNOTSUPP;
+	if (!parse_dec(lo_s, 65535, &lo) || !parse_dec(colon + 1, 65535, &hi))
+		return -EINVAL;
+	if (!lo || hi < lo)
+		return -EOPNOTSUPP;
+	*ret_lo = lo;
+	*ret_hi = hi == lo ? 0 : hi;
+	return 0;
+}
+
 static int match_port(struct parser *p, struct cur *c, struct rs_rule *r, const char *mod,
 		      struct rs_match *m)
 {
 	const char *opt, *v;
-	uint32_t port;
+	uint32_t port, port_max;
 	bool inv, have = false;
+	int r_ok;
 
 	if (!r->proto || (r->proto != IPPROTO_TCP && r->proto != IPPROTO_UDP &&
 			  r->proto != IPPROTO_SCTP) ||
@@ -359,11 +393,13 @@ static int match_port(struct parser *p, struct cur *c, struct rs_rule *r, const 
 		v = opt_arg(c);
 		if (!v)
 			return rule_fail(p, RULE_BAD, "'%s' needs a value", opt);
-		if (!parse_dec(v, 65535, &port) || !port)
-			return rule_fail(p, strchr(v, ':') ? RULE_FOREIGN : RULE_BAD,
+		r_ok = parse_port_range(v, &port, &port_max);
+		if (r_ok < 0)
+			return rule_fail(p, r_ok == -EOPNOTSUPP ? RULE_FOREIGN : RULE_BAD,
 					 "bad port '%s'", v);
 		m->invert = inv;
 		m->u.port.dport = (uint16_t)port;
+		m->u.port.dport_max = (uint16_t)port_max;
 		have = true;
 	}
 	return RULE_OK;

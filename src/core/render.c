@@ -232,6 +232,10 @@ static void put_match(struct wbuf *w, const struct rs_rule *r, const struct rs_m
 		put_inv(w, m->invert);
 		part(w, "--dport ");
 		put_u32(w, m->u.port.dport);
+		if (m->u.port.dport_max) {
+			put_str(w, ":");
+			put_u32(w, m->u.port.dport_max);
+		}
 		break;
 	case RS_M_ADDRTYPE:
 		part(w, "-m addrtype");

@@ -347,7 +347,8 @@ static bool match_equal(const struct rs_match *a, const struct rs_match *b)
 	case RS_M_COMMENT:
 		return streq_null(a->u.comment, b->u.comment);
 	case RS_M_PORT:
-		return a->u.port.dport == b->u.port.dport;
+		return a->u.port.dport == b->u.port.dport &&
+		       a->u.port.dport_max == b->u.port.dport_max;
 	case RS_M_ADDRTYPE:
 		return a->u.addrtype.src == b->u.addrtype.src &&
 		       a->u.addrtype.type == b->u.addrtype.type;

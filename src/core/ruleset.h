@@ -33,8 +33,9 @@ enum rs_table {
 
 enum rs_match_kind {
 	RS_M_COMMENT = 1, /* -m comment --comment STR */
-	RS_M_PORT,        /* -m tcp|udp|sctp --dport N (protocol is rule.proto);
-			   * dport 0: the bare "-m tcp" of kube-proxy's DNAT rules */
+	RS_M_PORT,        /* -m tcp|udp|sctp --dport N or --dport N:M (protocol is
+			   * rule.proto); dport 0: the bare "-m tcp" of kube-proxy's
+			   * DNAT rules */
 	RS_M_ADDRTYPE,    /* -m addrtype [!] --src-type|--dst-type LOCAL */
 	RS_M_MARK,        /* -m mark [!] --mark V/M */
 	RS_M_CONNTRACK,   /* -m conntrack [!] --ctstate S[,S...] */
@@ -65,6 +66,10 @@ struct rs_match {
 		const char *comment;
 		struct {
 			uint16_t dport;
+			/* 0: the single port dport; else the range
+			 * dport..dport_max (dport >= 1, dport < dport_max),
+			 * which the dispatch tree's port chains use */
+			uint16_t dport_max;
 		} port;
 		struct {
 			bool src;       /* --src-type if true, else --dst-type */

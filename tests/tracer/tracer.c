@@ -192,7 +192,9 @@ static int eval_matches(struct tracer *t, struct branch *b, const struct rs_rule
 		case RS_M_PORT:
 			/* dport 0 is a bare "-m tcp": any port of the protocol */
 			hit = b->proto == r->proto &&
-			      (!m->u.port.dport || b->dport == m->u.port.dport);
+			      (!m->u.port.dport || b->dport == m->u.port.dport ||
+			       (m->u.port.dport_max && b->dport >= m->u.port.dport &&
+				b->dport <= m->u.port.dport_max));
 			break;
 		case RS_M_ADDRTYPE: {
 			const struct ipaddr *a = m->u.addrtype.src ? &b->src : &b->dst;

@@ -292,6 +292,10 @@ static void test_ruleset_rules(void **state)
 	cb->rules[0].m[1].u.port.dport = 81;
 	assert_false(rs_chain_equal(ca, cb));
 	cb->rules[0].m[1].u.port.dport = 80;
+	cb->rules[0].m[1].u.port.dport_max = 90;
+	assert_false(rs_chain_equal(ca, cb));
+	cb->rules[0].m[1].u.port.dport_max = 0;
+	assert_true(rs_chain_equal(ca, cb));
 	cb->rules[0].dst_inv = true;
 	assert_false(rs_rule_equal(&ca->rules[0], &cb->rules[0]));
 	cb->rules[0].dst_inv = false;

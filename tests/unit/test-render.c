@@ -217,6 +217,31 @@ static void f_port_sctp_inv(struct ruleset *rs, struct rs_rule *r)
 	r->t.u.chain = "KUBE-X";
 }
 
+static void f_port_range(struct ruleset *rs, struct rs_rule *r)
+{
+	struct rs_match *m;
+
+	r->proto = IPPROTO_UDP;
+	add(r, RS_M_COMMENT)->u.comment = "ports 30000-30255";
+	m = add(r, RS_M_PORT);
+	m->u.port.dport = 30000;
+	m->u.port.dport_max = 30255;
+	r->t.kind = RS_T_JUMP;
+	r->t.u.chain = "KUBE-X";
+}
+
+static void f_port_range_sctp_inv(struct ruleset *rs, struct rs_rule *r)
+{
+	struct rs_match *m;
+
+	r->proto = IPPROTO_SCTP;
+	m = add(r, RS_M_PORT);
+	m->u.port.dport = 1;
+	m->u.port.dport_max = 65535;
+	m->invert = true;
+	r->t.kind = RS_T_RETURN;
+}
+
 static void f_port_bare(struct ruleset *rs, struct rs_rule *r)
 {
 	r->proto = IPPROTO_TCP;
@@ -419,6 +444,9 @@ static const struct form forms[] = {
 	{ "-d 198.19.0.10/32 -p tcp -m comment --comment plain -m tcp --dport 80 -j KUBE-SVC-X", f_port, false },
 	{ "-p sctp -m sctp ! --dport 30000 -g KUBE-X", f_port_sctp_inv, false },
 	{ "-p tcp -m tcp -j DNAT --to-destination 198.18.65.2:8080", f_port_bare, false },
+	{ "-p udp -m comment --comment \"ports 30000-30255\" -m udp --dport 30000:30255 -j KUBE-X",
+	  f_port_range, false },
+	{ "-p sctp -m sctp ! --dport 1:65535 -j RETURN", f_port_range_sctp_inv, false },
 	{ "-m addrtype --dst-type LOCAL -m addrtype ! --src-type LOCAL -j RETURN", f_addrtype, false },
 	{ "-m mark ! --mark 0x4000/0x4000 -j RETURN", f_mark, false },
 	{ "-m mark --mark 0x10 -j ACCEPT", f_mark_full, false },
@@ -831,8 +859,12 @@ static void test_parse_errors(void **state)
 		  "line 3: outside svcnat's rule model: target 'NOWHERE'" },
 		{ "*nat\n:KUBE-X - [0:0]\n-A KUBE-X -p tcp -m tcp --dport 99999 -j ACCEPT\nCOMMIT\n", 0,
 		  "line 3: bad port '99999'" },
-		{ "*nat\n:KUBE-X - [0:0]\n-A KUBE-X -p tcp -m tcp --dport 80:90 -j ACCEPT\nCOMMIT\n", 0,
-		  "line 3: outside svcnat's rule model: bad port '80:90'" },
+		{ "*nat\n:KUBE-X - [0:0]\n-A KUBE-X -p tcp -m tcp --dport 80: -j ACCEPT\nCOMMIT\n", 0,
+		  "line 3: outside svcnat's rule model: bad port '80:'" },
+		{ "*nat\n:KUBE-X - [0:0]\n-A KUBE-X -p tcp -m tcp --dport 90:80 -j ACCEPT\nCOMMIT\n", 0,
+		  "line 3: outside svcnat's rule model: bad port '90:80'" },
+		{ "*nat\n:KUBE-X - [0:0]\n-A KUBE-X -p tcp -m tcp --dport 80:99999 -j ACCEPT\nCOMMIT\n", 0,
+		  "line 3: bad port '80:99999'" },
 		{ "*nat\n:KUBE-X - [0:0]\n-A KUBE-X -p tcp -m udp --dport 80\nCOMMIT\n", 0,
 		  "line 3: outside svcnat's rule model: match '-m udp' without '-p udp'" },
 		{ "*nat\n:KUBE-X - [0:0]\n-A KUBE-X -m statistic --mode random --probability 1.5\nCOMMIT\n",
@@ -1277,6 +1309,47 @@ static void test_trace_control_flow(void **state)
 	ruleset_free(rs);
 }
 
+/* Port ranges and prefixes, as the dispatch tree's chains match them. */
+static void test_trace_ranges(void **state)
+{
+	struct ruleset *rs = parse_ok(
+		"*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+		":POSTROUTING ACCEPT [0:0]\n:KUBE-A - [0:0]\n"
+		"-A PREROUTING -p tcp -m tcp --dport 30000:30255 -j KUBE-A\n"
+		"-A PREROUTING -d 198.19.16.0/20 -p udp -m udp --dport 53 -j DNAT --to-destination 198.18.66.2:1\n"
+		"-A KUBE-A -p tcp -j DNAT --to-destination 198.18.66.1:1\n"
+		"COMMIT\n",
+		0);
+	static const struct {
+		const char *dst;
+		uint8_t proto;
+		uint16_t dport;
+		const char *to;
+	} cases[] = {
+		{ "198.18.3.3", IPPROTO_TCP, 29999, NULL },
+		{ "198.18.3.3", IPPROTO_TCP, 30000, "198.18.66.1" },
+		{ "198.18.3.3", IPPROTO_TCP, 30255, "198.18.66.1" },
+		{ "198.18.3.3", IPPROTO_TCP, 30256, NULL },
+		{ "198.18.3.3", IPPROTO_UDP, 30000, NULL },
+		{ "198.19.15.255", IPPROTO_UDP, 53, NULL },
+		{ "198.19.16.0", IPPROTO_UDP, 53, "198.18.66.2" },
+		{ "198.19.31.255", IPPROTO_UDP, 53, "198.18.66.2" },
+		{ "198.19.32.0", IPPROTO_UDP, 53, NULL },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct trace_result r = trace(rs, NULL, "198.18.1.5", cases[i].dst, cases[i].proto,
+					      cases[i].dport, false);
+
+		if (cases[i].to)
+			assert_true(trace_prob_to(&r, cases[i].to, 1) == 1.0);
+		else
+			assert_true(trace_prob_verdict(&r, TRACE_ACCEPT) == 1.0);
+		trace_result_done(&r);
+	}
+	ruleset_free(rs);
+}
+
 static void test_trace_statistic_inverted_and_chained(void **state)
 {
 	/* four endpoints with kube-proxy's 1/4, 1/3, 1/2 chain, and an
@@ -1492,6 +1565,7 @@ int main(void)
 		cmocka_unit_test(test_trace_masquerade),
 		cmocka_unit_test(test_trace_nodeport_and_filter),
 		cmocka_unit_test(test_trace_control_flow),
+		cmocka_unit_test(test_trace_ranges),
 		cmocka_unit_test(test_trace_statistic_inverted_and_chained),
 		cmocka_unit_test(test_trace_mark_and_errors),
 		cmocka_unit_test(test_scale),
