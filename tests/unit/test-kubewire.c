@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The Kubernetes API source's pure half: the JSON member scanner, list
+ * pages -> one MERGE_SET, the watch stream's framing (an event split across
+ * reads, several in one read) and events -> ADD/REMOVE with the
+ * resourceVersion bookkeeping, bookmarks, 410, garbage, an object that does
+ * not decode, the Node object, backoff, query escaping.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/merge.h"
+#include "sources/kubewire.h"
+#include "util.h"
+
+#define SVC(ns, name, port)                                                               \
+	"{\"metadata\":{\"namespace\":\"" ns "\",\"name\":\"" name "\",\"resourceVersion\":\"7\"}," \
+	"\"spec\":{\"clusterIP\":\"10.0.0.1\",\"ports\":[{\"port\":" port ",\"protocol\":\"TCP\"}]}}"
+
+#define EV(type, obj) "{\"type\":\"" type "\",\"object\":" obj "}\n"
+
+/* A Service event object with kind, at resourceVersion rv. */
+#define SVCO(name, port, rv)                                                              \
+	"{\"kind\":\"Service\",\"apiVersion\":\"v1\",\"metadata\":{\"namespace\":\"default\","   \
+	"\"name\":\"" name "\",\"resourceVersion\":\"" rv "\"},\"spec\":{\"clusterIP\":"         \
+	"\"10.0.0.2\",\"ports\":[{\"port\":" port "}]}}"
+
+struct fix {
+	struct merge *m;
+	int sid;
+	struct kube_sink s;
+};
+
+static int setup(void **state)
+{
+	struct fix *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	f->m = merge_new();
+	assert_non_null(f->m);
+	f->sid = merge_source_register(f->m, "api:services");
+	assert_true(f->sid >= 0);
+	kube_sink_init(&f->s, KUBE_RES_SERVICES, f->m, f->sid);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fix *f = *state;
+
+	kube_sink_done(&f->s);
+	merge_free(f->m);
+	free(f);
+	return 0;
+}
+
+/* "ns/name:port ..." of the merged services. */
+static void services(struct merge *m, char *buf, size_t len)
+{
+	struct merge_snapshot *snap = merge_snapshot_get(m);
+	size_t o = 0;
+
+	assert_non_null(snap);
+	buf[0] = '\0';
+	for (size_t i = 0; i < snap->n_services; i++) {
+		const struct service *s = snap->services[i];
+
+		o += (size_t)snprintf(buf + o, len - o, "%s%s/%s:%u", i ? " " : "", s->ns, s->name,
+				      s->n_ports ? s->ports[0].port : 0);
+	}
+	merge_snapshot_unref(snap);
+}
+
+static void test_members(void **state)
+{
+	static const char *const keys[] = { "a", "b", "c" };
+	struct kube_span sp[3];
+	const char *j = " {\"x\": {\"a\": 1}, \"a\" : [1, {\"s\": \"}\\\"]\"}], \"b\":\"q\\\"\", "
+			"\"c\": -1.5e3 } \n";
+
+	assert_int_equal(kube_json_members(j, strlen(j), keys, 3, sp), 0);
+	assert_int_equal(sp[0].len, strlen("[1, {\"s\": \"}\\\"]\"}]"));
+	assert_memory_equal(sp[0].p, "[1, {", 5);
+	assert_int_equal(sp[1].len, 5);
+	assert_memory_equal(sp[2].p, "-1.5e3", 6);
+	assert_int_equal(kube_json_members("{}", 2, keys, 3, sp), 0);
+	assert_null(sp[0].p);
+	assert_int_equal(kube_json_members("{\"a\":[}", 7, keys, 3, sp), -EINVAL);
+	assert_int_equal(kube_json_members("{\"a\":1", 6, keys, 3, sp), -EINVAL);
+	assert_int_equal(kube_json_members("{\"a\":1} x", 9, keys, 3, sp), -EINVAL);
+	assert_int_equal(kube_json_members("[1]", 3, keys, 3, sp), -EINVAL);
+	assert_int_equal(kube_json_members("garbage", 7, keys, 3, sp), -EINVAL);
+}
+
+static void test_list_pages(void **state)
+{
+	struct fix *f = *state;
+	const char *p1 = "{\"kind\":\"ServiceList\",\"apiVersion\":\"v1\",\"metadata\":"
+			 "{\"resourceVersion\":\"100\",\"continue\":\"tok1\"},\"items\":[" SVC("default", "a", "80")
+			 "," SVC("ns1", "b", "81") "]}";
+	const char *p2 = "{\"kind\":\"ServiceList\",\"apiVersion\":\"v1\",\"metadata\":"
+			 "{\"resourceVersion\":\"100\"},\"items\":[" SVC("default", "c", "70000") "]}";
+	struct kube_list_meta m1, m2;
+	char buf[512];
+
+	assert_int_equal(kube_list_meta_parse(p1, strlen(p1), &m1), 0);
+	assert_string_equal(m1.kind, "ServiceList");
+	assert_string_equal(m1.rv, "100");
+	assert_string_equal(m1.cont, "tok1");
+	assert_int_equal(kube_list_meta_parse(p2, strlen(p2), &m2), 0);
+	assert_null(m2.cont);
+
+	kube_sink_list_begin(&f->s);
+	assert_int_equal(kube_sink_list_page(&f->s, p1, strlen(p1), &m1), 0);
+	services(f->m, buf, sizeof(buf));
+	assert_string_equal(buf, ""); /* nothing until the last page */
+	assert_int_equal(kube_sink_list_page(&f->s, p2, strlen(p2), &m2), 0);
+	assert_int_equal(kube_sink_list_commit(&f->s, m2.rv), 0);
+	services(f->m, buf, sizeof(buf));
+	assert_string_equal(buf, "default/a:80 ns1/b:81");
+	assert_string_equal(f->s.rv, "100");
+	assert_int_equal(f->s.lists, 1);
+	/* The bad port: one diag naming the object as api:<Kind>/<ns>/<name>. */
+	assert_int_equal(f->s.diags.n, 1);
+	assert_string_equal(f->s.diags.items[0].source, "api:Service/default/c");
+	assert_int_equal(f->s.rejected, 1);
+	kube_list_meta_done(&m1);
+	kube_list_meta_done(&m2);
+
+	/* A relist replaces everything. */
+	p1 = "{\"kind\":\"ServiceList\",\"metadata\":{\"resourceVersion\":\"200\"},\"items\":[" SVC(
+		"ns1", "b", "82") "]}";
+	assert_int_equal(kube_list_meta_parse(p1, strlen(p1), &m1), 0);
+	kube_sink_list_begin(&f->s);
+	assert_int_equal(kube_sink_list_page(&f->s, p1, strlen(p1), &m1), 0);
+	assert_int_equal(kube_sink_list_commit(&f->s, m1.rv), 0);
+	services(f->m, buf, sizeof(buf));
+	assert_string_equal(buf, "ns1/b:82");
+	kube_list_meta_done(&m1);
+
+	/* A list of the wrong kind is refused. */
+	p1 = "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"3\"},\"items\":[]}";
+	assert_int_equal(kube_list_meta_parse(p1, strlen(p1), &m1), 0);
+	kube_sink_list_begin(&f->s);
+	assert_int_equal(kube_sink_list_page(&f->s, p1, strlen(p1), &m1), -EINVAL);
+	kube_sink_list_abort(&f->s);
+	services(f->m, buf, sizeof(buf));
+	assert_string_equal(buf, "ns1/b:82");
+	assert_int_equal(kube_list_meta_parse("nope", 4, &m1), -EINVAL);
+}
+
+static void list_empty(struct fix *f, const char *rv)
+{
+	struct kube_list_meta m;
+	char page[128];
+
+	snprintf(page, sizeof(page),
+		 "{\"kind\":\"ServiceList\",\"metadata\":{\"resourceVersion\":\"%s\"},\"items\":[]}", rv);
+	assert_int_equal(kube_list_meta_parse(page, strlen(page), &m), 0);
+	kube_sink_list_begin(&f->s);
+	assert_int_equal(kube_sink_list_page(&f->s, page, strlen(page), &m), 0);
+	assert_int_equal(kube_sink_list_commit(&f->s, m.rv), 0);
+	kube_list_meta_done(&m);
+}
+
+static enum kube_watch_verdict feed(struct fix *f, const char *s, char *why)
+{
+	return kube_sink_watch_feed(&f->s, s, strlen(s), why, 256);
+}
+
+static void test_framing(void **state)
+{
+	struct fix *f = *state;
+	const char *stream = EV("ADDED", SVCO("a", "80", "11")) EV("ADDED", SVCO("b", "81", "12"))
+		EV("MODIFIED", SVCO("a", "90", "13"));
+	char why[256], buf[256];
+	size_t n = strlen(stream);
+
+	list_empty(f, "10");
+	kube_sink_watch_begin(&f->s);
+	/* Split everywhere: one byte at a time up to the middle of the second event. */
+	for (size_t i = 0; i < n / 2; i++)
+		assert_int_equal(kube_sink_watch_feed(&f->s, stream + i, 1, why, sizeof(why)),
+				 KUBE_WATCH_OK);
+	services(f->m, buf, sizeof(buf));
+	assert_string_equal(buf, "default/a:80");
+	assert_string_equal(f->s.rv, "11");
+	/* The rest (the end of one event and another whole one) in one read. */
+	assert_int_equal(kube_sink_watch_feed(&f->s, stream + n / 2, n - n / 2, why, sizeof(why)),
+			 KUBE_WATCH_OK);
+	services(f->m, buf, sizeof(buf));
+	assert_string_equal(buf, "default/a:90 default/b:81");
+	assert_string_equal(f->s.rv, "13");
+	assert_int_equal(f->s.events, 3);
+
+	/* Several in one read, with a blank line and CRLF. */
+	assert_int_equal(feed(f, EV("DELETED", SVCO("b", "81", "14")) "\n"
+				 "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Service\",\"metadata\":"
+				 "{\"resourceVersion\":\"20\"}}}\r\n",
+			      why),
+			 KUBE_WATCH_OK);
+	services(f->m, buf, sizeof(buf));
+	assert_string_equal(buf, "default/a:90");
+	assert_string_equal(f->s.rv, "20");
+	assert_int_equal(f->s.bookmarks, 1);
+	assert_int_equal(f->s.events, 4);
+
+	/* A partial line is dropped by a new stream. */
+	assert_int_equal(feed(f, "{\"type\":\"ADDED\",\"obj", why), KUBE_WATCH_OK);
+	kube_sink_watch_begin(&f->s);
+	assert_int_equal(feed(f, EV("ADDED", SVCO("c", "82", "21")), why), KUBE_WATCH_OK);
+	services(f->m, buf, sizeof(buf));
+	assert_string_equal(buf, "default/a:90 default/c:82");
+}
+
+static void test_watch_faults(void **state)
+{
+	struct fix *f = *state;
+	char why[256], buf[256];
+
+	list_empty(f, "10");
+	kube_sink_watch_begin(&f->s);
+	/* An object that does not decode: a diag, its key removed, the stream goes on. */
+	assert_int_equal(feed(f, EV("ADDED", SVCO("a", "80", "11")), why), KUBE_WATCH_OK);
+	assert_int_equal(feed(f, EV("MODIFIED", SVCO("a", "0", "12")) EV("ADDED", SVCO("b", "81", "13")),
+			      why),
+			 KUBE_WATCH_OK);
+	services(f->m, buf, sizeof(buf));
+	assert_string_equal(buf, "default/b:81");
+	assert_string_equal(f->s.rv, "13");
+	assert_int_equal(f->s.rejected, 1);
+	assert_int_equal(f->s.diags.n, 1);
+	assert_string_equal(f->s.diags.items[0].source, "api:Service/default/a");
+	assert_non_null(strstr(f->s.diags.items[0].field, "port"));
+
+	/* A garbage line: events before it applied, none after. */
+	assert_int_equal(feed(f, EV("ADDED", SVCO("c", "82", "14")) "this is not json\n" EV(
+				      "ADDED", SVCO("d", "83", "15")),
+			      why),
+			 KUBE_WATCH_BROKEN);
+	assert_non_null(strstr(why, "not a JSON object"));
+	services(f->m, buf, sizeof(buf));
+	assert_string_equal(buf, "default/b:81 default/c:82");
+	assert_string_equal(f->s.rv, "14");
+
+	/* An ERROR event: 410 expires the version, another code breaks the stream. */
+	kube_sink_watch_begin(&f->s);
+	assert_int_equal(feed(f, "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":"
+				 "\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"too old "
+				 "resource version: 14 (30)\",\"reason\":\"Expired\",\"code\":410}}\n",
+			      why),
+			 KUBE_WATCH_EXPIRED);
+	assert_non_null(strstr(why, "410 Expired"));
+	kube_sink_watch_begin(&f->s);
+	assert_int_equal(feed(f, "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":500,"
+				 "\"message\":\"boom\"}}\n",
+			      why),
+			 KUBE_WATCH_BROKEN);
+	/* Events without what an event needs. */
+	kube_sink_watch_begin(&f->s);
+	assert_int_equal(feed(f, "{\"type\":\"SPLIT\",\"object\":{}}\n", why), KUBE_WATCH_BROKEN);
+	kube_sink_watch_begin(&f->s);
+	assert_int_equal(feed(f, "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"x\"}}}\n",
+			      why),
+			 KUBE_WATCH_BROKEN);
+	assert_non_null(strstr(why, "resourceVersion"));
+	assert_string_equal(f->s.rv, "14");
+}
+
+static void test_status_node(void **state)
+{
+	const char *st = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+			 "\"Failure\",\"message\":\"Unauthorized\",\"reason\":\"Unauthorized\","
+			 "\"code\":401}";
+	const char *node = "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\",\"labels\":{"
+			   "\"topology.kubernetes.io/zone\":\"z1\"}},\"status\":{\"addresses\":["
+			   "{\"type\":\"Hostname\",\"address\":\"n1\"},{\"type\":\"ExternalIP\","
+			   "\"address\":\"198.19.0.1\"},{\"type\":\"InternalIP\",\"address\":"
+			   "\"198.18.0.5\"}]}}";
+	struct kube_status s;
+	struct kube_node n;
+	char buf[64];
+
+	assert_int_equal(kube_status_parse(st, strlen(st), &s), 0);
+	assert_int_equal(s.code, 401);
+	assert_string_equal(s.reason, "Unauthorized");
+	assert_string_equal(s.message, "Unauthorized");
+	assert_int_equal(kube_status_parse(node, strlen(node), &s), -EINVAL);
+	assert_int_equal(kube_node_parse(node, strlen(node), &n), 0);
+	assert_string_equal(n.name, "n1");
+	assert_string_equal(n.zone, "z1");
+	assert_int_equal(n.n_addrs, 2);
+	assert_string_equal(ipaddr_fmt(&n.addrs[0], buf, sizeof(buf)), "198.18.0.5");
+	assert_string_equal(ipaddr_fmt(&n.addrs[1], buf, sizeof(buf)), "198.19.0.1");
+}
+
+static void test_node_sink(void **state)
+{
+	const char *page = "{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"5\"},\"items\":"
+			   "[{\"metadata\":{\"name\":\"n1\",\"labels\":{\"topology.kubernetes.io/"
+			   "zone\":\"z1\"}},\"status\":{}}]}";
+	struct kube_list_meta m;
+	struct kube_sink s;
+	char why[256];
+
+	kube_sink_init(&s, KUBE_RES_NODE, NULL, -1);
+	assert_int_equal(kube_list_meta_parse(page, strlen(page), &m), 0);
+	kube_sink_list_begin(&s);
+	assert_int_equal(kube_sink_list_page(&s, page, strlen(page), &m), 0);
+	assert_int_equal(kube_sink_list_commit(&s, m.rv), 0);
+	kube_list_meta_done(&m);
+	assert_true(s.have_node);
+	assert_true(s.node_changed);
+	assert_string_equal(s.node.zone, "z1");
+	s.node_changed = false;
+	page = EV("MODIFIED", "{\"metadata\":{\"name\":\"n1\",\"resourceVersion\":\"6\",\"labels\":{"
+			      "\"topology.kubernetes.io/zone\":\"z1\"}},\"status\":{}}");
+	kube_sink_watch_begin(&s);
+	assert_int_equal(kube_sink_watch_feed(&s, page, strlen(page), why, sizeof(why)), KUBE_WATCH_OK);
+	assert_false(s.node_changed); /* nothing that matters changed */
+	page = EV("MODIFIED", "{\"metadata\":{\"name\":\"n1\",\"resourceVersion\":\"7\",\"labels\":{"
+			      "\"topology.kubernetes.io/zone\":\"z2\"}},\"status\":{}}");
+	assert_int_equal(kube_sink_watch_feed(&s, page, strlen(page), why, sizeof(why)), KUBE_WATCH_OK);
+	assert_true(s.node_changed);
+	assert_string_equal(s.node.zone, "z2");
+	assert_string_equal(s.rv, "7");
+	kube_sink_done(&s);
+}
+
+static void test_backoff_escape(void **state)
+{
+	char *e;
+
+	assert_int_equal(kube_backoff_usec(0, 0, 7), 7000000ull);
+	assert_int_equal(kube_backoff_usec(3, 0, 600), 60000000ull);
+	for (unsigned a = 0; a < 40; a++) {
+		uint64_t d = kube_backoff_usec(a, 0x9e3779b97f4a7c15ull * (a + 1), 0);
+
+		assert_true(d >= 100000 && d <= 5000000);
+	}
+	e = kube_query_escape(KUBE_PROXY_SELECTOR);
+	assert_string_equal(e, "%21service.kubernetes.io%2Fheadless%2C%21service.kubernetes.io%2F"
+			       "service-proxy-name");
+	free(e);
+	e = kube_query_escape("metadata.name=node-1");
+	assert_string_equal(e, "metadata.name%3Dnode-1");
+	free(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_members),
+		cmocka_unit_test_setup_teardown(test_list_pages, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_framing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_watch_faults, setup, teardown),
+		cmocka_unit_test(test_status_node),
+		cmocka_unit_test(test_node_sink),
+		cmocka_unit_test(test_backoff_escape),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
