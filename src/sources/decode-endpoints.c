@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdlib.h>
+
+#include "sources/decode-endpoints.h"
+#include "sources/decode-group.h"
+#include "sources/decode-item.h"
+#include "sources/decode-names.h"
+
+static void ports_done(struct epslice_port *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(p[i].name);
+	free(p);
+}
+
+static void endpoint_done(struct epslice_endpoint *ep)
+{
+	size_t i;
+
+	free(ep->node_name);
+	free(ep->zone);
+	for (i = 0; i < ep->n_hint_zones; i++)
+		free(ep->hint_zones[i]);
+	free(ep->hint_zones);
+	*ep = (struct epslice_endpoint){ 0 };
+}
+
+/* subsets[].ports[] into a new sorted array. */
+static int decode_subset_ports(struct dctx *c, const cJSON *subset, struct epslice_port **ret,
+			       size_t *ret_n)
+{
+	struct epslice_port *p = NULL;
+	const cJSON *arr, *j;
+	size_t n, k = 0, i, l;
+	uint32_t v;
+	int r;
+
+	r = dec_get_array(c, subset, "ports", DECODE_MAX_PORTS, &arr, &n);
+	if (r < 0)
+		return r;
+	if (n) {
+		p = calloc(n, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+	}
+	l = dec_path_key(c, "ports");
+	cJSON_ArrayForEach(j, arr) {
+		size_t l2 = dec_path_idx(c, k);
+		char *name = NULL;
+
+		r = dec_check_object(c, j);
+		if (r == 0)
+			r = dec_dup_str(c, j, "name", dec_is_port_name_or_empty, "port name",
+					&name);
+		if (r == 0 && !name) {
+			name = strdup("");
+			if (!name)
+				r = -ENOMEM;
+		}
+		if (r == 0) {
+			p[k].name = name;
+			k++;
+			r = dec_get_proto(c, j, "protocol", &p[k - 1].protocol);
+		}
+		if (r == 0 && !dec_get(j, "port")) {
+			size_t l3 = dec_path_key(c, "port");
+
+			r = dec_fail(c, "missing");
+			dec_path_pop(c, l3);
+		}
+		if (r == 0)
+			r = dec_get_uint(c, j, "port", 1, 65535, "port", &v);
+		if (r == 0)
+			p[k - 1].port = (uint16_t)v;
+		for (i = 0; r == 0 && i + 1 < k; i++) {
+			if (streq(p[i].name, p[k - 1].name)) {
+				size_t l3 = dec_path_key(c, "name");
+
+				r = dec_fail(c, "duplicate port name \"%s\"", p[k - 1].name);
+				dec_path_pop(c, l3);
+			}
+		}
+		dec_path_pop(c, l2);
+		if (r < 0)
+			break;
+	}
+	dec_path_pop(c, l);
+	if (r < 0) {
+		ports_done(p, k);
+		return r;
+	}
+	if (k > 1)
+		qsort_safe(p, k, sizeof(*p), epgroup_port_cmp);
+	*ret = p;
+	*ret_n = k;
+	return 0;
+}
+
+static int decode_subset_addrs(struct dctx *c, const cJSON *subset, const char *key,
+			       bool ready, struct epgroups *gs, const char *ns, const char *svc,
+			       const struct epslice_port *ports, size_t n_ports, size_t *total)
+{
+	const cJSON *arr, *j;
+	size_t n, i = 0, l;
+	int r;
+
+	r = dec_get_array(c, subset, key, DECODE_MAX_ENDPOINTS, &arr, &n);
+	if (r < 0 || n == 0)
+		return r;
+	l = dec_path_key(c, key);
+	cJSON_ArrayForEach(j, arr) {
+		struct epslice_endpoint ep = { .ready = ready, .serving = ready };
+		size_t l2 = dec_path_idx(c, i++);
+		const cJSON *ip;
+		struct epgroup *g;
+
+		r = dec_check_object(c, j);
+		if (r == 0 && ++*total > DECODE_MAX_ENDPOINTS)
+			r = dec_fail(c, "more than %d addresses in the object",
+				     DECODE_MAX_ENDPOINTS);
+		if (r == 0) {
+			ip = dec_get(j, "ip");
+			if (ip) {
+				size_t l3 = dec_path_key(c, "ip");
+
+				r = dec_check_ip(c, ip, &ep.addr);
+				dec_path_pop(c, l3);
+			} else {
+				size_t l3 = dec_path_key(c, "ip");
+
+				r = dec_fail(c, "missing");
+				dec_path_pop(c, l3);
+			}
+		}
+		if (r == 0)
+			r = dec_dup_str(c, j, "nodeName", dec_is_dns1123_subdomain, "node name",
+					&ep.node_name);
+		if (r == 0)
+			r = epgroup_get(gs, ORIGIN_K8S_EP, ns, svc, ports, n_ports, ep.addr.family,
+				      &g);
+		if (r == 0)
+			r = epgroup_add(g, &ep);
+		endpoint_done(&ep);
+		dec_path_pop(c, l2);
+		if (r < 0)
+			break;
+	}
+	dec_path_pop(c, l);
+	return r;
+}
+
+int decode_endpoints(struct dctx *c, const cJSON *j, const char *key_ns,
+		     const char *key_name, struct decoded *out)
+{
+	_cleanup_(epgroups_done) struct epgroups gs = { 0 };
+	const cJSON *arr, *subset;
+	size_t n, i = 0, l, total = 0;
+	struct dec_meta m;
+	int r;
+
+	r = dec_get_meta(c, j, "Endpoints", key_ns, key_name, dec_is_dns1035_label, "service name",
+			&m);
+	if (r < 0)
+		return r;
+	r = dec_get_array(c, j, "subsets", DECODE_MAX_ENDPOINTS, &arr, &n);
+	if (r < 0)
+		return r;
+	l = dec_path_key(c, "subsets");
+	cJSON_ArrayForEach(subset, arr) {
+		size_t l2 = dec_path_idx(c, i++);
+		struct epslice_port *ports = NULL;
+		size_t n_ports = 0;
+
+		r = dec_check_object(c, subset);
+		if (r == 0)
+			r = decode_subset_ports(c, subset, &ports, &n_ports);
+		if (r == 0)
+			r = decode_subset_addrs(c, subset, "addresses", true, &gs, m.ns, m.name,
+						ports, n_ports, &total);
+		if (r == 0)
+			r = decode_subset_addrs(c, subset, "notReadyAddresses", false, &gs, m.ns,
+						m.name, ports, n_ports, &total);
+		ports_done(ports, n_ports);
+		dec_path_pop(c, l2);
+		if (r < 0)
+			break;
+	}
+	dec_path_pop(c, l);
+	if (r < 0)
+		return r;
+	return epgroups_emit(&gs, ORIGIN_K8S_EP, m.ns, m.name, out);
+}
