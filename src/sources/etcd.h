@@ -45,7 +45,7 @@
 
 #include "core/diag.h"
 #include "core/merge.h"
-#include "sources/etcdwire.h"
+#include "sources/etcdstore.h"
 #include "sys/loop.h"
 
 /*

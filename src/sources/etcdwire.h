@@ -7,10 +7,8 @@
  *  - the watch stream's framing (newline-separated JSON objects, split
  *    anywhere by the transport),
  *  - parsing of range and watch responses,
- *  - the store: what the source last read, per etcd key, and how a range
- *    read or a watch response turns into MERGE_SET / ADD / REMOVE updates,
- *    with the revision bookkeeping that makes resuming exact,
  *  - the reconnect backoff.
+ * The store (what was read, per key) is etcdstore.h.
  *
  * Everything here is deterministic and unit-tested (tests/unit/test-etcd.c).
  */
@@ -22,7 +20,6 @@
 #include <stdint.h>
 
 #include "core/diag.h"
-#include "core/merge.h"
 #include "core/model.h"
 
 #define ETCD_DEFAULT_PREFIX "/registry"
@@ -152,59 +149,5 @@ bool etcd_error_is_compacted(const char *msg);
  * [d/2, d] by rnd (any 64-bit random value).
  */
 uint64_t etcd_backoff_usec(unsigned attempt, uint64_t rnd);
-
-/*
- * The store: the items the source last reported, per etcd key, and the
- * revision up to which every event has been applied.
- *
- * Two keys that yield the same item (e.g. a legacy spec and a namespaced one
- * both naming default/web) are resolved by revision: the item from the key
- * written last (highest mod_revision) is the one the merge engine sees, in
- * a full read as in the watch; deleting it brings back the other's.
- *
- * Diagnostics (rejected objects, malformed keys, duplicate definitions) are
- * appended to the store's diag list, source "etcd:<key>"; the caller drains
- * it with diag_list_move().
- */
-struct etcd_store;
-
-struct etcd_store_stats {
-	int64_t revision;     /* every event up to here is applied */
-	size_t n_keys;        /* etcd keys holding at least one item */
-	uint64_t events;      /* watch events applied */
-	uint64_t duplicates;  /* watch events skipped as already applied */
-	uint64_t rejected;    /* values that decoded to an error */
-	uint64_t full_reads;  /* completed full reads (SETs) */
-};
-
-/* prefix: normalized.  Registers nothing: source_id is the merge source. */
-int etcd_store_new(const char *prefix, struct merge *m, int source_id, struct etcd_store **ret);
-void etcd_store_free(struct etcd_store *s);
-struct diag_list *etcd_store_diags(struct etcd_store *s);
-void etcd_store_stats(const struct etcd_store *s, struct etcd_store_stats *ret);
-int64_t etcd_store_revision(const struct etcd_store *s);
-
-/*
- * A full read, in pages: begin, add every page's kvs, commit at revision rev
- * (the header revision the pages were read at).  Commit sends one MERGE_SET
- * with every item and sets the store's revision to rev; abort drops the pages.
- * A value that fails to decode keeps no item (its diag is recorded).
- */
-void etcd_store_read_begin(struct etcd_store *s);
-int etcd_store_read_add(struct etcd_store *s, const struct etcd_kv *kvs, size_t n);
-int etcd_store_read_commit(struct etcd_store *s, int64_t rev);
-void etcd_store_read_abort(struct etcd_store *s);
-
-/*
- * Apply watch events in order: PUT -> MERGE_ADD of the decoded items (and
- * MERGE_REMOVE of items the key no longer yields), DELETE -> MERGE_REMOVE of
- * the key's items.  Events at or below the store's revision are skipped
- * (counted as duplicates); the revision then becomes the highest applied.
- * Returns 0 or -ENOMEM (then the store must be re-read).
- */
-int etcd_store_apply_events(struct etcd_store *s, const struct etcd_kv *ev, size_t n);
-
-/* A progress notification or empty response at rev: nothing is pending below it. */
-void etcd_store_advance(struct etcd_store *s, int64_t rev);
 
 #endif

@@ -17,6 +17,7 @@
 
 #include "core/merge.h"
 #include "sources/etcd.h"
+#include "sources/etcdstore.h"
 #include "sources/etcdwire.h"
 #include "util.h"
 
