@@ -126,7 +126,7 @@ static void reload_source(struct daemon *dm, size_t i)
 		/* Deleted (or not created yet): its services go away. */
 		diag_list_done(&d);
 		diag_list_init(&d);
-		r = merge_update(dm->p->merge, dm->p->source_ids[i], MERGE_SET, NULL, 0, NULL, 0);
+		r = pipeline_clear_source(dm->p, i);
 		log_info("%s: not there (deleted?): its services are removed", path);
 	} else if (r < 0) {
 		log_err("%s: rejected, keeping its last good content", path);
@@ -180,7 +180,7 @@ static void on_addrs(const struct ipaddr *a, size_t n, void *userdata)
 	log_info("node addresses changed: %zu addresses", n);
 	dm->addrs_changed = true;
 	/* Only NodePorts (and their --nodeport-addresses filter) depend on them. */
-	if (desired_has_node_ports(&dm->p->desired))
+	if (desired_has_node_ports(pipeline_desired(dm->p)))
 		syncpolicy_change(&dm->policy, loop_now_usec());
 }
 
@@ -193,7 +193,7 @@ static void conntrack_after_sync(struct daemon *dm)
 	if (!dm->conntrack_pending)
 		return;
 	dm->conntrack_pending = false;
-	r = conntrack_index_build(&dm->p->desired, dm->p->settings.family, &ix);
+	r = conntrack_index_build(pipeline_desired(dm->p), pipeline_family(dm->p), &ix);
 	if (r >= 0)
 		r = conntrack_cleanup(ix, &res);
 	conntrack_index_free(ix);
@@ -214,33 +214,18 @@ static void conntrack_after_sync(struct daemon *dm)
 		metrics_counter_add(dm->metrics, "svcnat_conntrack_errors_total", NULL, 1);
 }
 
-static void count_tables(const struct ruleset *rs, size_t chains[RS_NTABLES],
-			 size_t rules[RS_NTABLES])
+static void update_sync_metrics(struct daemon *dm, const struct sync_report *rep)
 {
-	size_t t, i;
-
-	for (t = 0; t < RS_NTABLES; t++) {
-		chains[t] = rules[t] = 0;
-		for (i = 0; i < rs->t[t].n; i++) {
-			if (!rs->t[t].chains[i]->builtin)
-				chains[t]++;
-			rules[t] += rs->t[t].chains[i]->n_rules;
-		}
-	}
-}
-
-static void update_sync_metrics(struct daemon *dm, const struct ruleset *rs,
-				const struct plan_stats *st, const struct apply_result *ar)
-{
-	size_t chains[RS_NTABLES], rules[RS_NTABLES], t;
+	const struct plan_stats *st = &rep->plan;
+	const struct apply_result *ar = &rep->apply;
 	char lbl[64];
+	size_t t;
 
-	count_tables(rs, chains, rules);
 	for (t = 0; t < RS_NTABLES; t++) {
 		metrics_label(lbl, sizeof(lbl), "table", rs_table_name((enum rs_table)t));
 		metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_iptables_total", lbl,
-				  (double)rules[t]);
-		metrics_gauge_set(dm->metrics, "svcnat_chains", lbl, (double)chains[t]);
+				  (double)rep->rules[t]);
+		metrics_gauge_set(dm->metrics, "svcnat_chains", lbl, (double)rep->chains[t]);
 	}
 	metrics_gauge_set(dm->metrics, "svcnat_services", NULL, (double)st->services);
 	metrics_gauge_set(dm->metrics, "svcnat_endpoints", NULL, (double)st->endpoints);
@@ -258,10 +243,9 @@ static void update_sync_metrics(struct daemon *dm, const struct ruleset *rs,
 static int do_sync(struct daemon *dm, enum sync_reason reason)
 {
 	struct diag_list d;
-	struct ruleset *rs = NULL;
-	struct plan_stats st = { 0 };
-	struct apply_result ar = { 0 };
-	struct backend *b;
+	struct sync_report rep;
+	const struct plan_stats *st = &rep.plan;
+	const struct apply_result *ar = &rep.apply;
 	uint64_t t0 = loop_now_usec(), since = 0, t1;
 	bool had_pending = syncpolicy_pending_since(&dm->policy, &since);
 	bool state_changed;
@@ -271,11 +255,7 @@ static int do_sync(struct daemon *dm, enum sync_reason reason)
 	diag_list_init(&d);
 	metrics_label(lbl, sizeof(lbl), "reason", sync_reason_name(reason));
 	metrics_counter_add(dm->metrics, "svcnat_syncs_total", lbl, 1);
-	r = pipeline_backend(dm->p, &b, &d);
-	if (r >= 0)
-		r = pipeline_plan(dm->p, &rs, &st, &d);
-	if (r >= 0)
-		r = backend_apply(b, rs, &ar, &d);
+	r = pipeline_sync(dm->p, &rep, &d);
 	t1 = loop_now_usec();
 	log_diags(&d);
 	diag_list_done(&d);
@@ -291,19 +271,18 @@ static int do_sync(struct daemon *dm, enum sync_reason reason)
 		log_err("sync (%s) failed: %s; the kernel keeps its previous rules, retrying in %s",
 			sync_reason_name(reason), strerror(-r),
 			duration_fmt(n > t1 ? n - t1 : 0, next, sizeof(next)));
-		ruleset_free(rs);
 		return r;
 	}
 
-	size_t changed = ar.chains_created + ar.chains_replaced + ar.chains_deleted;
-	bool wrote = ar.committed[RS_NAT] || ar.committed[RS_FILTER];
+	size_t changed = ar->chains_created + ar->chains_replaced + ar->chains_deleted;
+	bool wrote = ar->committed[RS_NAT] || ar->committed[RS_FILTER];
 
-	state_changed = dm->synced_generation != dm->p->desired_generation || dm->addrs_changed;
+	state_changed = dm->synced_generation != pipeline_desired_generation(dm->p) ||
+			dm->addrs_changed;
 	dm->last_ok_wall = wall_now();
 	metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_last_timestamp_seconds", NULL,
 			  dm->last_ok_wall);
-	update_sync_metrics(dm, rs, &st, &ar);
-	ruleset_free(rs);
+	update_sync_metrics(dm, &rep);
 	if (had_pending && state_changed)
 		metrics_histogram_observe(dm->metrics,
 					  "kubeproxy_network_programming_duration_seconds", NULL,
@@ -315,8 +294,8 @@ static int do_sync(struct daemon *dm, enum sync_reason reason)
 		metrics_counter_add(dm->metrics, "svcnat_repairs_total", NULL, 1);
 		log_warn("repaired drift in the kernel's rules (%s check): %zu chains re-created, "
 			 "%zu rewritten, %zu deleted, %zu jump rules restored",
-			 sync_reason_name(reason), ar.chains_created, ar.chains_replaced,
-			 ar.chains_deleted, ar.jumps_added);
+			 sync_reason_name(reason), ar->chains_created, ar->chains_replaced,
+			 ar->chains_deleted, ar->jumps_added);
 	}
 	if (wrote || state_changed || reason == SYNC_INITIAL) {
 		char took[32], lat[32];
@@ -328,13 +307,13 @@ static int do_sync(struct daemon *dm, enum sync_reason reason)
 			snprintf(lat, sizeof(lat), "-");
 		log_info("sync (%s): %zu service ports, %zu endpoints, %zu rules, %zu chains; "
 			 "%zu chains changed; took %s, change to commit %s",
-			 sync_reason_name(reason), st.services, st.endpoints, st.rules, st.chains,
+			 sync_reason_name(reason), st->services, st->endpoints, st->rules, st->chains,
 			 changed, took, lat);
 	} else {
 		log_debug("sync (%s): kernel already matches the plan, nothing written",
 			  sync_reason_name(reason));
 	}
-	dm->synced_generation = dm->p->desired_generation;
+	dm->synced_generation = pipeline_desired_generation(dm->p);
 	dm->addrs_changed = false;
 	conntrack_after_sync(dm);
 	return 0;
@@ -380,7 +359,7 @@ static void on_post(struct loop *l, void *userdata)
 		dm->source_dirty[i] = false;
 		reload_source(dm, i);
 	}
-	if (merge_flush(dm->p->merge) < 0)
+	if (merge_flush(pipeline_merge(dm->p)) < 0)
 		log_err("out of memory merging the sources; retrying at the next event");
 	if (etcd_pending(dm)) {
 		loop_timer_arm(dm->sync_timer, 0);
@@ -620,7 +599,7 @@ static int setup_etcd(struct daemon *dm)
 	diag_list_done(&d);
 	if (r < 0)
 		return r;
-	r = etcd_source_new(dm->loop, dm->p->merge, &eo, on_etcd_event, dm, &dm->etcd);
+	r = etcd_source_new(dm->loop, pipeline_merge(dm->p), &eo, on_etcd_event, dm, &dm->etcd);
 	if (r < 0) {
 		log_err("etcd source: %s", strerror(-r));
 		return r;
@@ -679,8 +658,10 @@ int daemon_main(struct svcnat_options *o)
 	int r, code = EXIT_RUNTIME;
 
 	syncpolicy_config_default(&pc);
-	if (parse_duration_opt("--min-sync-period", o->min_sync_period, "1s", &pc.min_sync_usec) < 0 ||
-	    parse_duration_opt("--sync-period", o->sync_period, "30s", &pc.sync_period_usec) < 0)
+	if (parse_duration_opt("--min-sync-period", o->min_sync_period,
+			       OPT_DEFAULT_MIN_SYNC_PERIOD, &pc.min_sync_usec) < 0 ||
+	    parse_duration_opt("--sync-period", o->sync_period, OPT_DEFAULT_SYNC_PERIOD,
+			       &pc.sync_period_usec) < 0)
 		return EXIT_USAGE;
 	pc.retry_max_usec = 0; /* = the sync period */
 	if (pc.retry_min_usec > pc.sync_period_usec)
@@ -722,14 +703,14 @@ int daemon_main(struct svcnat_options *o)
 	if (r < 0)
 		goto out;
 	syncpolicy_init(&dm.policy, &pc, loop_now_usec());
-	r = merge_handler_register(dm.p->merge, MERGE_HANDLE_ALL, on_merged, &dm);
+	r = merge_handler_register(pipeline_merge(dm.p), MERGE_HANDLE_ALL, on_merged, &dm);
 	if (r < 0)
 		goto out;
 	if (!o->node_ips_given) {
 		const struct ipaddr *addrs;
 		size_t n;
 
-		r = nladdrs_watch_new(dm.loop, dm.p->settings.family, on_addrs, &dm, &dm.addrs);
+		r = nladdrs_watch_new(dm.loop, pipeline_family(dm.p), on_addrs, &dm, &dm.addrs);
 		if (r < 0) {
 			log_err("cannot follow the node's addresses over netlink: %s", strerror(-r));
 			goto out;
@@ -759,11 +740,11 @@ int daemon_main(struct svcnat_options *o)
 	if (r < 0)
 		goto out;
 	r = setup_http(&dm, "--healthz-bind-address",
-		       o->healthz_bind_address ? o->healthz_bind_address : "127.0.0.1:10256",
+		       o->healthz_bind_address ? o->healthz_bind_address : OPT_DEFAULT_HEALTHZ_BIND,
 		       healthz_routes, ARRAY_SIZE(healthz_routes), &dm.healthz);
 	if (r >= 0)
 		r = setup_http(&dm, "--metrics-bind-address",
-			       o->metrics_bind_address ? o->metrics_bind_address : "127.0.0.1:10249",
+			       o->metrics_bind_address ? o->metrics_bind_address : OPT_DEFAULT_METRICS_BIND,
 			       metrics_routes, ARRAY_SIZE(metrics_routes), &dm.metrics_srv);
 	if (r < 0)
 		goto out;

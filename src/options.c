@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "options.h"
+#include "sources/etcdwire.h"
 #include "util.h"
 
 #define EXIT_RUNTIME 1
@@ -106,7 +107,7 @@ static void usage(FILE *f)
 	      "  -c, --config PATH          JSON file, directory of *.json, or - for stdin\n"
 	      "                             (repeatable; on conflicts the first wins)\n"
 	      "      --etcd-endpoints URLS  etcd v3 members, comma-separated (cluster mode)\n"
-	      "      --etcd-prefix PREFIX   key prefix (default /registry)\n"
+	      "      --etcd-prefix PREFIX   key prefix (default " ETCD_DEFAULT_PREFIX ")\n"
 	      "      --etcd-cacert/--etcd-cert/--etcd-key FILE   TLS for etcd\n"
 	      "\n"
 	      "Node settings (named as kube-proxy's flags):\n"
@@ -131,10 +132,14 @@ static void usage(FILE *f)
 	      "                             (default 250000, 0 = never)\n"
 	      "\n"
 	      "Daemon:\n"
-	      "      --min-sync-period D    batch changes arriving faster (default 1s)\n"
-	      "      --sync-period D        full check and repair period (default 30s)\n"
-	      "      --healthz-bind-address ADDR:PORT  (default 127.0.0.1:10256, empty = off)\n"
-	      "      --metrics-bind-address ADDR:PORT  (default 127.0.0.1:10249, empty = off)\n"
+	      "      --min-sync-period D    batch changes arriving faster (default "
+	      OPT_DEFAULT_MIN_SYNC_PERIOD ")\n"
+	      "      --sync-period D        full check and repair period (default "
+	      OPT_DEFAULT_SYNC_PERIOD ")\n"
+	      "      --healthz-bind-address ADDR:PORT  (default "
+	      OPT_DEFAULT_HEALTHZ_BIND ", empty = off)\n"
+	      "      --metrics-bind-address ADDR:PORT  (default "
+	      OPT_DEFAULT_METRICS_BIND ", empty = off)\n"
 	      "      --allow-insecure-config  accept config files writable by other users\n"
 	      "\n"
 	      "  -v, --verbose              more detail (repeat for more)\n"

@@ -19,10 +19,9 @@ void options_init(struct svcnat_options *o)
 	memset(o, 0, sizeof(*o));
 	o->mode = MODE_DAEMON;
 	plan_settings_init(&o->plan);
+	/* lock_path, lock_wait_ms and commit_retries left 0: the backend's
+	 * defaults (backend.h). */
 	o->backend.kind = BACKEND_AUTO;
-	o->backend.lock_path = "/run/xtables.lock";
-	o->backend.lock_wait_ms = 5000;
-	o->backend.commit_retries = 3;
 }
 
 void options_done(struct svcnat_options *o)
@@ -51,6 +50,17 @@ void options_done(struct svcnat_options *o)
 	free(o->etcd_key);
 	memset(o, 0, sizeof(*o));
 }
+
+struct pipeline {
+	const struct svcnat_options *o;
+	struct plan_settings settings; /* o->plan with the learnt addresses filled in */
+	struct ipaddr *learnt_addrs;   /* owned; local_addrs when not from --node-ip */
+	struct merge *merge;
+	int *source_ids;               /* merge source id per --config */
+	struct backend *backend;       /* created on first apply */
+	struct desired desired;        /* last resolved state */
+	unsigned long desired_generation;
+};
 
 static double now_seconds(void)
 {
@@ -126,6 +136,33 @@ int pipeline_read_source(struct pipeline *p, size_t i, struct diag_list *d)
 			 dec.slices, dec.n_slices);
 	decoded_done(&dec);
 	return r;
+}
+
+int pipeline_clear_source(struct pipeline *p, size_t i)
+{
+	if (i >= p->o->n_configs)
+		return -EINVAL;
+	return merge_update(p->merge, p->source_ids[i], MERGE_SET, NULL, 0, NULL, 0);
+}
+
+struct merge *pipeline_merge(struct pipeline *p)
+{
+	return p->merge;
+}
+
+const struct desired *pipeline_desired(const struct pipeline *p)
+{
+	return &p->desired;
+}
+
+unsigned long pipeline_desired_generation(const struct pipeline *p)
+{
+	return p->desired_generation;
+}
+
+int pipeline_family(const struct pipeline *p)
+{
+	return p->settings.family;
 }
 
 int pipeline_read_sources(struct pipeline *p, struct diag_list *d)
@@ -271,6 +308,20 @@ int pipeline_backend(struct pipeline *p, struct backend **ret, struct diag_list 
 	return 0;
 }
 
+static void count_tables(const struct ruleset *rs, struct sync_report *rep)
+{
+	size_t t, i;
+
+	for (t = 0; t < RS_NTABLES; t++) {
+		rep->chains[t] = rep->rules[t] = 0;
+		for (i = 0; i < rs->t[t].n; i++) {
+			if (!rs->t[t].chains[i]->builtin)
+				rep->chains[t]++;
+			rep->rules[t] += rs->t[t].chains[i]->n_rules;
+		}
+	}
+}
+
 int pipeline_sync(struct pipeline *p, struct sync_report *rep, struct diag_list *d)
 {
 	struct sync_report local = { 0 };
@@ -290,6 +341,7 @@ int pipeline_sync(struct pipeline *p, struct sync_report *rep, struct diag_list 
 		return r;
 	t1 = now_seconds();
 	rep->plan_seconds = t1 - t0;
+	count_tables(rs, rep);
 	if (p->o->mode == MODE_ONCE) {
 		/* A one-shot run needs only the plan from here on: free the
 		 * merged and resolved state, so the peak is the kernel write's. */

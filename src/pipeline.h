@@ -29,6 +29,13 @@ enum svcnat_mode {
 	MODE_ETCD_LOAD,
 };
 
+/* Defaults of the daemon's options (kube-proxy's), for the daemon and
+ * --help alike.  The backend's (lock, waits, retries) are in backend.h. */
+#define OPT_DEFAULT_MIN_SYNC_PERIOD "1s"
+#define OPT_DEFAULT_SYNC_PERIOD "30s"
+#define OPT_DEFAULT_HEALTHZ_BIND "127.0.0.1:10256"
+#define OPT_DEFAULT_METRICS_BIND "127.0.0.1:10249"
+
 /* Everything the command line says.  Owned arrays are freed by options_done(). */
 struct svcnat_options {
 	enum svcnat_mode mode;
@@ -42,10 +49,11 @@ struct svcnat_options {
 	struct backend_options backend;
 	bool set_sysctls;             /* --set-sysctls: turn on ip_forward / route_localnet */
 	/* daemon (issue 5) */
-	char *min_sync_period;        /* kube-proxy duration text, default "1s" */
-	char *sync_period;            /* default "30s" */
-	char *healthz_bind_address;   /* default 127.0.0.1:10256; "" = off */
-	char *metrics_bind_address;   /* default 127.0.0.1:10249; "" = off */
+	/* NULL = the OPT_DEFAULT_ above */
+	char *min_sync_period;        /* kube-proxy duration text */
+	char *sync_period;
+	char *healthz_bind_address;   /* "" = off */
+	char *metrics_bind_address;   /* "" = off */
 	bool allow_insecure_config;
 	/* etcd (issue 6) */
 	char *etcd_endpoints;         /* comma-separated URLs, NULL = no etcd source */
@@ -63,20 +71,14 @@ void options_done(struct svcnat_options *o);
 struct sync_report {
 	struct plan_stats plan;
 	struct apply_result apply;
+	size_t chains[RS_NTABLES];     /* the plan's own chains per table (not built-ins) */
+	size_t rules[RS_NTABLES];      /* the plan's rules per table */
 	double plan_seconds;
 	double total_seconds;
 };
 
-struct pipeline {
-	const struct svcnat_options *o;
-	struct plan_settings settings; /* o->plan with the learnt addresses filled in */
-	struct ipaddr *learnt_addrs;   /* owned; local_addrs when not from --node-ip */
-	struct merge *merge;
-	int *source_ids;               /* merge source id per --config */
-	struct backend *backend;       /* created on first apply */
-	struct desired desired;        /* last resolved state */
-	unsigned long desired_generation;
-};
+/* The pipeline's state is its own: callers use the functions below. */
+struct pipeline;
 
 /*
  * Create the pipeline: registers one merge source per --config (named by
@@ -101,8 +103,28 @@ int pipeline_learn_addresses(struct pipeline *p, struct diag_list *d);
  * a copy.  Returns 1 if they changed, 0 if not, -ENOMEM. */
 int pipeline_set_addresses(struct pipeline *p, const struct ipaddr *a, size_t n);
 
-/* Resolve the merged snapshot (if it changed) into p->desired. */
+/* Resolve the merged snapshot (if it changed) into the desired state. */
 int pipeline_resolve(struct pipeline *p, struct diag_list *d);
+
+/*
+ * The last resolved state (empty before the first resolve) and its merge
+ * generation (0 before).  Valid until the next resolve, plan or sync.
+ */
+const struct desired *pipeline_desired(const struct pipeline *p);
+unsigned long pipeline_desired_generation(const struct pipeline *p);
+
+/* The address family the pipeline plans for (AF_INET). */
+int pipeline_family(const struct pipeline *p);
+
+/*
+ * The merge engine the sources feed: for registering change handlers,
+ * flushing, and sources that register themselves (etcd).  Owned by p.
+ */
+struct merge *pipeline_merge(struct pipeline *p);
+
+/* Empty --config number i (its file is gone): its items are removed at the
+ * next flush.  0 or -errno. */
+int pipeline_clear_source(struct pipeline *p, size_t i);
 
 /* Resolve and plan.  *ret is the caller's. */
 int pipeline_plan(struct pipeline *p, struct ruleset **ret, struct plan_stats *st,
@@ -112,8 +134,9 @@ int pipeline_plan(struct pipeline *p, struct ruleset **ret, struct plan_stats *s
 int pipeline_backend(struct pipeline *p, struct backend **ret, struct diag_list *d);
 
 /*
- * Plan and apply to the kernel.  On failure the kernel keeps the previous
- * rules.  rep may be NULL.  0 or -errno.  In MODE_ONCE the merged and
+ * Create the backend if needed, plan and apply to the kernel.  On failure
+ * the kernel keeps the previous rules.  rep (may be NULL) is filled as far
+ * as the sync got.  0 or -errno.  In MODE_ONCE the merged and
  * resolved state is freed once planned (the write's peak memory is then
  * its own): such a pipeline syncs once.
  */

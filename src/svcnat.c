@@ -62,7 +62,7 @@ static int run_plan_modes(struct svcnat_options *o, struct pipeline *p, struct d
 		print_diags(d);
 		if (r < 0)
 			return EXIT_RUNTIME;
-		resolve_dump(&p->desired, stdout);
+		resolve_dump(pipeline_desired(p), stdout);
 		return fflush(stdout) == 0 ? 0 : EXIT_RUNTIME;
 	}
 	if (o->mode == MODE_DIFF) {
