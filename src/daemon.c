@@ -36,6 +36,8 @@ struct daemon {
 	uint64_t health_timeout_usec;
 	struct fswatch *watch;
 	bool *source_dirty;          /* per --config: re-read in the post hook */
+	bool *source_ready;          /* per --config: read completely once */
+	struct loop_timer *wait_timer; /* warns while a source was never read */
 	struct nladdrs_watch *addrs;
 	struct etcd_source *etcd;
 	struct http_server *healthz;
@@ -84,58 +86,73 @@ static void count_source_errors(struct daemon *dm, const char *source, double n)
 }
 
 /*
- * A config that decides where the node's traffic goes must not be writable
- * by anyone but its owner (or root's group).  Returns 0 or -EPERM with a diag.
+ * Re-read --config number i after a change (or at start / SIGHUP).  Returns
+ * pipeline_read_source()'s result.
  */
-static int check_mode(const char *path, const struct stat *st, struct diag_list *d)
-{
-	if ((st->st_mode & S_IWOTH) || ((st->st_mode & S_IWGRP) && st->st_gid != 0)) {
-		diag_add(d, DIAG_ERROR, path, NULL, NULL,
-			 "writable by users other than its owner (mode %04o): refusing it "
-			 "(chmod go-w, or --allow-insecure-config)",
-			 (unsigned)(st->st_mode & 07777));
-		return -EPERM;
-	}
-	return 0;
-}
-
-static int check_config_security(const struct svcnat_options *o, const char *path,
-				 struct diag_list *d)
-{
-	struct stat st;
-
-	if (o->allow_insecure_config || streq(path, "-"))
-		return 0;
-	if (stat(path, &st) < 0)
-		return 0; /* missing: the read reports it */
-	return check_mode(path, &st, d);
-}
-
-/* Re-read --config number i after a change (or at start / SIGHUP). */
-static void reload_source(struct daemon *dm, size_t i)
+static int reload_source(struct daemon *dm, size_t i)
 {
 	const char *path = dm->o->configs[i];
 	struct diag_list d;
 	int r;
 
 	diag_list_init(&d);
-	r = check_config_security(dm->o, path, &d);
-	if (r >= 0)
-		r = pipeline_read_source(dm->p, i, &d);
-	if (r == -ENOENT) {
-		/* Deleted (or not created yet): its services go away. */
+	r = pipeline_read_source(dm->p, i, &d);
+	if (r == -ENOENT && dm->source_ready[i]) {
+		/* Deleted: its services go away. */
 		diag_list_done(&d);
 		diag_list_init(&d);
 		r = pipeline_clear_source(dm->p, i);
 		log_info("%s: not there (deleted?): its services are removed", path);
-	} else if (r < 0) {
+		r = r < 0 ? r : -ENOENT;
+	} else if (r < 0 && dm->source_ready[i]) {
 		log_err("%s: rejected, keeping its last good content", path);
 		count_source_errors(dm, path, 1);
+	} else if (r < 0) {
+		log_warn("%s: not read yet: no rules are written until it is", path);
+		count_source_errors(dm, path, 1);
 	} else {
-		count_source_errors(dm, path, (double)diag_count(&d, DIAG_ERROR));
+		if (r > 0)
+			log_err("%s: %d file%s rejected, each keeping its last good content", path, r,
+				r == 1 ? "" : "s");
+		count_source_errors(dm, path, (double)r + (double)diag_count(&d, DIAG_ERROR));
+		if (pipeline_source_complete(dm->p, i))
+			dm->source_ready[i] = true;
 	}
 	log_diags(&d);
 	diag_list_done(&d);
+	return r;
+}
+
+/* The first --config not read completely yet, or NULL. */
+static const char *source_pending(const struct daemon *dm)
+{
+	size_t i;
+
+	for (i = 0; i < dm->o->n_configs; i++)
+		if (!dm->source_ready[i])
+			return dm->o->configs[i];
+	return NULL;
+}
+
+#define WAIT_WARN_USEC (5 * 1000000ULL)
+
+/* Until every source is read once, a warning every few seconds names them. */
+static int on_wait_timer(struct loop *l, struct loop_timer *t, void *userdata)
+{
+	struct daemon *dm = userdata;
+	size_t i, n = 0;
+
+	for (i = 0; i < dm->o->n_configs; i++)
+		if (!dm->source_ready[i])
+			n++;
+	if (!n)
+		return 0;
+	for (i = 0; i < dm->o->n_configs; i++)
+		if (!dm->source_ready[i])
+			log_warn("%s: still not read (%zu source%s pending): no rules are written "
+				 "until every source has been read once",
+				 dm->o->configs[i], n, n == 1 ? "" : "s");
+	return loop_timer_arm(t, WAIT_WARN_USEC);
 }
 
 static void on_fs_change(struct fswatch *w, const char *path, void *tag, void *userdata)
@@ -339,12 +356,26 @@ static int on_sync_timer(struct loop *l, struct loop_timer *t, void *userdata)
 	struct daemon *dm = userdata;
 	enum sync_reason reason;
 
-	if (etcd_pending(dm))
+	if (etcd_pending(dm) || source_pending(dm))
 		return 0; /* the post hook keeps the timer off until then */
 	if (!syncpolicy_due(&dm->policy, loop_now_usec(), &reason))
 		return 0; /* re-armed by the post hook */
 	(void)do_sync(dm, reason);
 	return 0;
+}
+
+/* Each conflict between sources once (the merge engine records it once). */
+static void report_conflicts(struct daemon *dm)
+{
+	struct diag_list d;
+	size_t n;
+
+	diag_list_init(&d);
+	n = pipeline_take_conflicts(dm->p, &d);
+	if (n)
+		metrics_counter_add(dm->metrics, "svcnat_source_conflicts_total", NULL, (double)n);
+	log_diags(&d);
+	diag_list_done(&d);
 }
 
 /* After every batch of events: apply what they marked, arm the sync timer. */
@@ -361,6 +392,13 @@ static void on_post(struct loop *l, void *userdata)
 	}
 	if (merge_flush(pipeline_merge(dm->p)) < 0)
 		log_err("out of memory merging the sources; retrying at the next event");
+	report_conflicts(dm);
+	if (source_pending(dm)) {
+		if (!loop_timer_armed(dm->wait_timer))
+			loop_timer_arm(dm->wait_timer, WAIT_WARN_USEC);
+		loop_timer_arm(dm->sync_timer, 0);
+		return;
+	}
 	if (etcd_pending(dm)) {
 		loop_timer_arm(dm->sync_timer, 0);
 		return;
@@ -419,7 +457,8 @@ static void health_extra(struct daemon *dm, char *buf, size_t len)
 static int h_healthz(void *userdata, struct http_response *resp)
 {
 	struct daemon *dm = userdata;
-	bool healthy = syncpolicy_healthy(&dm->policy, loop_now_usec(), dm->health_timeout_usec);
+	bool healthy = syncpolicy_healthy(&dm->policy, loop_now_usec(), dm->health_timeout_usec) &&
+		       !source_pending(dm);
 
 	char extra[256];
 
@@ -544,23 +583,20 @@ static int setup_signals(struct daemon *dm)
 
 static int setup_sources(struct daemon *dm)
 {
-	struct diag_list d;
 	size_t i;
 	int r;
 
 	dm->source_dirty = calloc(dm->o->n_configs ? dm->o->n_configs : 1, sizeof(bool));
-	if (!dm->source_dirty)
+	dm->source_ready = calloc(dm->o->n_configs ? dm->o->n_configs : 1, sizeof(bool));
+	if (!dm->source_dirty || !dm->source_ready)
 		return -ENOMEM;
-	diag_list_init(&d);
-	for (i = 0; i < dm->o->n_configs; i++) {
-		r = check_config_security(dm->o, dm->o->configs[i], &d);
-		if (r < 0) {
-			log_diags(&d);
-			diag_list_done(&d);
-			return -EPERM;
-		}
-	}
-	diag_list_done(&d);
+	r = loop_timer_new(dm->loop, on_wait_timer, dm, &dm->wait_timer);
+	if (r < 0)
+		return r;
+	r = metrics_declare(dm->metrics, "svcnat_source_conflicts_total", METRIC_COUNTER,
+			    "Objects defined by two sources (each conflict counted once)", NULL, 0);
+	if (r < 0)
+		return r;
 	r = fswatch_new(dm->loop, on_fs_change, dm, &dm->watch);
 	if (r < 0)
 		return r;
@@ -574,7 +610,10 @@ static int setup_sources(struct daemon *dm)
 				return r;
 			}
 		}
-		reload_source(dm, i);
+		/* A config writable by others is refused at start (exit 2);
+		 * anything else unreadable is waited for. */
+		if (reload_source(dm, i) == -EPERM)
+			return -EPERM;
 	}
 	return 0;
 }
@@ -638,6 +677,7 @@ static void daemon_done(struct daemon *dm)
 	nladdrs_watch_free(dm->addrs);
 	fswatch_free(dm->watch);
 	loop_timer_free(dm->sync_timer);
+	loop_timer_free(dm->wait_timer);
 	if (dm->sigfd >= 0) {
 		loop_del_io(dm->loop, dm->sigfd);
 		close(dm->sigfd);
@@ -646,6 +686,7 @@ static void daemon_done(struct daemon *dm)
 	pipeline_free(dm->p);
 	metrics_free(dm->metrics);
 	free(dm->source_dirty);
+	free(dm->source_ready);
 }
 
 int daemon_main(struct svcnat_options *o)

@@ -57,6 +57,7 @@ struct pipeline {
 	struct ipaddr *learnt_addrs;   /* owned; local_addrs when not from --node-ip */
 	struct merge *merge;
 	int *source_ids;               /* merge source id per --config */
+	struct file_source **files;    /* per --config: its files' last good content */
 	struct backend *backend;       /* created on first apply */
 	struct desired desired;        /* last resolved state */
 	unsigned long desired_generation;
@@ -68,6 +69,14 @@ static double now_seconds(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Files writable by others are refused where svcnat writes rules. */
+static enum file_mode_check mode_check(const struct svcnat_options *o)
+{
+	if (o->allow_insecure_config)
+		return FILE_MODE_IGNORE;
+	return o->mode == MODE_DAEMON || o->mode == MODE_ONCE ? FILE_MODE_REFUSE : FILE_MODE_WARN;
 }
 
 int pipeline_new(const struct svcnat_options *o, struct pipeline **ret, struct diag_list *d)
@@ -89,7 +98,8 @@ int pipeline_new(const struct svcnat_options *o, struct pipeline **ret, struct d
 	p->settings.n_local_addrs = o->plan.n_node_ips;
 	p->merge = merge_new();
 	p->source_ids = calloc(o->n_configs ? o->n_configs : 1, sizeof(*p->source_ids));
-	if (!p->merge || !p->source_ids) {
+	p->files = calloc(o->n_configs ? o->n_configs : 1, sizeof(*p->files));
+	if (!p->merge || !p->source_ids || !p->files) {
 		pipeline_free(p);
 		return -ENOMEM;
 	}
@@ -103,6 +113,11 @@ int pipeline_new(const struct svcnat_options *o, struct pipeline **ret, struct d
 			return r;
 		}
 		p->source_ids[i] = r;
+		r = file_source_new(o->configs[i], mode_check(o), &p->files[i]);
+		if (r < 0) {
+			pipeline_free(p);
+			return r;
+		}
 	}
 	*ret = p;
 	return 0;
@@ -115,6 +130,10 @@ void pipeline_free(struct pipeline *p)
 	backend_free(p->backend);
 	desired_free(&p->desired);
 	merge_free(p->merge);
+	if (p->files)
+		for (size_t i = 0; i < p->o->n_configs; i++)
+			file_source_free(p->files[i]);
+	free(p->files);
 	free(p->source_ids);
 	free(p->learnt_addrs);
 	free(p);
@@ -122,20 +141,33 @@ void pipeline_free(struct pipeline *p)
 
 int pipeline_read_source(struct pipeline *p, size_t i, struct diag_list *d)
 {
-	struct decoded dec = { 0 };
-	int r;
+	const struct decoded *dec;
+	int r, rejected;
 
 	if (i >= p->o->n_configs)
 		return -EINVAL;
-	r = file_source_read(p->o->configs[i], &dec, d);
-	if (r < 0) {
-		decoded_done(&dec);
-		return r;
-	}
-	r = merge_update(p->merge, p->source_ids[i], MERGE_SET, dec.services, dec.n_services,
-			 dec.slices, dec.n_slices);
-	decoded_done(&dec);
-	return r;
+	rejected = file_source_reload(p->files[i], d);
+	if (rejected < 0)
+		return rejected;
+	dec = file_source_content(p->files[i]);
+	r = merge_update(p->merge, p->source_ids[i], MERGE_SET, dec->services, dec->n_services,
+			 dec->slices, dec->n_slices);
+	return r < 0 ? r : rejected;
+}
+
+bool pipeline_source_complete(const struct pipeline *p, size_t i)
+{
+	return i < p->o->n_configs && file_source_complete(p->files[i]);
+}
+
+size_t pipeline_take_conflicts(struct pipeline *p, struct diag_list *d)
+{
+	struct diag_list *c = merge_diags(p->merge);
+	size_t n = c ? c->n : 0;
+
+	if (n && diag_list_move(d, c) < 0)
+		return 0;
+	return n;
 }
 
 int pipeline_clear_source(struct pipeline *p, size_t i)
@@ -173,9 +205,12 @@ int pipeline_read_sources(struct pipeline *p, struct diag_list *d)
 	for (i = 0; i < p->o->n_configs; i++) {
 		int r = pipeline_read_source(p, i, d);
 
-		if (r < 0 && first == 0)
+		if (r < 0 && first >= 0)
+			first = r;
+		else if (r > 0 && first == 0)
 			first = r;
 	}
+	pipeline_take_conflicts(p, d);
 	return first;
 }
 

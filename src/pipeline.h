@@ -88,13 +88,27 @@ int pipeline_new(const struct svcnat_options *o, struct pipeline **ret, struct d
 void pipeline_free(struct pipeline *p);
 
 /*
- * Read --config number i and SET its items into the merge engine.  On a
- * file rejected whole (-EINVAL, -EFBIG, -ENOENT, ...) the source keeps its
- * previous content.  Object-level errors are in d, the call still succeeds.
+ * Read --config number i and SET its items into the merge engine.  When the
+ * path is rejected whole (-EINVAL, -EFBIG, -ENOENT, -EPERM, ...) the source
+ * keeps its previous content and the error is returned.  Otherwise returns
+ * the number of files (of a directory) rejected whole, which keep their
+ * last good content.  Object-level errors are in d either way.  The mode
+ * check (files writable by others) refuses in the modes that write rules
+ * and warns in the others, unless --allow-insecure-config.
  */
 int pipeline_read_source(struct pipeline *p, size_t i, struct diag_list *d);
-/* All of them; returns the first error but reads every source. */
+/* Whether --config number i has said everything once: read with no file
+ * lacking content (see file_source_complete()). */
+bool pipeline_source_complete(const struct pipeline *p, size_t i);
+/*
+ * All of them, then pipeline_take_conflicts(); reads every source and
+ * returns the first error, or > 0 if some file was rejected whole, or 0.
+ */
 int pipeline_read_sources(struct pipeline *p, struct diag_list *d);
+
+/* Move the merge engine's new conflict warnings (each conflict once, naming
+ * both sources and the object) into d; returns how many. */
+size_t pipeline_take_conflicts(struct pipeline *p, struct diag_list *d);
 
 /* Fill settings.local_addrs from the system (getifaddrs) unless --node-ip
  * was given.  For --once/--diff/the daemon; the dry-run stays hermetic. */

@@ -28,21 +28,16 @@ static void print_diags(struct diag_list *d)
 	diag_list_init(d);
 }
 
-/* A source rejected whole is bad configuration (2); anything else runtime (1). */
+/*
+ * A --config that cannot be used, whatever the reason (missing, unreadable,
+ * a symlink loop, not a regular file or directory, writable by others,
+ * too large, not valid JSON, a file of its directory rejected whole), is
+ * bad configuration: 2.  Only running out of memory is a runtime failure.
+ * r is pipeline_read_sources()'s (!= 0).
+ */
 static int exit_code_for(int r)
 {
-	switch (r) {
-	case -EINVAL:
-	case -EFBIG:
-	case -ENOENT:
-	case -EISDIR:
-	case -ENOTDIR:
-	case -EACCES:
-	case -E2BIG:
-		return EXIT_USAGE;
-	default:
-		return EXIT_RUNTIME;
-	}
+	return r == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
 }
 
 static int run_plan_modes(struct svcnat_options *o, struct pipeline *p, struct diag_list *d)
@@ -53,7 +48,7 @@ static int run_plan_modes(struct svcnat_options *o, struct pipeline *p, struct d
 	int r;
 
 	r = pipeline_read_sources(p, d);
-	if (r < 0) {
+	if (r != 0) {
 		print_diags(d);
 		return exit_code_for(r);
 	}
@@ -108,7 +103,7 @@ static int run_once(struct pipeline *p, struct diag_list *d)
 	int r;
 
 	r = pipeline_read_sources(p, d);
-	if (r < 0) {
+	if (r != 0) {
 		print_diags(d);
 		return exit_code_for(r);
 	}

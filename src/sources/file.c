@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 
 #include "sources/file.h"
@@ -79,6 +80,7 @@ static int read_all(int fd, const char *path, size_t budget, struct diag_list *d
 	return 0;
 }
 
+/* Reads fd and decodes it into *out (appended; unchanged on failure). */
 static int read_fd(int fd, const char *path, size_t budget, struct decoded *out,
 		   struct diag_list *diags, size_t *used)
 {
@@ -174,92 +176,452 @@ static int list_dir(int fd, const char *path, struct diag_list *diags, char ***r
 	return 0;
 }
 
-/*
- * Every file of the directory is decoded, so all their diags are reported;
- * a file rejected whole fails the whole read (the first such error is
- * returned) so that the source keeps its last good content.
- */
-static int read_dir(int dfd, const char *path, struct decoded *out, struct diag_list *diags)
-{
-	char **names = NULL;
-	size_t n = 0, i, used = 0;
-	int r, ret = 0;
+/* One file's last good content. */
+struct file_entry {
+	char *path;           /* the file's path (the directory's path + "/" + name) */
+	struct decoded good;  /* its items as last read successfully */
+	bool has_good;
+};
 
-	r = list_dir(dfd, path, diags, &names, &n);
+struct file_source {
+	char *path;
+	enum file_mode_check mode;
+	struct file_entry *files; /* sorted by path (= by name within a directory) */
+	size_t n_files;
+	struct decoded content;   /* every file's good items, deduplicated */
+	bool complete;
+	int first_error;          /* of the last reload's rejected files */
+};
+
+static void entry_done(struct file_entry *e)
+{
+	free(e->path);
+	decoded_done(&e->good);
+}
+
+static void entries_free(struct file_entry *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		entry_done(&v[i]);
+	free(v);
+}
+
+int file_source_new(const char *path, enum file_mode_check mode, struct file_source **ret)
+{
+	struct file_source *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->path = strdup(path);
+	if (!s->path) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->mode = mode;
+	*ret = s;
+	return 0;
+}
+
+void file_source_free(struct file_source *s)
+{
+	if (!s)
+		return;
+	entries_free(s->files, s->n_files);
+	decoded_done(&s->content);
+	free(s->path);
+	free(s);
+}
+
+const struct decoded *file_source_content(const struct file_source *s)
+{
+	return &s->content;
+}
+
+bool file_source_complete(const struct file_source *s)
+{
+	return s->complete;
+}
+
+/*
+ * A config decides where the node's traffic goes: one that users other than
+ * its owner (or root's group) can write is refused, or warned about.
+ * Returns 0 or -EPERM with a diag.
+ */
+static int check_mode(const struct file_source *s, const char *path, const struct stat *st,
+		      struct diag_list *diags)
+{
+	bool refuse = s->mode == FILE_MODE_REFUSE;
+
+	if (s->mode == FILE_MODE_IGNORE ||
+	    !((st->st_mode & S_IWOTH) || ((st->st_mode & S_IWGRP) && st->st_gid != 0)))
+		return 0;
+	if (diag_add(diags, refuse ? DIAG_ERROR : DIAG_WARNING, path, NULL, NULL,
+		     "writable by users other than its owner (mode %04o): %s "
+		     "(chmod go-w, or --allow-insecure-config)",
+		     (unsigned)(st->st_mode & 07777),
+		     refuse ? "refusing it" : "svcnat would refuse it when writing rules") < 0)
+		return -ENOMEM;
+	return refuse ? -EPERM : 0;
+}
+
+static int entry_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct file_entry *)elem)->path);
+}
+
+static struct file_entry *entry_find(struct file_source *s, const char *path)
+{
+	if (!s->n_files)
+		return NULL;
+	return bsearch(path, s->files, s->n_files, sizeof(*s->files), entry_cmp);
+}
+
+/* A file rejected whole keeps its last good content, if it had one. */
+static void keep_old(struct file_source *s, struct file_entry *e, struct file_entry *old, int err)
+{
+	if (s->first_error == 0)
+		s->first_error = err;
+	if (old && old->has_good) {
+		e->good = old->good;
+		e->has_good = true;
+		old->good = (struct decoded){ 0 };
+		old->has_good = false;
+	}
+}
+
+/*
+ * Read one file of a directory (open at fd, or fd < 0 with errno set) into
+ * e.  Returns 0, 1 if it is rejected whole (e keeps old's content), 2 if it
+ * is no regular file (ignored, e stays empty), -ENOMEM.
+ */
+static int read_entry(struct file_source *s, int fd, struct file_entry *e,
+		      struct file_entry *old, size_t *used, struct diag_list *diags)
+{
+	struct decoded tmp = { 0 };
+	struct stat st;
+	int r;
+
+	if (fd < 0)
+		r = io_error(diags, e->path, "cannot open", errno);
+	else if (fstat(fd, &st) < 0)
+		r = io_error(diags, e->path, "cannot stat", errno);
+	else if (!S_ISREG(st.st_mode))
+		return diag_add(diags, DIAG_WARNING, e->path, NULL, NULL,
+				"not a regular file; ignored") < 0 ? -ENOMEM : 2;
+	else
+		r = check_mode(s, e->path, &st, diags);
+	if (r >= 0)
+		r = read_fd(fd, e->path, DECODE_MAX_FILE_SIZE - *used, &tmp, diags, used);
+	if (r < 0) {
+		decoded_done(&tmp);
+		if (r == -ENOMEM)
+			return r;
+		keep_old(s, e, old, r);
+		return 1;
+	}
+	e->good = tmp;
+	e->has_good = true;
+	return 0;
+}
+
+/* Read every file of the directory open at dfd (taken over) into *ret.
+ * Returns the number of files rejected whole, or -errno. */
+static int read_dir(struct file_source *s, int dfd, struct file_entry **ret, size_t *ret_n,
+		    struct diag_list *diags)
+{
+	struct file_entry *v = NULL;
+	char **names = NULL;
+	size_t n = 0, i, used = 0, nv = 0;
+	int r, rejected = 0;
+
+	r = list_dir(dfd, s->path, diags, &names, &n);
 	if (r < 0)
 		return r;
 	if (n == 0)
-		r = diag_add(diags, DIAG_WARNING, path, NULL, NULL, "no *.json files");
+		r = diag_add(diags, DIAG_WARNING, s->path, NULL, NULL, "no *.json files");
+	if (n && !(v = calloc(n, sizeof(*v))))
+		r = -ENOMEM;
 	for (i = 0; r >= 0 && i < n; i++) {
-		_cleanup_free_ char *file = NULL;
+		const char *sep = s->path[strlen(s->path) - 1] == '/' ? "" : "/";
+		struct file_entry *e = &v[nv];
 		_cleanup_close_ int fd = -1;
-		struct stat st;
 
-		if (asprintf(&file, "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/",
-			     names[i]) < 0) {
-			file = NULL;
+		if (asprintf(&e->path, "%s%s%s", s->path, sep, names[i]) < 0) {
+			e->path = NULL;
 			r = -ENOMEM;
 			break;
 		}
-		fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		if (fd < 0) {
-			r = io_error(diags, file, "cannot open", errno);
-		} else if (fstat(fd, &st) < 0) {
-			r = io_error(diags, file, "cannot stat", errno);
-		} else if (!S_ISREG(st.st_mode)) {
-			r = diag_add(diags, DIAG_WARNING, file, NULL, NULL,
-				     "not a regular file; ignored");
+		/* O_NONBLOCK: a FIFO must not block the open. */
+		fd = open(e->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		r = read_entry(s, fd, e, entry_find(s, e->path), &used, diags);
+		if (r == 2) {
+			free(e->path);
+			e->path = NULL;
+			r = 0;
 			continue;
-		} else {
-			r = read_fd(fd, file, DECODE_MAX_FILE_SIZE - used, out, diags, &used);
 		}
-		if (r == -ENOMEM)
-			break;
-		if (r < 0 && ret == 0)
-			ret = r;
-		/* Past the directory's total, the other files cannot be read. */
-		if (r == -EFBIG && used > 0)
-			break;
-		r = 0;
+		nv++;
+		if (r > 0)
+			rejected++;
 	}
 	names_free(names, n);
+	if (r < 0) {
+		entries_free(v, nv);
+		return r;
+	}
+	*ret = v;
+	*ret_n = nv;
+	return rejected;
+}
+
+/* Sort key of an item for the cross-file duplicate check. */
+struct keyed {
+	const char *ns;
+	const char *name;
+	const char *what; /* "", "EndpointSlice ", "Endpoints " as the decoder names them */
+	size_t idx;
+};
+
+static int keyed_cmp(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	int r = strcmp(x->ns, y->ns);
+
+	if (r == 0)
+		r = strcmp(x->name, y->name);
+	if (r == 0)
+		r = x->idx < y->idx ? -1 : x->idx > y->idx;
+	return r;
+}
+
+/*
+ * Mark in drop[] the later of two items with one key (items of different
+ * files: each file is deduplicated by its decoder already), with a diag
+ * naming the file that loses.  src[i] is item i's file.
+ */
+static int find_dups(struct keyed *k, size_t n, bool *drop,
+		     const char *const *src, struct diag_list *diags)
+{
+	size_t i;
+
+	qsort_safe(k, n, sizeof(*k), keyed_cmp);
+	for (i = 1; i < n; i++) {
+		char obj[600];
+
+		if (strcmp(k[i].ns, k[i - 1].ns) || strcmp(k[i].name, k[i - 1].name))
+			continue;
+		drop[k[i].idx] = true;
+		snprintf(obj, sizeof(obj), "%s%s/%s", k[i].what, k[i].ns, k[i].name);
+		if (diag_add(diags, DIAG_ERROR, src[k[i].idx], obj, NULL,
+			     "defined more than once; the later definition is ignored") < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static const char *slice_kind(const struct epslice *e)
+{
+	switch (e->origin) {
+	case ORIGIN_K8S:
+		return "EndpointSlice ";
+	case ORIGIN_K8S_EP:
+		return "Endpoints ";
+	default:
+		return "";
+	}
+}
+
+static const char *nz(const char *s)
+{
+	return s ? s : "";
+}
+
+/* content = every entry's good items in file order, later duplicates dropped. */
+static int build_content(struct file_source *s, struct diag_list *diags)
+{
+	struct decoded c = { 0 };
+	_cleanup_free_ struct keyed *k = NULL;
+	_cleanup_free_ const char **src = NULL;
+	_cleanup_free_ bool *drop = NULL;
+	size_t ns = 0, ne = 0, i, j, n, max;
+	int r = 0;
+
+	for (i = 0; i < s->n_files; i++) {
+		ns += s->files[i].good.n_services;
+		ne += s->files[i].good.n_slices;
+	}
+	max = ns > ne ? ns : ne;
+	if (ns && !(c.services = calloc(ns, sizeof(*c.services))))
+		return -ENOMEM;
+	if (ne && !(c.slices = calloc(ne, sizeof(*c.slices)))) {
+		free(c.services);
+		return -ENOMEM;
+	}
+	c.cap_services = ns;
+	c.cap_slices = ne;
+	if (max && s->n_files > 1) {
+		k = calloc(max, sizeof(*k));
+		src = calloc(max, sizeof(*src));
+		drop = calloc(max, sizeof(*drop));
+		if (!k || !src || !drop) {
+			decoded_done(&c);
+			return -ENOMEM;
+		}
+	}
+	/* services */
+	for (i = 0, n = 0; i < s->n_files; i++)
+		for (j = 0; j < s->files[i].good.n_services; j++, n++) {
+			const struct service *v = s->files[i].good.services[j];
+
+			if (k) {
+				k[n] = (struct keyed){ nz(v->ns), nz(v->name), "", n };
+				src[n] = s->files[i].path;
+			}
+		}
+	if (k)
+		r = find_dups(k, ns, drop, src, diags);
+	for (i = 0, n = 0; r >= 0 && i < s->n_files; i++)
+		for (j = 0; j < s->files[i].good.n_services; j++, n++)
+			if (!drop || !drop[n])
+				c.services[c.n_services++] = service_ref(s->files[i].good.services[j]);
+	/* slices */
+	if (drop)
+		memset(drop, 0, max * sizeof(*drop));
+	for (i = 0, n = 0; r >= 0 && i < s->n_files; i++)
+		for (j = 0; j < s->files[i].good.n_slices; j++, n++) {
+			const struct epslice *v = s->files[i].good.slices[j];
+
+			if (k) {
+				k[n] = (struct keyed){ nz(v->ns), nz(v->name), slice_kind(v), n };
+				src[n] = s->files[i].path;
+			}
+		}
+	if (k && r >= 0)
+		r = find_dups(k, ne, drop, src, diags);
+	for (i = 0, n = 0; r >= 0 && i < s->n_files; i++)
+		for (j = 0; j < s->files[i].good.n_slices; j++, n++)
+			if (!drop || !drop[n])
+				c.slices[c.n_slices++] = epslice_ref(s->files[i].good.slices[j]);
+	if (r < 0) {
+		decoded_done(&c);
+		return r;
+	}
+	decoded_done(&s->content);
+	s->content = c;
+	return 0;
+}
+
+static void set_entries(struct file_source *s, struct file_entry *v, size_t n)
+{
+	size_t i;
+
+	entries_free(s->files, s->n_files);
+	s->files = v;
+	s->n_files = n;
+	s->complete = true;
+	for (i = 0; i < n; i++)
+		if (!v[i].has_good)
+			s->complete = false;
+}
+
+/* A single file (or stdin) at fd: rejected whole, the source keeps its content. */
+static int read_single(struct file_source *s, int fd, const char *name,
+		       struct file_entry **ret, struct diag_list *diags)
+{
+	struct file_entry *v;
+	size_t used = 0;
+	int r;
+
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v->path = strdup(name);
+	if (!v->path) {
+		free(v);
+		return -ENOMEM;
+	}
+	r = read_fd(fd, name, DECODE_MAX_FILE_SIZE, &v->good, diags, &used);
+	if (r < 0) {
+		entries_free(v, 1);
+		return r;
+	}
+	v->has_good = true;
+	*ret = v;
+	return 0;
+}
+
+int file_source_reload(struct file_source *s, struct diag_list *diags)
+{
+	_cleanup_close_ int fd = -1;
+	struct file_entry *v = NULL;
+	struct stat st;
+	size_t n = 1;
+	int r, rejected = 0;
+
+	s->first_error = 0;
+	if (streq(s->path, "-")) {
+		r = read_single(s, STDIN_FILENO, "stdin", &v, diags);
+		if (r < 0)
+			return r;
+	} else {
+		/* O_NONBLOCK: a FIFO named by --config must not block the open. */
+		fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0)
+			return io_error(diags, s->path, "cannot open", errno);
+		if (fstat(fd, &st) < 0)
+			return io_error(diags, s->path, "cannot stat", errno);
+		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+			if (diag_add(diags, DIAG_ERROR, s->path, NULL, NULL,
+				     "not a regular file or a directory") < 0)
+				return -ENOMEM;
+			return -EINVAL;
+		}
+		r = check_mode(s, s->path, &st, diags);
+		if (r < 0)
+			return r;
+		if (S_ISDIR(st.st_mode))
+			rejected = read_dir(s, TAKE_FD(fd), &v, &n, diags);
+		else
+			rejected = read_single(s, fd, s->path, &v, diags);
+		if (rejected < 0)
+			return rejected;
+	}
+	set_entries(s, v, n);
+	r = build_content(s, diags);
 	if (r < 0)
 		return r;
-	return ret;
+	return rejected;
 }
 
 int file_source_read(const char *path, struct decoded *out, struct diag_list *diags)
 {
-	_cleanup_(decoded_done) struct decoded tmp = { 0 };
-	_cleanup_close_ int fd = -1;
-	struct stat st;
-	size_t used = 0, i;
+	struct file_source *s = NULL;
+	const struct decoded *c;
+	size_t i;
 	int r;
 
-	if (streq(path, "-")) {
-		r = read_fd(STDIN_FILENO, "stdin", DECODE_MAX_FILE_SIZE, &tmp, diags, &used);
-	} else {
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-		if (fd < 0)
-			return io_error(diags, path, "cannot open", errno);
-		if (fstat(fd, &st) < 0)
-			return io_error(diags, path, "cannot stat", errno);
-		if (S_ISDIR(st.st_mode))
-			r = read_dir(TAKE_FD(fd), path, &tmp, diags);
-		else
-			r = read_fd(fd, path, DECODE_MAX_FILE_SIZE, &tmp, diags, &used);
-	}
+	r = file_source_new(path, FILE_MODE_IGNORE, &s);
 	if (r < 0)
 		return r;
-
-	/* Hand the items over only now: a failed read leaves *out as it was. */
-	if (GROW(out->services, out->cap_services, out->n_services + tmp.n_services) < 0 ||
-	    GROW(out->slices, out->cap_slices, out->n_slices + tmp.n_slices) < 0)
-		return -ENOMEM;
-	for (i = 0; i < tmp.n_services; i++)
-		out->services[out->n_services++] = tmp.services[i];
-	for (i = 0; i < tmp.n_slices; i++)
-		out->slices[out->n_slices++] = tmp.slices[i];
-	tmp.n_services = tmp.n_slices = 0;
-	return 0;
+	r = file_source_reload(s, diags);
+	if (r > 0)
+		r = s->first_error;
+	if (r < 0)
+		goto out;
+	c = &s->content;
+	if (GROW(out->services, out->cap_services, out->n_services + c->n_services) < 0 ||
+	    GROW(out->slices, out->cap_slices, out->n_slices + c->n_slices) < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < c->n_services; i++)
+		out->services[out->n_services++] = service_ref(c->services[i]);
+	for (i = 0; i < c->n_slices; i++)
+		out->slices[out->n_slices++] = epslice_ref(c->slices[i]);
+	r = 0;
+out:
+	file_source_free(s);
+	return r;
 }
