@@ -34,8 +34,8 @@ static int too_big(struct diag_list *diags, const char *path, size_t budget)
  * size, and a regular file may grow while being read, so the bound is on
  * what is read, not on what fstat said.
  */
-static int read_all(int fd, const char *path, size_t budget, struct diag_list *diags,
-		    char **ret, size_t *ret_len)
+static int read_all(int fd, const char *path, size_t budget, struct diag_list *diags, char **ret,
+		    size_t *ret_len)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0, cap;
@@ -125,8 +125,7 @@ static void closedirp(DIR **d)
 }
 
 /* Sorted *.json names of the directory open at fd (fd is taken over). */
-static int list_dir(int fd, const char *path, struct diag_list *diags, char ***ret,
-		    size_t *ret_n)
+static int list_dir(int fd, const char *path, struct diag_list *diags, char ***ret, size_t *ret_n)
 {
 	_cleanup_(closedirp) DIR *d = NULL;
 	char **names = NULL;
@@ -178,8 +177,8 @@ static int list_dir(int fd, const char *path, struct diag_list *diags, char ***r
 
 /* One file's last good content. */
 struct file_entry {
-	char *path;           /* the file's path (the directory's path + "/" + name) */
-	struct decoded good;  /* its items as last read successfully */
+	char *path;          /* the file's path (the directory's path + "/" + name) */
+	struct decoded good; /* its items as last read successfully */
 	bool has_good;
 };
 
@@ -188,9 +187,9 @@ struct file_source {
 	enum file_mode_check mode;
 	struct file_entry *files; /* sorted by path (= by name within a directory) */
 	size_t n_files;
-	struct decoded content;   /* every file's good items, deduplicated */
+	struct decoded content; /* every file's good items, deduplicated */
 	bool complete;
-	int first_error;          /* of the last reload's rejected files */
+	int first_error; /* of the last reload's rejected files */
 };
 
 static void entry_done(struct file_entry *e)
@@ -296,8 +295,8 @@ static void keep_old(struct file_source *s, struct file_entry *e, struct file_en
  * e.  Returns 0, 1 if it is rejected whole (e keeps old's content), 2 if it
  * is no regular file (ignored, e stays empty), -ENOMEM.
  */
-static int read_entry(struct file_source *s, int fd, struct file_entry *e,
-		      struct file_entry *old, size_t *used, struct diag_list *diags)
+static int read_entry(struct file_source *s, int fd, struct file_entry *e, struct file_entry *old,
+		      size_t *used, struct diag_list *diags)
 {
 	struct decoded tmp = { 0 };
 	struct stat st;
@@ -307,10 +306,10 @@ static int read_entry(struct file_source *s, int fd, struct file_entry *e,
 		r = io_error(diags, e->path, "cannot open", errno);
 	else if (fstat(fd, &st) < 0)
 		r = io_error(diags, e->path, "cannot stat", errno);
-	else if (!S_ISREG(st.st_mode))
-		return diag_add(diags, DIAG_WARNING, e->path, NULL, NULL,
-				"not a regular file; ignored") < 0 ? -ENOMEM : 2;
-	else
+	else if (!S_ISREG(st.st_mode)) {
+		r = diag_add(diags, DIAG_WARNING, e->path, NULL, NULL, "not a regular file; ignored");
+		return r < 0 ? r : 2;
+	} else
 		r = check_mode(s, e->path, &st, diags);
 	if (r >= 0)
 		r = read_fd(fd, e->path, DECODE_MAX_FILE_SIZE - *used, &tmp, diags, used);
@@ -401,8 +400,7 @@ static int keyed_cmp(const void *a, const void *b)
  * files: each file is deduplicated by its decoder already), with a diag
  * naming the file that loses.  src[i] is item i's file.
  */
-static int find_dups(struct keyed *k, size_t n, bool *drop,
-		     const char *const *src, struct diag_list *diags)
+static int find_dups(struct keyed *k, size_t n, bool *drop, const char *const *src, struct diag_list *diags)
 {
 	size_t i;
 
@@ -527,8 +525,8 @@ static void set_entries(struct file_source *s, struct file_entry *v, size_t n)
 }
 
 /* A single file (or stdin) at fd: rejected whole, the source keeps its content. */
-static int read_single(struct file_source *s, int fd, const char *name,
-		       struct file_entry **ret, struct diag_list *diags)
+static int read_single(struct file_source *s, int fd, const char *name, struct file_entry **ret,
+		       struct diag_list *diags)
 {
 	struct file_entry *v;
 	size_t used = 0;

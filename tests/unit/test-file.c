@@ -200,18 +200,21 @@ static void test_mode_check(void **state)
 	assert_int_equal(file_source_new(sub, FILE_MODE_REFUSE, &s), 0);
 	/* gw.json is group-writable, its group the test's: refused unless root's group */
 	assert_int_equal(reload(s, &dl), getegid() == 0 ? 2 : 3);
-	assert_true(diags_have(&dl, "/conf/ww.json: writable by users other than its owner "
-				    "(mode 0666): refusing it"));
-	assert_true(diags_have(&dl, "/conf/l.json: writable by users other than its owner "
-				    "(mode 0646): refusing it"));
+	assert_true(diags_have(&dl,
+			       "/conf/ww.json: writable by users other than its owner "
+			       "(mode 0666): refusing it"));
+	assert_true(diags_have(&dl,
+			       "/conf/l.json: writable by users other than its owner "
+			       "(mode 0646): refusing it"));
 	assert_string_equal(names(s), getegid() == 0 ? "a gw" : "a");
 	file_source_free(s);
 
 	/* warn mode: read, with a warning */
 	assert_int_equal(file_source_new(sub, FILE_MODE_WARN, &s), 0);
 	assert_int_equal(reload(s, &dl), 0);
-	assert_true(diags_have(&dl, "/conf/ww.json: writable by users other than its owner "
-				    "(mode 0666): svcnat would refuse it when writing rules"));
+	assert_true(diags_have(&dl,
+			       "/conf/ww.json: writable by users other than its owner "
+			       "(mode 0666): svcnat would refuse it when writing rules"));
 	file_source_free(s);
 
 	/* --config naming a symlink: its target is checked */
@@ -292,8 +295,9 @@ static void test_dir_duplicates(void **state)
 	assert_int_equal(file_source_new(dir, FILE_MODE_REFUSE, &s), 0);
 	assert_int_equal(reload(s, &dl), 0);
 	assert_string_equal(names(s), "same");
-	assert_true(diags_have(&dl, "/20-b.json: default/same: defined more than once; "
-				    "the later definition is ignored"));
+	assert_true(diags_have(&dl,
+			       "/20-b.json: default/same: defined more than once; "
+			       "the later definition is ignored"));
 	assert_true(diags_have(&dl, "/20-b.json: default/same: defined more than once"));
 	file_source_free(s);
 	diag_list_done(&dl);
