@@ -22,6 +22,8 @@ void options_init(struct svcnat_options *o)
 	/* lock_path, lock_wait_ms and commit_retries left 0: the backend's
 	 * defaults (backend.h). */
 	o->backend.kind = BACKEND_AUTO;
+	o->conntrack.max_per_core = -1;
+	o->conntrack.min = -1;
 }
 
 void options_done(struct svcnat_options *o)
@@ -39,6 +41,10 @@ void options_done(struct svcnat_options *o)
 	free(o->plan.node_ips);
 	free(o->plan.cluster_cidrs);
 	free(o->plan.nodeport_addresses);
+	free(o->plan.node_pod_cidrs);
+	free(o->pod_bridge_interface);
+	free(o->pod_interface_prefix);
+	free(o->kp_config);
 	free(o->min_sync_period);
 	free(o->sync_period);
 	free(o->healthz_bind_address);

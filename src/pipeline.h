@@ -27,13 +27,57 @@ enum svcnat_mode {
 	MODE_DUMP_STATE,
 	MODE_CLEANUP,
 	MODE_ETCD_LOAD,
+	MODE_INIT_ONLY,               /* kube-proxy's --init-only: sysctls, then exit */
+};
+
+/*
+ * kube-proxy's conntrack settings (--conntrack-*, conntrack: in a
+ * KubeProxyConfiguration), written as sysctls of the node's network
+ * namespace at start; only those given are written ("when asked").
+ */
+struct conntrack_settings {
+	long max_per_core;            /* -1: not given; 0: leave nf_conntrack_max */
+	long min;                     /* -1: not given (kube-proxy's 131072) */
+	uint64_t tcp_established_usec;/* 0: leave as is */
+	uint64_t tcp_close_wait_usec;
+	uint64_t udp_usec;
+	uint64_t udp_stream_usec;
+	bool tcp_be_liberal;          /* set nf_conntrack_tcp_be_liberal=1 */
+};
+
+/* Settings that a KubeProxyConfiguration sets unless a flag did (given). */
+enum option_given {
+	GIVEN_HOSTNAME = 1u << 0,
+	GIVEN_NODE_IP = 1u << 1,
+	GIVEN_CLUSTER_CIDR = 1u << 2,
+	GIVEN_MASQ_ALL = 1u << 3,
+	GIVEN_NODEPORT_ADDRS = 1u << 4,
+	GIVEN_LOCALHOST_NODEPORTS = 1u << 5,
+	GIVEN_MASQ_BIT = 1u << 6,
+	GIVEN_MIN_SYNC = 1u << 7,
+	GIVEN_SYNC = 1u << 8,
+	GIVEN_HEALTHZ = 1u << 9,
+	GIVEN_METRICS = 1u << 10,
+	GIVEN_DETECT_LOCAL = 1u << 11,
+	GIVEN_BRIDGE = 1u << 12,
+	GIVEN_IFACE_PREFIX = 1u << 13,
+	GIVEN_OOM = 1u << 14,
+	GIVEN_CT_MAX_PER_CORE = 1u << 15,
+	GIVEN_CT_MIN = 1u << 16,
+	GIVEN_CT_ESTABLISHED = 1u << 17,
+	GIVEN_CT_CLOSE_WAIT = 1u << 18,
+	GIVEN_CT_LIBERAL = 1u << 19,
+	GIVEN_CT_UDP = 1u << 20,
+	GIVEN_CT_UDP_STREAM = 1u << 21,
+	GIVEN_HARD_FAIL = 1u << 22,
+	GIVEN_VERBOSE = 1u << 23,
 };
 
 /* Defaults of the daemon's options (kube-proxy's), for the daemon and
  * --help alike.  The backend's (lock, waits, retries) are in backend.h. */
 #define OPT_DEFAULT_MIN_SYNC_PERIOD "1s"
 #define OPT_DEFAULT_SYNC_PERIOD "30s"
-#define OPT_DEFAULT_HEALTHZ_BIND "127.0.0.1:10256"
+#define OPT_DEFAULT_HEALTHZ_BIND "0.0.0.0:10256" /* kube-proxy's (README: why) */
 #define OPT_DEFAULT_METRICS_BIND "127.0.0.1:10249"
 
 /* Everything the command line says.  Owned arrays are freed by options_done(). */
@@ -63,6 +107,17 @@ struct svcnat_options {
 	char *etcd_key;
 	char **args;                  /* positional arguments (etcd-load FILE) */
 	size_t n_args;
+	/* kube-proxy drop-in (issue 16) */
+	char *kp_config;              /* the --config that is a KubeProxyConfiguration */
+	unsigned given;               /* enum option_given: set by a flag */
+	bool nodeport_primary;        /* --nodeport-addresses primary */
+	char *pod_bridge_interface;   /* plan.pod_bridge_interface points here */
+	char *pod_interface_prefix;   /* plan.pod_interface_prefix points here */
+	bool oom_score_adj_set;
+	int oom_score_adj;            /* --oom-score-adj, [-1000, 1000] */
+	struct conntrack_settings conntrack;
+	bool bind_address_hard_fail;  /* a health or metrics server that cannot
+				       * listen is fatal (else logged, skipped) */
 };
 
 void options_init(struct svcnat_options *o);

@@ -163,6 +163,19 @@ int xt_entry_build(const struct rs_rule *r, bool labels, struct xt_entry_buf *bu
 		if (r->dst_inv)
 			e->ip.invflags |= IPT_INV_DSTIP;
 	}
+	if (r->in_iface) {
+		size_t n = strlen(r->in_iface);
+
+		if (!n || n >= IFNAMSIZ) {
+			*ret_why = "interface name empty or longer than 15 bytes";
+			return -EINVAL;
+		}
+		/* As iptables: "br0" masks its NUL too, "veth+" only "veth". */
+		memcpy(e->ip.iniface, r->in_iface, n);
+		memset(e->ip.iniface_mask, 0xff, r->in_iface_prefix ? n : n + 1);
+		if (r->in_iface_inv)
+			e->ip.invflags |= IPT_INV_VIA_IN;
+	}
 	e->ip.proto = r->proto;
 
 	for (size_t i = 0; i < r->n_matches && i < RS_MAX_MATCHES; i++) {
@@ -443,9 +456,28 @@ int xt_entry_decode(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,
 	size_t off;
 
 	memset(r, 0, sizeof(*r));
-	if (e->ip.iniface[0] || e->ip.outiface[0] || (e->ip.flags & ~IPT_F_GOTO) ||
-	    (e->ip.invflags & ~(IPT_INV_SRCIP | IPT_INV_DSTIP))) {
-		snprintf(why, whylen, "interface, fragment or protocol-inversion options");
+	if (e->ip.outiface[0] || (e->ip.flags & ~IPT_F_GOTO) ||
+	    (e->ip.invflags & ~(IPT_INV_SRCIP | IPT_INV_DSTIP | IPT_INV_VIA_IN))) {
+		snprintf(why, whylen, "output interface, fragment or protocol-inversion options");
+		return -1;
+	}
+	if (e->ip.iniface[0]) {
+		const char *nul = memchr(e->ip.iniface, '\0', IFNAMSIZ);
+		size_t n = nul ? (size_t)(nul - e->ip.iniface) : IFNAMSIZ, i;
+		bool prefix = n < IFNAMSIZ && !e->ip.iniface_mask[n];
+
+		for (i = 0; i < IFNAMSIZ; i++)
+			if (e->ip.iniface_mask[i] != (i < n + !prefix ? 0xff : 0))
+				break;
+		if (!nul || i < IFNAMSIZ) {
+			snprintf(why, whylen, "input interface with an unusual mask");
+			return -1;
+		}
+		r->in_iface = e->ip.iniface;
+		r->in_iface_prefix = prefix;
+		r->in_iface_inv = e->ip.invflags & IPT_INV_VIA_IN;
+	} else if (e->ip.invflags & IPT_INV_VIA_IN) {
+		snprintf(why, whylen, "'! -i' without an interface");
 		return -1;
 	}
 	if (e->ip.smsk.s_addr || e->ip.src.s_addr) {

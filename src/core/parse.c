@@ -789,6 +789,18 @@ static int parse_rule_opts(struct parser *p, struct cur *c, struct rs_rule *r)
 				r->src_inv = inv;
 			else
 				r->dst_inv = inv;
+		} else if (streq(a, "-i") || streq(a, "--in-interface")) {
+			size_t len;
+
+			v = opt_arg(c);
+			if (r->in_iface)
+				return rule_fail(p, RULE_BAD, "'%s' given twice", a);
+			len = v ? strlen(v) : 0;
+			if (!len || len > 16 || (len == 16 && v[15] != '+') || streq(v, "+"))
+				return rule_fail(p, RULE_FOREIGN, "interface '%s'", v ? v : "");
+			r->in_iface = v; /* copied without the '+' by copy_rule_strings() */
+			r->in_iface_prefix = v[len - 1] == '+';
+			r->in_iface_inv = inv;
 		} else if (streq(a, "-p") || streq(a, "--protocol")) {
 			v = opt_arg(c);
 			if (inv)
@@ -884,6 +896,13 @@ static int copy_rule_strings(struct parser *p, struct rs_rule *r)
 			continue;
 		*s = ruleset_strdup(p->rs, *s);
 		if (!*s)
+			return -ENOMEM;
+	}
+	if (r->in_iface) {
+		int len = (int)strlen(r->in_iface) - (r->in_iface_prefix ? 1 : 0);
+
+		r->in_iface = ruleset_printf(p->rs, "%.*s", len, r->in_iface);
+		if (!r->in_iface)
 			return -ENOMEM;
 	}
 	return 0;

@@ -60,13 +60,35 @@ struct plan_ctx {
 	bool large_cluster;            /* leave out per-endpoint comments */
 	bool compact;                  /* no KUBE-SEP- chains (plan.h) */
 	bool localhost_nodeports;      /* effective (needs IPv4 and a loopback node-port range) */
-	const struct ipnet *cluster_cidr; /* local-traffic detector; NULL: none */
+	/* The local-traffic detector (kube-proxy's LocalTrafficDetector):
+	 * pods are "-s local_cidr" or "-i local_iface[+]"; neither: none. */
+	const struct ipnet *local_cidr;
+	const char *local_iface;
+	bool local_iface_prefix;
 	const struct ipaddr *node_ip;  /* primary node IP of the family, or NULL */
 	struct ep_slot *eps;
 	size_t cap_eps;
 	size_t n_ports;
 	size_t n_seps;
 };
+
+static bool detect_local(const struct plan_ctx *c)
+{
+	return c->local_cidr || c->local_iface;
+}
+
+/* Add the detector's match (IfLocal, or with not_local IfNotLocal) to r. */
+static void match_local(const struct plan_ctx *c, struct rs_rule *r, bool not_local)
+{
+	if (c->local_cidr) {
+		r->src = *c->local_cidr;
+		r->src_inv = not_local;
+	} else if (c->local_iface) {
+		r->in_iface = c->local_iface;
+		r->in_iface_prefix = c->local_iface_prefix;
+		r->in_iface_inv = not_local;
+	}
+}
 
 static const char *zone_or_empty(const char *z)
 {
@@ -1000,12 +1022,12 @@ static int port_ext_chain(struct plan_ctx *c, const struct port_plan *pp)
 		if (e < 0)
 			return e;
 	} else {
-		if (c->cluster_cidr) {
+		if (detect_local(c)) {
 			e = comment_jump(c, pp->ext, "pod traffic for ", pp->key,
 					 " external destinations", false, pp->svc, &r);
 			if (e < 0)
 				return e;
-			r->src = *c->cluster_cidr;
+			match_local(c, r, false);
 		}
 		/* The node's own traffic comes from a local address, which
 		 * the endpoint could not answer directly. */
@@ -1090,13 +1112,11 @@ static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
 		return e;
 
 	/* Masquerade off-cluster traffic to the cluster IP (or all of it). */
-	if (pp.cip && pp.has_internal && (c->s->masquerade_all || c->cluster_cidr)) {
+	if (pp.cip && pp.has_internal && (c->s->masquerade_all || detect_local(c))) {
 		if (!(r = dst_rule(pp.int_chain, pp.cip_comment, pp.cip, sp->protocol, sp->port)))
 			return -ENOMEM;
-		if (!c->s->masquerade_all) {
-			r->src = *c->cluster_cidr;
-			r->src_inv = true;
-		}
+		if (!c->s->masquerade_all)
+			match_local(c, r, true);
 		t_jump(r, c->sh.nat_mark_masq);
 	}
 	if (pp.ext && (e = port_ext_chain(c, &pp)) < 0)
@@ -1105,7 +1125,7 @@ static int plan_port(struct plan_ctx *c, const struct svc_port *sp)
 		return e;
 	if (c->compact) {
 		/* KUBE-EXT-'s "pod traffic" rule: pods of other nodes, unmarked */
-		bool remote = pp.ext && pp.ext_local && c->cluster_cidr;
+		bool remote = pp.ext && pp.ext_local && detect_local(c);
 
 		if (pp.svc && (e = write_svc_compact(c, sp, pp.svc, pp.n_eps, false,
 						     pp.cat.n_cluster, remote)) < 0)
@@ -1390,6 +1410,67 @@ static int write_nodeports_jump(struct plan_ctx *c, const struct nodeport_addrs 
 	return 0;
 }
 
+/* A name iptables takes for -i (the prefix mode adds its '+'). */
+static bool iface_name_ok(const char *n)
+{
+	size_t len = n ? strlen(n) : 0;
+
+	return len > 0 && len < 16 && !strpbrk(n, "+/ \t\n!") && !streq(n, ".") && !streq(n, "..");
+}
+
+/*
+ * kube-proxy's getLocalDetectors(): one CIDR per family from the cluster
+ * CIDRs (ClusterCIDR) or the node's pod CIDRs (NodeCIDR); the others
+ * match the input interface.  -EINVAL for an interface mode without a
+ * usable name.
+ */
+static int setup_detector(struct plan_ctx *c)
+{
+	const struct plan_settings *s = c->s;
+	const struct ipnet *cidrs = s->cluster_cidrs;
+	size_t n = s->n_cluster_cidrs;
+	const char *what = "--cluster-cidr";
+	int e;
+
+	switch (s->detect_local_mode) {
+	case DETECT_LOCAL_BRIDGE:
+	case DETECT_LOCAL_IFACE_PREFIX:
+		c->local_iface_prefix = s->detect_local_mode == DETECT_LOCAL_IFACE_PREFIX;
+		c->local_iface = c->local_iface_prefix ? s->pod_interface_prefix
+						       : s->pod_bridge_interface;
+		if (!iface_name_ok(c->local_iface))
+			return -EINVAL;
+		/* Rules' strings live in the ruleset's arena. */
+		c->local_iface = ruleset_strdup(c->rs, c->local_iface);
+		return c->local_iface ? 0 : -ENOMEM;
+	case DETECT_LOCAL_NODE_CIDR:
+		cidrs = s->node_pod_cidrs;
+		n = s->n_node_pod_cidrs;
+		what = "the node's pod CIDRs";
+		break;
+	case DETECT_LOCAL_CLUSTER_CIDR:
+		break;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct ipnet *net = &cidrs[i];
+
+		if (net->addr.family != s->family)
+			continue;
+		if (!c->local_cidr) {
+			c->local_cidr = net;
+		} else if (c->diags) {
+			char buf[INET6_ADDRSTRLEN];
+
+			e = diag_add(c->diags, DIAG_WARNING, NULL, NULL, what,
+				     "only one CIDR per address family is used; %s/%u ignored",
+				     ipaddr_fmt(&net->addr, buf, sizeof(buf)), net->plen);
+			if (e < 0)
+				return e;
+		}
+	}
+	return 0;
+}
+
 static int setup_ctx(struct plan_ctx *c, const struct desired *d)
 {
 	const struct plan_settings *s = c->s;
@@ -1400,24 +1481,9 @@ static int setup_ctx(struct plan_ctx *c, const struct desired *d)
 	c->masq_mark = 1u << s->masquerade_bit;
 	c->node_ip = first_of_family(s->node_ips, s->n_node_ips, s->family);
 
-	/* kube-proxy's detector takes one CIDR per family. */
-	for (size_t i = 0; i < s->n_cluster_cidrs; i++) {
-		const struct ipnet *n = &s->cluster_cidrs[i];
-
-		if (n->addr.family != s->family)
-			continue;
-		if (!c->cluster_cidr) {
-			c->cluster_cidr = n;
-		} else if (c->diags) {
-			char buf[INET6_ADDRSTRLEN];
-
-			e = diag_add(c->diags, DIAG_WARNING, NULL, NULL, "--cluster-cidr",
-				     "only one CIDR per address family is used; %s/%u ignored",
-				     ipaddr_fmt(&n->addr, buf, sizeof(buf)), n->plen);
-			if (e < 0)
-				return e;
-		}
-	}
+	e = setup_detector(c);
+	if (e < 0)
+		return e;
 
 	nodeport_addrs_init(s, &npa);
 	c->localhost_nodeports = s->localhost_nodeports && s->family == AF_INET &&

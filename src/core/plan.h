@@ -15,6 +15,14 @@
 #include "core/model.h"
 #include "core/ruleset.h"
 
+/* kube-proxy's --detect-local-mode: how pod traffic is told from other traffic. */
+enum detect_local_mode {
+	DETECT_LOCAL_CLUSTER_CIDR,  /* source in cluster_cidrs (default) */
+	DETECT_LOCAL_NODE_CIDR,     /* source in node_pod_cidrs (the Node's spec.podCIDRs) */
+	DETECT_LOCAL_BRIDGE,        /* arrived on pod_bridge_interface */
+	DETECT_LOCAL_IFACE_PREFIX,  /* arrived on an interface named pod_interface_prefix* */
+};
+
 struct plan_settings {
 	int family;                    /* AF_INET */
 	const char *hostname;          /* for diagnostics; locality is resolved already */
@@ -25,6 +33,11 @@ struct plan_settings {
 	size_t n_local_addrs;
 	struct ipnet *cluster_cidrs;   /* --cluster-cidr; none = no local-traffic detector */
 	size_t n_cluster_cidrs;
+	enum detect_local_mode detect_local_mode;
+	struct ipnet *node_pod_cidrs;  /* NodeCIDR mode: this node's pod CIDRs */
+	size_t n_node_pod_cidrs;
+	const char *pod_bridge_interface;      /* BridgeInterface mode (-i NAME) */
+	const char *pod_interface_prefix;      /* InterfaceNamePrefix mode (-i NAME+) */
 	struct ipnet *nodeport_addresses; /* --nodeport-addresses; none = all local (addrtype LOCAL) */
 	size_t n_nodeport_addresses;
 	bool masquerade_all;
@@ -76,7 +89,8 @@ struct plan_stats {
 /*
  * Build the ruleset.  *ret is sorted (ruleset_sort) and owned by the
  * caller.  Returns 0, -ENOMEM, or -EINVAL for unusable settings
- * (masquerade_bit > 31, family neither AF_INET nor AF_INET6); nothing in
+ * (masquerade_bit > 31, family neither AF_INET nor AF_INET6, an interface
+ * mode without a valid interface name); nothing in
  * *ret then.  Problems with
  * single service ports (e.g. an IPv6 address in an IPv4 run) are appended
  * to diags (may be NULL) and do not fail the build.

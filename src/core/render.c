@@ -357,6 +357,14 @@ static void put_rule(struct wbuf *w, const struct rs_rule *r)
 		part(w, "-d ");
 		put_net(w, &r->dst);
 	}
+	if (r->in_iface) {
+		/* iptables-save order: -s, -d, -i, -o, -p */
+		put_inv(w, r->in_iface_inv);
+		part(w, "-i ");
+		put_str(w, r->in_iface);
+		if (r->in_iface_prefix)
+			put_str(w, "+");
+	}
 	if (r->proto) {
 		part(w, "-p ");
 		put_str(w, proto_str(r->proto, pbuf, sizeof(pbuf)));

@@ -396,6 +396,10 @@ bool rs_rule_equal(const struct rs_rule *a, const struct rs_rule *b)
 {
 	size_t i;
 
+	if (!!a->in_iface != !!b->in_iface ||
+	    (a->in_iface && (a->in_iface_prefix != b->in_iface_prefix ||
+			     a->in_iface_inv != b->in_iface_inv || !streq(a->in_iface, b->in_iface))))
+		return false;
 	if (a->proto != b->proto || a->src_inv != b->src_inv || a->dst_inv != b->dst_inv ||
 	    a->n_matches != b->n_matches || !net_equal(&a->src, &b->src) ||
 	    !net_equal(&a->dst, &b->dst) || !target_equal(&a->t, &b->t))
@@ -475,6 +479,8 @@ struct rs_chain *ruleset_copy_chain(struct ruleset *rs, const struct rs_chain *c
 		}
 		if ((r->t.kind == RS_T_JUMP || r->t.kind == RS_T_GOTO) &&
 		    copy_str(rs, &r->t.u.chain) < 0)
+			goto oom;
+		if (copy_str(rs, &r->in_iface) < 0)
 			goto oom;
 	}
 	return n;

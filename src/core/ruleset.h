@@ -142,6 +142,12 @@ struct rs_rule {
 	struct ipnet dst;
 	bool src_inv;
 	bool dst_inv;
+	/* -i IFACE (in_iface_prefix: "IFACE+", every name starting so); NULL:
+	 * any.  kube-proxy's BridgeInterface and InterfaceNamePrefix
+	 * local-traffic detectors.  Never matches a locally sent packet. */
+	const char *in_iface;
+	bool in_iface_prefix;
+	bool in_iface_inv;
 	uint8_t proto;     /* 0 = any */
 	uint8_t n_matches;
 	struct rs_match m[RS_MAX_MATCHES];

@@ -181,6 +181,15 @@ static int eval_matches(struct tracer *t, struct branch *b, const struct rs_rule
 		return M_NO;
 	if (!net_match(&r->src, r->src_inv, &b->src) || !net_match(&r->dst, r->dst_inv, &b->dst))
 		return M_NO;
+	if (r->in_iface) {
+		/* A locally sent packet has no input interface. */
+		const char *in = t->pkt->from_local || !t->pkt->in_iface ? "" : t->pkt->in_iface;
+		bool hit = r->in_iface_prefix ? strncmp(in, r->in_iface, strlen(r->in_iface)) == 0
+					      : strcmp(in, r->in_iface) == 0;
+
+		if (hit == r->in_iface_inv)
+			return M_NO;
+	}
 	for (i = 0; i < r->n_matches && i < RS_MAX_MATCHES; i++) {
 		const struct rs_match *m = &r->m[i];
 		bool hit;

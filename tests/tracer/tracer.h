@@ -32,6 +32,7 @@ struct trace_packet {
 	uint8_t proto;
 	uint16_t dport;
 	bool from_local; /* sent by a process on the node (OUTPUT path) */
+	const char *in_iface; /* interface it arrived on (-i); NULL/ignored when from_local */
 };
 
 struct trace_env {

@@ -401,6 +401,21 @@ static void expect_chain(const struct ruleset *rs, enum rs_table t, const char *
 	free(got);
 }
 
+/* want (one "-A ..." line) is one of the chain's rules. */
+static void expect_rule_in(const struct ruleset *rs, enum rs_table t, const char *name,
+			   const char *want)
+{
+	const struct rs_chain *c = ruleset_find_chain(rs, t, name);
+	char *got;
+
+	if (!c)
+		fail_msg("chain %s %s missing", rs_table_name(t), name);
+	got = chain_text(c);
+	if (!strstr(got, want))
+		fail_msg("%s: no rule\n  %s in\n%s", name, want, got);
+	free(got);
+}
+
 static void expect_no_chain(const struct ruleset *rs, enum rs_table t, const char *name)
 {
 	if (ruleset_find_chain(rs, t, name))
@@ -1262,6 +1277,7 @@ struct flow {
 	int masq;
 	const char *proto; /* NULL: tcp */
 	const char *recent;/* affinity entry present for this client */
+	const char *iface; /* interface it arrives on (NULL: eth0) */
 };
 
 static bool near(double a, double b)
@@ -1278,6 +1294,7 @@ static void run_flow(const struct ruleset *rs, const struct ipaddr *local, size_
 	struct trace_packet pkt = {
 		.src = ip(fl->src), .dst = ip(fl->dst), .dport = (uint16_t)fl->dport,
 		.proto = proto_of(fl->proto ? fl->proto : "tcp"), .from_local = fl->local,
+		.in_iface = fl->iface ? fl->iface : "eth0",
 	};
 	struct trace_result res = { 0 };
 	bool ok = true;
@@ -1334,6 +1351,9 @@ static void run_flows(struct fx *f, const struct flow *fl, size_t n)
 	{ .name = n, .src = s, .local = l, .dst = d, .dport = p, .out = o, .masq = m, .proto = pr, \
 	  .recent = rc }
 
+#define FLI(n, s, i, d, p, o, m) \
+	{ .name = n, .src = s, .iface = i, .dst = d, .dport = p, .out = o, .masq = m }
+
 #define RUN_FLOWS(f, ...)                                                      \
 	do {                                                                   \
 		const struct flow _fl[] = { __VA_ARGS__ };                     \
@@ -1376,6 +1396,140 @@ static void test_flow_cluster_ip(void **state)
 		FL("wrong port", "10.180.0.2", false, "172.30.0.41", 81, "", MASQ_ANY),
 		FL("unknown IP", "10.180.0.2", false, "172.30.0.99", 80, "", MASQ_ANY),
 	);
+}
+
+/*
+ * --detect-local-mode: kube-proxy's four local-traffic detectors on a
+ * NodePort service with externalTrafficPolicy Local.  The detector is the
+ * "! <not local>" match of the cluster-IP masquerade rule and the "<local>"
+ * match of KUBE-EXT-'s pod short-circuit (kube-proxy's IfNotLocal/IfLocal).
+ */
+static void detect_local_port(struct fx *f)
+{
+	struct svc_port *p;
+
+	p = fx_port(f, "ns2", "svc2", "p80", "tcp", "172.30.0.42", 80);
+	p->type = SVC_NODE_PORT;
+	p->node_port = 3001;
+	p->ext_policy = POLICY_LOCAL;
+	fx_ep(f, p, "10.180.0.2", 80, EP_READY | EP_LOCAL);
+	fx_ep(f, p, "10.180.1.2", 80, EP_READY);
+	fx_plan(f);
+}
+
+static void expect_detector(struct fx *f, const char *not_local, const char *local)
+{
+	char want[1024];
+
+	snprintf(want, sizeof(want),
+		 "-A KUBE-SVC-GNZBNJ2PO5MGZ6GT %s-p tcp -m comment --comment \"ns2/svc2:p80 cluster IP\" -m tcp --dport 80 -j KUBE-MARK-MASQ\n",
+		 not_local);
+	expect_rule_in(f->rs, RS_NAT, "KUBE-SVC-GNZBNJ2PO5MGZ6GT", want);
+	snprintf(want, sizeof(want),
+		 "-A KUBE-EXT-GNZBNJ2PO5MGZ6GT %s-m comment --comment \"pod traffic for ns2/svc2:p80 external destinations\" -j KUBE-SVC-GNZBNJ2PO5MGZ6GT\n",
+		 local);
+	expect_rule_in(f->rs, RS_NAT, "KUBE-EXT-GNZBNJ2PO5MGZ6GT", want);
+}
+
+static void test_detect_local_cluster_cidr(void **state)
+{
+	struct fx *f = *state;
+
+	f->s.detect_local_mode = DETECT_LOCAL_CLUSTER_CIDR;
+	detect_local_port(f);
+	expect_detector(f, "! -s 10.0.0.0/8 -d 172.30.0.42/32 ", "-s 10.0.0.0/8 ");
+	RUN_FLOWS(f,
+		FL("pod to clusterIP", "10.0.5.5", false, "172.30.0.42", 80,
+		   "10.180.0.2:80, 10.180.1.2:80", MASQ_NO),
+		FL("outside to clusterIP", "203.0.113.2", false, "172.30.0.42", 80,
+		   "10.180.0.2:80, 10.180.1.2:80", MASQ_YES),
+		FL("pod to nodePort: cluster policy", "10.0.5.5", false, NODE_IP, 3001,
+		   "10.180.0.2:80, 10.180.1.2:80", MASQ_NO),
+		FL("outside to nodePort: local endpoint only", "203.0.113.2", false, NODE_IP, 3001,
+		   "10.180.0.2:80", MASQ_NO),
+	);
+}
+
+static void test_detect_local_node_cidr(void **state)
+{
+	struct fx *f = *state;
+	struct ipnet pod[2] = { net("10.0.7.0/24"), net("10.0.8.0/24") };
+
+	f->s.detect_local_mode = DETECT_LOCAL_NODE_CIDR;
+	f->s.node_pod_cidrs = pod;
+	f->s.n_node_pod_cidrs = 2;
+	detect_local_port(f);
+	/* The node's pod CIDR, not --cluster-cidr; one per family. */
+	expect_detector(f, "! -s 10.0.7.0/24 -d 172.30.0.42/32 ", "-s 10.0.7.0/24 ");
+	assert_int_equal(diag_count(&f->diags, DIAG_WARNING), 1);
+	RUN_FLOWS(f,
+		FL("pod of this node to clusterIP", "10.0.7.5", false, "172.30.0.42", 80,
+		   "10.180.0.2:80, 10.180.1.2:80", MASQ_NO),
+		FL("pod of another node is not local", "10.0.5.5", false, "172.30.0.42", 80,
+		   "10.180.0.2:80, 10.180.1.2:80", MASQ_YES),
+		FL("pod of this node to nodePort: cluster policy", "10.0.7.5", false, NODE_IP, 3001,
+		   "10.180.0.2:80, 10.180.1.2:80", MASQ_NO),
+	);
+	/* No pod CIDR for the family: no detector, as kube-proxy's no-op one. */
+	f->s.n_node_pod_cidrs = 0;
+	fx_plan(f);
+	expect_chain(f->rs, RS_NAT, "KUBE-SVC-GNZBNJ2PO5MGZ6GT",
+		"-A KUBE-SVC-GNZBNJ2PO5MGZ6GT -m comment --comment \"ns2/svc2:p80 -> 10.180.0.2:80\" -m statistic --mode random --probability 0.5000000000 -j KUBE-SEP-RS4RBKLTHTF2IUXJ\n"
+		"-A KUBE-SVC-GNZBNJ2PO5MGZ6GT -m comment --comment \"ns2/svc2:p80 -> 10.180.1.2:80\" -j KUBE-SEP-J7UNSSMXXN3UTZD6\n");
+}
+
+static void test_detect_local_bridge(void **state)
+{
+	struct fx *f = *state;
+
+	f->s.detect_local_mode = DETECT_LOCAL_BRIDGE;
+	f->s.pod_bridge_interface = "cbr0";
+	detect_local_port(f);
+	expect_detector(f, "-d 172.30.0.42/32 ! -i cbr0 ", "-i cbr0 ");
+	RUN_FLOWS(f,
+		FLI("pod on the bridge to clusterIP", "10.99.0.5", "cbr0", "172.30.0.42", 80,
+		    "10.180.0.2:80, 10.180.1.2:80", MASQ_NO),
+		FLI("same source from eth0 is masqueraded", "10.99.0.5", "eth0", "172.30.0.42", 80,
+		    "10.180.0.2:80, 10.180.1.2:80", MASQ_YES),
+		FLI("a longer name is another interface", "10.99.0.5", "cbr01", "172.30.0.42", 80,
+		    "10.180.0.2:80, 10.180.1.2:80", MASQ_YES),
+		FLI("pod on the bridge to nodePort: cluster policy", "10.99.0.5", "cbr0", NODE_IP, 3001,
+		    "10.180.0.2:80, 10.180.1.2:80", MASQ_NO),
+		FLI("outside to nodePort: local endpoint only", "203.0.113.2", "eth0", NODE_IP, 3001,
+		    "10.180.0.2:80", MASQ_NO),
+		FL("node to clusterIP (no input interface)", NODE_IP, true, "172.30.0.42", 80,
+		   "10.180.0.2:80, 10.180.1.2:80", MASQ_YES),
+	);
+	/* No name: kube-proxy's validation refuses it. */
+	f->s.pod_bridge_interface = NULL;
+	ruleset_free(f->rs);
+	f->rs = NULL;
+	assert_int_equal(plan_build(&f->d, &f->s, &f->rs, NULL, NULL), -EINVAL);
+	assert_null(f->rs);
+}
+
+static void test_detect_local_iface_prefix(void **state)
+{
+	struct fx *f = *state;
+
+	f->s.detect_local_mode = DETECT_LOCAL_IFACE_PREFIX;
+	f->s.pod_interface_prefix = "veth";
+	detect_local_port(f);
+	expect_detector(f, "-d 172.30.0.42/32 ! -i veth+ ", "-i veth+ ");
+	RUN_FLOWS(f,
+		FLI("pod veth to clusterIP", "10.99.0.5", "veth1234", "172.30.0.42", 80,
+		    "10.180.0.2:80, 10.180.1.2:80", MASQ_NO),
+		FLI("eth0 to clusterIP is masqueraded", "10.99.0.5", "eth0", "172.30.0.42", 80,
+		    "10.180.0.2:80, 10.180.1.2:80", MASQ_YES),
+		FLI("pod veth to nodePort: cluster policy", "10.99.0.5", "vethab", NODE_IP, 3001,
+		    "10.180.0.2:80, 10.180.1.2:80", MASQ_NO),
+		FLI("outside to nodePort: local endpoint only", "203.0.113.2", "eth0", NODE_IP, 3001,
+		    "10.180.0.2:80", MASQ_NO),
+	);
+	f->s.pod_interface_prefix = "veth+";
+	ruleset_free(f->rs);
+	f->rs = NULL;
+	assert_int_equal(plan_build(&f->d, &f->s, &f->rs, NULL, NULL), -EINVAL);
 }
 
 /* kube-proxy's TestNoEndpointsReject: every address of the service rejects. */
@@ -1988,6 +2142,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_overall, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_exact_affinity_three_endpoints, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_exact_no_cluster_cidr, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_detect_local_cluster_cidr, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_detect_local_node_cidr, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_detect_local_bridge, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_detect_local_iface_prefix, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_exact_masquerade_all, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_exact_internal_local, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_exact_external_local, fx_setup, fx_teardown),

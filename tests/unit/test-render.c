@@ -183,6 +183,23 @@ static void f_dst_proto(struct ruleset *rs, struct rs_rule *r)
 	r->t.kind = RS_T_RETURN;
 }
 
+static void f_iface_inv(struct ruleset *rs, struct rs_rule *r)
+{
+	r->dst = net("198.19.0.10/32");
+	r->in_iface = "cbr0";
+	r->in_iface_inv = true;
+	r->proto = IPPROTO_TCP;
+	add(r, RS_M_PORT)->u.port.dport = 80;
+	r->t.kind = RS_T_RETURN;
+}
+
+static void f_iface_prefix(struct ruleset *rs, struct rs_rule *r)
+{
+	r->in_iface = "veth";
+	r->in_iface_prefix = true;
+	r->t.kind = RS_T_ACCEPT;
+}
+
 static void f_any_net(struct ruleset *rs, struct rs_rule *r)
 {
 	r->src = net("0.0.0.0/0");
@@ -439,6 +456,8 @@ static const struct form forms[] = {
 	{ "-s 198.18.65.2/32 -j ACCEPT", f_src, false },
 	{ "! -s 198.18.64.0/18 -j DROP", f_src_masked, true },
 	{ "-s 198.18.1.0/25 ! -d 198.19.0.10/32 -p udp -j RETURN", f_dst_proto, false },
+	{ "-d 198.19.0.10/32 ! -i cbr0 -p tcp -m tcp --dport 80 -j RETURN", f_iface_inv, false },
+	{ "-i veth+ -j ACCEPT", f_iface_prefix, false },
 	{ "-j ACCEPT", f_any_net, true },
 	{ "-m comment --comment \"default/web:http cluster IP\" -j ACCEPT", f_comment, false },
 	{ "-d 198.19.0.10/32 -p tcp -m comment --comment plain -m tcp --dport 80 -j KUBE-SVC-X", f_port, false },
@@ -796,8 +815,10 @@ static void test_parse_owned_only(void **state)
 	char *out = render_str(rs, RENDER_ALL);
 	char *err;
 
-	/* Docker's chain and jumps, the user's DNAT, -i rules, -m limit, the
-	 * mangle table: all skipped; FORWARD DROP policy ignored. */
+	/* Docker's chain and jumps, the user's DNAT, -o rules, -m limit, the
+	 * mangle table: all skipped; FORWARD DROP policy ignored.  "-i" is in
+	 * the rule model (kube-proxy's interface detectors), so the rule
+	 * added to KUBE-FORWARD is read as one of that chain's rules. */
 	assert_string_equal(out, "*filter\n"
 				 ":INPUT ACCEPT [0:0]\n"
 				 ":FORWARD ACCEPT [0:0]\n"
@@ -805,6 +826,7 @@ static void test_parse_owned_only(void **state)
 				 ":KUBE-FORWARD - [0:0]\n"
 				 "-A FORWARD -m comment --comment \"kubernetes forwarding rules\" -j KUBE-FORWARD\n"
 				 "-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP\n"
+				 "-A KUBE-FORWARD -i eth0 -j ACCEPT\n"
 				 "-A KUBE-FORWARD -m mark --mark 0x4000/0x4000 -j ACCEPT\n"
 				 "COMMIT\n"
 				 "*nat\n"
