@@ -226,6 +226,8 @@ int backend_rule_copy_strings(struct ruleset *rs, struct rs_rule *r)
 	if ((r->t.kind == RS_T_JUMP || r->t.kind == RS_T_GOTO) &&
 	    !(r->t.u.chain = ruleset_strdup(rs, r->t.u.chain)))
 		return -ENOMEM;
+	if (r->in_iface && !(r->in_iface = ruleset_strdup(rs, r->in_iface)))
+		return -ENOMEM;
 	return 0;
 }
 

@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The command line and KubeProxyConfiguration files: every kube-proxy flag
+ * and field svcnat implements lands in the setting it means (and the
+ * planner's output changes as kube-proxy's would: see test-plan for the
+ * detect-local modes), flags override the file, refusals exit 2.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/duration.h"
+#include "core/model.h"
+#include "core/plan.h"
+#include "core/render.h"
+#include "options.h"
+#include "pipeline.h"
+#include "sources/kpconfig.h"
+#include "util.h"
+
+static char tmpdir[] = "/tmp/svcnat-test-options-XXXXXX";
+
+static const char *write_tmp(const char *name, const char *text)
+{
+	static char paths[8][256];
+	static unsigned next;
+	char *path = paths[next++ % 8];
+	FILE *f;
+
+	snprintf(path, 256, "%s/%s", tmpdir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+/* Parse a NULL-terminated argument list; returns the exit code (0 = go on). */
+static int parse(struct svcnat_options *o, ...)
+{
+	char *argv[64];
+	int argc = 0, r;
+	bool diff = false, done = false;
+	va_list ap;
+	const char *a;
+
+	argv[argc++] = "svcnat";
+	va_start(ap, o);
+	while ((a = va_arg(ap, const char *)) && argc < 63)
+		argv[argc++] = (char *)a;
+	va_end(ap);
+	argv[argc] = NULL;
+	options_init(o);
+	r = options_parse(argc, argv, o, &diff, &done);
+	return r;
+}
+
+static const char *fmt_addr(const struct ipaddr *a)
+{
+	static char buf[64];
+
+	return ipaddr_fmt(a, buf, sizeof(buf));
+}
+
+static void test_kube_proxy_flags(void **state)
+{
+	struct svcnat_options o;
+	const char *svc = write_tmp("svc.json", "{\"kind\": \"List\", \"items\": []}");
+
+	assert_int_equal(parse(&o, "--config", svc, "--hostname-override", " Node-A ",
+			       "--bind-address", "198.18.0.1", "--cluster-cidr", "198.18.64.0/18",
+			       "--iptables-masquerade-bit", "12", "--iptables-localhost-nodeports=false",
+			       "--iptables-sync-period", "1m", "--iptables-min-sync-period=2s",
+			       "--masquerade-all=true", "--proxy-mode", "iptables",
+			       "--healthz-port", "10300", "--metrics-bind-address", "0.0.0.0:10249",
+			       "--oom-score-adj=-999", "--conntrack-max-per-core", "0",
+			       "--conntrack-min", "1000", "--conntrack-tcp-timeout-established", "24h",
+			       "--conntrack-tcp-timeout-close-wait", "1h", "--conntrack-tcp-be-liberal",
+			       "--conntrack-udp-timeout", "30s", "--conntrack-udp-timeout-stream", "2m",
+			       "--bind-address-hard-fail", "--v=4", "--feature-gates", "A=true",
+			       "--ipvs-scheduler", "rr", "--logtostderr=true", NULL),
+			 0);
+	assert_string_equal(o.hostname, "node-a");
+	assert_int_equal(o.plan.n_node_ips, 1);
+	assert_string_equal(fmt_addr(&o.plan.node_ips[0]), "198.18.0.1");
+	assert_int_equal(o.plan.n_cluster_cidrs, 1);
+	assert_int_equal(o.plan.masquerade_bit, 12);
+	assert_false(o.plan.localhost_nodeports);
+	assert_string_equal(o.sync_period, "1m");
+	assert_string_equal(o.min_sync_period, "2s");
+	assert_true(o.plan.masquerade_all);
+	assert_string_equal(o.healthz_bind_address, "0.0.0.0:10300");
+	assert_string_equal(o.metrics_bind_address, "0.0.0.0:10249");
+	assert_true(o.oom_score_adj_set);
+	assert_int_equal(o.oom_score_adj, -999);
+	assert_int_equal(o.conntrack.max_per_core, 0);
+	assert_int_equal(o.conntrack.min, 1000);
+	assert_true(o.conntrack.tcp_established_usec == 24ULL * 3600 * 1000000);
+	assert_true(o.conntrack.tcp_close_wait_usec == 3600ULL * 1000000);
+	assert_true(o.conntrack.udp_usec == 30ULL * 1000000);
+	assert_true(o.conntrack.udp_stream_usec == 120ULL * 1000000);
+	assert_true(o.conntrack.tcp_be_liberal);
+	assert_true(o.plan.conntrack_tcp_liberal);
+	assert_true(o.bind_address_hard_fail);
+	assert_int_equal(o.verbose, 1);
+	options_done(&o);
+
+	/* --healthz-port 0 / --metrics-port 0 turn the servers off. */
+	assert_int_equal(parse(&o, "--config", svc, "--healthz-port", "0", "--metrics-port=0", NULL), 0);
+	assert_string_equal(o.healthz_bind_address, "");
+	assert_string_equal(o.metrics_bind_address, "");
+	options_done(&o);
+	/* --bind-address 0.0.0.0 is kube-proxy's "not set". */
+	assert_int_equal(parse(&o, "--config", svc, "--bind-address", "0.0.0.0", NULL), 0);
+	assert_int_equal(o.plan.n_node_ips, 0);
+	options_done(&o);
+	/* -v N and -vv */
+	assert_int_equal(parse(&o, "--config", svc, "-v", "2", NULL), 0);
+	assert_int_equal(o.verbose, 0);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "-vv", NULL), 0);
+	assert_int_equal(o.verbose, 2);
+	options_done(&o);
+	/* --cleanup is kube-proxy's bool */
+	assert_int_equal(parse(&o, "--cleanup=true", NULL), 0);
+	assert_int_equal(o.mode, MODE_CLEANUP);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--init-only", NULL), 0);
+	assert_int_equal(o.mode, MODE_INIT_ONLY);
+	options_done(&o);
+}
+
+static void test_nodeport_keywords(void **state)
+{
+	struct svcnat_options o;
+	const char *svc = write_tmp("svc.json", "{\"kind\": \"List\", \"items\": []}");
+	char buf[64];
+
+	assert_int_equal(parse(&o, "--config", svc, "--node-ip", "198.18.0.7",
+			       "--nodeport-addresses", "primary,localhost", NULL),
+			 0);
+	assert_int_equal(o.plan.n_nodeport_addresses, 2);
+	snprintf(buf, sizeof(buf), "%s/%u", fmt_addr(&o.plan.nodeport_addresses[0].addr),
+		 o.plan.nodeport_addresses[0].plen);
+	assert_string_equal(buf, "127.0.0.0/8");
+	snprintf(buf, sizeof(buf), "%s/%u", fmt_addr(&o.plan.nodeport_addresses[1].addr),
+		 o.plan.nodeport_addresses[1].plen);
+	assert_string_equal(buf, "198.18.0.7/32");
+	options_done(&o);
+	/* primary without a known primary IP is refused */
+	assert_int_equal(parse(&o, "--config", svc, "--nodeport-addresses", "primary", NULL), 2);
+	options_done(&o);
+}
+
+static void test_detect_local_flags(void **state)
+{
+	struct svcnat_options o;
+	const char *svc = write_tmp("svc.json", "{\"kind\": \"List\", \"items\": []}");
+
+	assert_int_equal(parse(&o, "--config", svc, "--detect-local-mode", "BridgeInterface",
+			       "--pod-bridge-interface", "cbr0", NULL),
+			 0);
+	assert_int_equal(o.plan.detect_local_mode, DETECT_LOCAL_BRIDGE);
+	assert_string_equal(o.plan.pod_bridge_interface, "cbr0");
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--detect-local-mode=InterfaceNamePrefix",
+			       "--pod-interface-name-prefix", "veth", NULL),
+			 0);
+	assert_int_equal(o.plan.detect_local_mode, DETECT_LOCAL_IFACE_PREFIX);
+	assert_string_equal(o.plan.pod_interface_prefix, "veth");
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--detect-local-mode=NodeCIDR",
+			       "--node-pod-cidr", "198.18.65.0/24", NULL),
+			 0);
+	assert_int_equal(o.plan.detect_local_mode, DETECT_LOCAL_NODE_CIDR);
+	assert_int_equal(o.plan.n_node_pod_cidrs, 1);
+	options_done(&o);
+	/* each mode without what it needs, and unknown modes: exit 2 */
+	assert_int_equal(parse(&o, "--config", svc, "--detect-local-mode=BridgeInterface", NULL), 2);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--detect-local-mode=InterfaceNamePrefix", NULL), 2);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--detect-local-mode=NodeCIDR", NULL), 2);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--detect-local-mode=Nope", NULL), 2);
+	options_done(&o);
+}
+
+static void test_refusals(void **state)
+{
+	struct svcnat_options o;
+	const char *svc = write_tmp("svc.json", "{\"kind\": \"List\", \"items\": []}");
+
+	assert_int_equal(parse(&o, "--config", svc, "--proxy-mode", "ipvs", NULL), 2);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--proxy-mode=nftables", NULL), 2);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--oom-score-adj", "-1001", NULL), 2);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--iptables-masquerade-bit", "32", NULL), 2);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--iptables-sync-period", "5x", NULL), 2);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--bind-address", "2001:2::1", NULL), 2);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--no-such-flag", NULL), 2);
+	options_done(&o);
+}
+
+static const char kpc[] =
+	"apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+	"kind: KubeProxyConfiguration\n"
+	"bindAddress: 198.18.0.9\n"
+	"hostnameOverride: Node-B\n"
+	"healthzBindAddress: 198.18.0.9:10256\n"
+	"metricsBindAddress: \"\"\n"
+	"bindAddressHardFail: true\n"
+	"clusterCIDR: 198.18.64.0/18\n"
+	"mode: iptables\n"
+	"nodePortAddresses: [198.18.0.0/24]\n"
+	"oomScoreAdj: -998\n"
+	"detectLocalMode: InterfaceNamePrefix\n"
+	"detectLocal:\n"
+	"  interfaceNamePrefix: veth\n"
+	"  bridgeInterface: \"\"\n"
+	"iptables:\n"
+	"  masqueradeAll: true\n"
+	"  masqueradeBit: 13\n"
+	"  localhostNodePorts: false\n"
+	"  minSyncPeriod: 3s\n"
+	"  syncPeriod: 45s\n"
+	"conntrack:\n"
+	"  maxPerCore: 32768\n"
+	"  min: 131072\n"
+	"  tcpEstablishedTimeout: 24h0m0s\n"
+	"  tcpCloseWaitTimeout: 1h0m0s\n"
+	"  tcpBeLiberal: true\n"
+	"  udpTimeout: 0s\n"
+	"  udpStreamTimeout: 0s\n"
+	"ipvs:\n"
+	"  scheduler: \"\"\n"
+	"  excludeCIDRs: null\n"
+	"configSyncPeriod: 15m0s\n"
+	"logging:\n"
+	"  verbosity: 4\n";
+
+static void test_kpconfig_file(void **state)
+{
+	struct svcnat_options o;
+	const char *svc = write_tmp("svc.json", "{\"kind\": \"List\", \"items\": []}");
+	char kp[256];
+
+	snprintf(kp, sizeof(kp), "%s", write_tmp("kube-proxy.yaml", kpc));
+	assert_int_equal(parse(&o, "--config", kp, "--config", svc, NULL), 0);
+	/* taken out of the service sources */
+	assert_int_equal(o.n_configs, 1);
+	assert_string_equal(o.kp_config, kp);
+	assert_string_equal(o.hostname, "node-b");
+	assert_string_equal(fmt_addr(&o.plan.node_ips[0]), "198.18.0.9");
+	assert_string_equal(o.healthz_bind_address, "198.18.0.9:10256");
+	assert_null(o.metrics_bind_address); /* "" in the file: kube-proxy's default */
+	assert_true(o.bind_address_hard_fail);
+	assert_int_equal(o.plan.n_cluster_cidrs, 1);
+	assert_int_equal(o.plan.n_nodeport_addresses, 1);
+	assert_int_equal(o.oom_score_adj, -998);
+	assert_int_equal(o.plan.detect_local_mode, DETECT_LOCAL_IFACE_PREFIX);
+	assert_string_equal(o.plan.pod_interface_prefix, "veth");
+	assert_true(o.plan.masquerade_all);
+	assert_int_equal(o.plan.masquerade_bit, 13);
+	assert_false(o.plan.localhost_nodeports);
+	assert_string_equal(o.min_sync_period, "3s");
+	assert_string_equal(o.sync_period, "45s");
+	assert_int_equal(o.conntrack.max_per_core, 32768);
+	assert_int_equal(o.conntrack.min, 131072);
+	assert_true(o.conntrack.tcp_be_liberal);
+	assert_true(o.conntrack.udp_usec == 0);
+	assert_int_equal(o.verbose, 1);
+	options_done(&o);
+
+	/* Flags override the file, whatever their order. */
+	assert_int_equal(parse(&o, "--iptables-masquerade-bit", "10", "--config", kp, "--config", svc,
+			       "--hostname-override", "flag-node", "--masquerade-all=false", NULL),
+			 0);
+	assert_int_equal(o.plan.masquerade_bit, 10);
+	assert_string_equal(o.hostname, "flag-node");
+	assert_false(o.plan.masquerade_all);
+	assert_int_equal(o.plan.n_cluster_cidrs, 1); /* from the file */
+	options_done(&o);
+
+	/* JSON works too */
+	snprintf(kp, sizeof(kp), "%s",
+		 write_tmp("kp.json", "{\"apiVersion\": \"kubeproxy.config.k8s.io/v1alpha1\", "
+				      "\"kind\": \"KubeProxyConfiguration\", \"iptables\": "
+				      "{\"masqueradeBit\": 9}, \"nodePortAddresses\": []}"));
+	assert_int_equal(parse(&o, "--config", kp, "--config", svc, NULL), 0);
+	assert_int_equal(o.plan.masquerade_bit, 9);
+	assert_int_equal(o.plan.n_nodeport_addresses, 0);
+	options_done(&o);
+}
+
+static void test_kpconfig_refusals(void **state)
+{
+	struct svcnat_options o;
+	const char *svc = write_tmp("svc.json", "{\"kind\": \"List\", \"items\": []}");
+	char kp[256];
+
+	snprintf(kp, sizeof(kp), "%s",
+		 write_tmp("ipvs.yaml", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+					"kind: KubeProxyConfiguration\nmode: ipvs\n"));
+	assert_int_equal(parse(&o, "--config", kp, "--config", svc, NULL), 2);
+	options_done(&o);
+	/* the flag (iptables) overrides the file's mode */
+	assert_int_equal(parse(&o, "--config", kp, "--config", svc, "--proxy-mode", "iptables", NULL), 2);
+	options_done(&o);
+	snprintf(kp, sizeof(kp), "%s",
+		 write_tmp("v2.yaml", "apiVersion: kubeproxy.config.k8s.io/v1alpha2\n"
+				      "kind: KubeProxyConfiguration\n"));
+	assert_int_equal(parse(&o, "--config", kp, "--config", svc, NULL), 2);
+	options_done(&o);
+	snprintf(kp, sizeof(kp), "%s",
+		 write_tmp("bad.yaml", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+				       "kind: KubeProxyConfiguration\niptables: [a: b\n"));
+	assert_int_equal(parse(&o, "--config", kp, "--config", svc, NULL), 2);
+	options_done(&o);
+	snprintf(kp, sizeof(kp), "%s",
+		 write_tmp("badval.yaml", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+					  "kind: KubeProxyConfiguration\niptables:\n  masqueradeBit: 40\n"));
+	assert_int_equal(parse(&o, "--config", kp, "--config", svc, NULL), 2);
+	options_done(&o);
+	/* only settings: no service source left */
+	snprintf(kp, sizeof(kp), "%s", write_tmp("only.yaml", kpc));
+	assert_int_equal(parse(&o, "--config", kp, NULL), 2);
+	options_done(&o);
+}
+
+/* The file's fields, flattened. */
+static void test_kpconfig_parse(void **state)
+{
+	struct kpconfig *c = NULL;
+	struct diag_list d;
+
+	diag_list_init(&d);
+	assert_int_equal(kpconfig_parse("x", kpc, strlen(kpc), &c, &d), 1);
+	assert_string_equal(c->api_version, "kubeproxy.config.k8s.io/v1alpha1");
+	assert_string_equal(c->fields[0].path, "bindAddress");
+	assert_string_equal(c->fields[0].value, "198.18.0.9");
+	assert_int_equal(c->fields[0].line, 3);
+	for (size_t i = 0; i < c->n_fields; i++) {
+		if (streq(c->fields[i].path, "ipvs.excludeCIDRs"))
+			assert_true(c->fields[i].null);
+		if (streq(c->fields[i].path, "nodePortAddresses"))
+			assert_string_equal(c->fields[i].value, "198.18.0.0/24");
+	}
+	kpconfig_free(c);
+	c = NULL;
+	/* not a KubeProxyConfiguration: 0, nothing */
+	assert_int_equal(kpconfig_parse("x", "{\"kind\": \"List\"}", 16, &c, &d), 0);
+	assert_null(c);
+	assert_int_equal(kpconfig_parse("x", "kind: List\nitems: [KubeProxyConfiguration]\n", 43, &c, &d), 0);
+	assert_null(c);
+	assert_int_equal(d.n, 0);
+	diag_list_done(&d);
+}
+
+static int setup(void **state)
+{
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kube_proxy_flags),
+		cmocka_unit_test(test_nodeport_keywords),
+		cmocka_unit_test(test_detect_local_flags),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_kpconfig_file),
+		cmocka_unit_test(test_kpconfig_refusals),
+		cmocka_unit_test(test_kpconfig_parse),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
