@@ -201,35 +201,3 @@ int decode_legacy_service(struct dctx *c, const cJSON *j, const char *key_ns,
 	}
 	return dec_add_service(out, TAKE_PTR(s));
 }
-
-int decode_legacy_config(struct dctx *c, const cJSON *root, struct decoded *out)
-{
-	const cJSON *arr, *e;
-	char where[64];
-	size_t n, i = 0;
-	int r;
-
-	arr = dec_get_ci(root, "Services");
-	if (!arr)
-		return 0;
-	c->path[0] = '\0';
-	c->plen = 0;
-	dec_set_object(c, NULL, NULL, NULL);
-	c->object[0] = '\0';
-	dec_path_key(c, "Services");
-	r = dec_check_array(c, arr, DECODE_MAX_ITEMS, &n);
-	dec_path_pop(c, 0);
-	if (r == -EINVAL && cJSON_IsArray(arr))
-		return -EFBIG;
-	if (r < 0)
-		return r;
-	cJSON_ArrayForEach(e, arr) {
-		snprintf(where, sizeof(where), "Services[%zu]", i++);
-		c->where = where;
-		r = decode_legacy_service(c, e, NULL, NULL, true, out);
-		c->where = "";
-		if (r < 0 && r != -EINVAL)
-			return r;
-	}
-	return 0;
-}

@@ -27,12 +27,4 @@ int decode_legacy_service(struct dctx *c, const cJSON *j, const char *key_ns,
 			  const char *key_name, bool with_endpoints,
 			  struct decoded *out);
 
-/*
- * A whole {"Services": [...]} document (root an object): each entry as
- * decode_legacy_service(); an invalid entry is skipped with its diag.
- * Returns 0, -EFBIG (more than DECODE_MAX_ITEMS entries), -EINVAL (Services
- * not an array), -ENOMEM.
- */
-int decode_legacy_config(struct dctx *c, const cJSON *root, struct decoded *out);
-
 #endif

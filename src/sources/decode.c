@@ -81,17 +81,47 @@ static int get_kind(struct dctx *c, const cJSON *j, const char **kind, const cha
 	return r;
 }
 
-/* Item i of a List; item_kind is the kind of a typed list's items (NULL
- * for "List", whose items carry their own). */
-static int decode_item(struct dctx *c, const cJSON *it, size_t i, const char *item_kind,
-		       struct decoded *out)
+/* The canonical name of a kind svcnat uses, NULL for the others. */
+static const char *kind_name(enum kind k)
 {
+	switch (k) {
+	case KIND_SERVICE:
+		return "Service";
+	case KIND_ENDPOINTSLICE:
+		return "EndpointSlice";
+	case KIND_ENDPOINTS:
+		return "Endpoints";
+	default:
+		return NULL;
+	}
+}
+
+static void reset_place(struct dctx *c)
+{
+	c->where = "";
+	c->object[0] = '\0';
+	c->path[0] = '\0';
+	c->plen = 0;
+}
+
+typedef int (*walk_fn)(struct dctx *c, const struct decode_walk_item *it, void *userdata);
+
+/*
+ * Item i of a List; item_kind is the kind of a typed list's items (NULL
+ * for "List", whose items carry their own).  Not an object, a bad kind:
+ * the item's error (-EINVAL); no kind at all: a warning, skipped.
+ */
+static int walk_item(struct dctx *c, const cJSON *it, size_t i, const char *item_kind,
+		     walk_fn fn, void *userdata)
+{
+	struct decode_walk_item wi = { .obj = it, .index = i, .in_list = true };
 	const char *kind = NULL, *api = NULL;
 	char where[64];
 	int r;
 
 	snprintf(where, sizeof(where), "items[%zu]", i);
 	c->where = where;
+	wi.where = where;
 	dec_set_object(c, NULL, NULL, NULL);
 	r = cJSON_IsObject(it) ? 0 : dec_type_error(c, it, "an object");
 	if (r == 0)
@@ -103,16 +133,18 @@ static int decode_item(struct dctx *c, const cJSON *it, size_t i, const char *it
 			kind = item_kind;
 			api = NULL;
 		}
-		r = decode_kind(c, kind_of(kind, api), it, NULL, NULL, out);
+		wi.kind = kind;
+		wi.api_version = api;
+		wi.known = kind_name(kind_of(kind, api));
+		r = fn(c, &wi, userdata);
 	}
-	c->where = "";
-	c->path[0] = '\0';
-	c->plen = 0;
+	reset_place(c);
 	return r;
 }
 
-static int decode_list(struct dctx *c, const cJSON *root, const char *list_kind,
-		       struct decoded *out)
+/* The items of a List (plain or typed) root, in order. */
+static int walk_list(struct dctx *c, const cJSON *root, const char *list_kind, walk_fn fn,
+		     void *userdata)
 {
 	_cleanup_free_ char *item_kind = NULL;
 	const cJSON *items, *it;
@@ -127,8 +159,7 @@ static int decode_list(struct dctx *c, const cJSON *root, const char *list_kind,
 	}
 	items = dec_get(root, "items");
 	if (items) {
-		c->path[0] = '\0';
-		c->plen = 0;
+		reset_place(c);
 		dec_path_key(c, "items");
 		r = dec_check_array(c, items, DECODE_MAX_ITEMS, &n);
 		dec_path_pop(c, 0);
@@ -136,11 +167,109 @@ static int decode_list(struct dctx *c, const cJSON *root, const char *list_kind,
 			return r == -EINVAL && cJSON_IsArray(items) ? -EFBIG : r;
 	}
 	cJSON_ArrayForEach(it, items) {
-		r = decode_item(c, it, i++, item_kind, out);
+		r = walk_item(c, it, i++, item_kind, fn, userdata);
 		if (r < 0 && r != -EINVAL)
 			return r;
 	}
 	return 0;
+}
+
+/* The entries of an original-format root ({"Services": [...]}, or {}). */
+static int walk_legacy(struct dctx *c, const cJSON *root, walk_fn fn, void *userdata)
+{
+	const cJSON *arr, *e;
+	char where[64];
+	size_t n, i = 0;
+	int r;
+
+	arr = dec_get_ci(root, "Services");
+	if (!arr)
+		return 0;
+	reset_place(c);
+	dec_path_key(c, "Services");
+	r = dec_check_array(c, arr, DECODE_MAX_ITEMS, &n);
+	dec_path_pop(c, 0);
+	if (r == -EINVAL && cJSON_IsArray(arr))
+		return -EFBIG;
+	if (r < 0)
+		return r;
+	cJSON_ArrayForEach(e, arr) {
+		struct decode_walk_item wi = { .obj = e, .where = where, .index = i,
+					       .in_list = true, .legacy = true };
+
+		snprintf(where, sizeof(where), "Services[%zu]", i++);
+		c->where = where;
+		dec_set_object(c, NULL, NULL, NULL);
+		r = cJSON_IsObject(e) ? fn(c, &wi, userdata) : dec_type_error(c, e, "an object");
+		reset_place(c);
+		if (r < 0 && r != -EINVAL)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * A parsed document: a Kubernetes object, a List, or the original format.
+ * Returns 0 (object errors are diags), -EINVAL (rejected whole: diag),
+ * -EFBIG (too many items), -ENOMEM, or what fn returned other than -EINVAL.
+ */
+static int walk_tree(struct dctx *c, const cJSON *root, walk_fn fn, void *userdata)
+{
+	const char *kind = NULL, *api = NULL;
+	char what[300];
+	int r;
+
+	if (!cJSON_IsObject(root)) {
+		r = diag_add(c->diags, DIAG_ERROR, c->source, NULL, NULL,
+			     "expected a JSON object (a Kubernetes object or List, or the original "
+			     "{\"Services\": [...]}), got %s",
+			     dec_describe(root, what, sizeof(what)));
+		return r < 0 ? r : -EINVAL;
+	}
+	if (!dec_get(root, "kind")) {
+		/* The original format; "{}" was an empty config to its Go decoder. */
+		if (!dec_get_ci_raw(root, "Services") && root->child) {
+			r = diag_add(c->diags, DIAG_ERROR, c->source, NULL, NULL,
+				     "neither a Kubernetes object (no \"kind\") nor the original "
+				     "format (no \"Services\")");
+			return r < 0 ? r : -EINVAL;
+		}
+		return walk_legacy(c, root, fn, userdata);
+	}
+	r = get_kind(c, root, &kind, &api);
+	if (r < 0)
+		return r;
+	if (strlen(kind) >= 4 && streq(kind + strlen(kind) - 4, "List"))
+		return walk_list(c, root, kind, fn, userdata);
+	{
+		struct decode_walk_item wi = { .obj = root, .kind = kind, .api_version = api,
+					       .known = kind_name(kind_of(kind, api)), .where = "" };
+
+		r = fn(c, &wi, userdata);
+		reset_place(c);
+		return r == -EINVAL ? 0 : r;
+	}
+}
+
+/* walk_fn of decode_buffer(): decode into the struct decoded userdata. */
+static int decode_walked(struct dctx *c, const struct decode_walk_item *it, void *userdata)
+{
+	struct decoded *out = userdata;
+	enum kind k;
+	char what[300];
+	int r;
+
+	if (it->legacy)
+		return decode_legacy_service(c, it->obj, NULL, NULL, true, out);
+	k = kind_of(it->kind, it->api_version);
+	if (k == KIND_OTHER && !it->in_list) {
+		r = diag_add(c->diags, DIAG_NOTE, c->source, NULL, NULL,
+			     "kind %s (%s) is not used; ignored",
+			     dec_quote(it->kind, what, sizeof(what)),
+			     it->api_version ? it->api_version : "no apiVersion");
+		return r < 0 ? r : 0;
+	}
+	return decode_kind(c, k, it->obj, NULL, NULL, out);
 }
 
 static void line_col(const char *buf, size_t off, size_t *line, size_t *col)
@@ -384,7 +513,7 @@ static int stream_list(struct dctx *c, const char *text, size_t len, struct json
 				    !cJSON_GetObjectItemCaseSensitive(it, "kind") ||
 				    n >= DECODE_MAX_ITEMS)
 					goto out;
-				r = decode_item(c, it, n++, NULL, out);
+				r = walk_item(c, it, n++, NULL, decode_walked, out);
 				cJSON_Delete(it);
 				it = NULL;
 				jsonarena_rewind(arena, &m);
@@ -462,8 +591,6 @@ int decode_buffer(const char *buf, size_t len, const char *source, struct decode
 	_cleanup_(cjson_deletep) cJSON *root = NULL;
 	struct dctx c = { .source = source, .diags = diags, .where = "" };
 	size_t n_services = out->n_services, n_slices = out->n_slices;
-	const char *kind = NULL, *api = NULL;
-	char what[300];
 	int r;
 
 	jsonarena_enter(&arena, len);
@@ -483,47 +610,10 @@ int decode_buffer(const char *buf, size_t len, const char *source, struct decode
 	r = parse(buf, len, source, diags, &root);
 	if (r < 0)
 		return r;
-	if (!cJSON_IsObject(root)) {
-		r = diag_add(diags, DIAG_ERROR, source, NULL, NULL,
-			     "expected a JSON object (a Kubernetes object or List, or the original "
-			     "{\"Services\": [...]}), got %s",
-			     dec_describe(root, what, sizeof(what)));
-		return r < 0 ? r : -EINVAL;
-	}
-	if (!dec_get(root, "kind")) {
-		/* The original format; "{}" was an empty config to its Go decoder. */
-		if (!dec_get_ci_raw(root, "Services") && root->child) {
-			r = diag_add(diags, DIAG_ERROR, source, NULL, NULL,
-				     "neither a Kubernetes object (no \"kind\") nor the original "
-				     "format (no \"Services\")");
-			return r < 0 ? r : -EINVAL;
-		}
-		r = decode_legacy_config(&c, root, out);
-		if (r == -EINVAL || r == -EFBIG)
-			return r;
-		return finish(out, n_services, n_slices, source, diags, r);
-	}
-	r = get_kind(&c, root, &kind, &api);
-	if (r < 0)
+	r = walk_tree(&c, root, decode_walked, out);
+	if (r == -EFBIG || r == -EINVAL) {
+		rollback(out, n_services, n_slices);
 		return r;
-	if (strlen(kind) >= 4 && streq(kind + strlen(kind) - 4, "List")) {
-		r = decode_list(&c, root, kind, out);
-		if (r == -EFBIG || r == -EINVAL) {
-			rollback(out, n_services, n_slices);
-			return r;
-		}
-	} else {
-		enum kind k = kind_of(kind, api);
-
-		if (k == KIND_OTHER)
-			r = diag_add(diags, DIAG_NOTE, source, NULL, NULL,
-				     "kind %s (%s) is not used; ignored",
-				     dec_quote(kind, what, sizeof(what)),
-				     api ? api : "no apiVersion");
-		else
-			r = decode_kind(&c, k, root, NULL, NULL, out);
-		if (r == -EINVAL)
-			r = 0;
 	}
 	return finish(out, n_services, n_slices, source, diags, r);
 }
@@ -599,4 +689,30 @@ int decode_object(const char *buf, size_t len, const char *kind, const char *key
 	if (r == -EINVAL)
 		r = 0;
 	return finish(out, n_services, n_slices, source, diags, r);
+}
+
+struct walk_adapter {
+	decode_walk_fn fn;
+	void *userdata;
+};
+
+static int walk_public(struct dctx *c, const struct decode_walk_item *it, void *userdata)
+{
+	const struct walk_adapter *a = userdata;
+
+	return a->fn(it, a->userdata);
+}
+
+int decode_walk(const char *buf, size_t len, const char *source, decode_walk_fn fn,
+		void *userdata, struct diag_list *diags)
+{
+	_cleanup_(cjson_deletep) cJSON *root = NULL;
+	struct dctx c = { .source = source, .diags = diags, .where = "" };
+	struct walk_adapter a = { fn, userdata };
+	int r;
+
+	r = parse(buf, len, source, diags, &root);
+	if (r < 0)
+		return r;
+	return walk_tree(&c, root, walk_public, &a);
 }

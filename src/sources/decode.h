@@ -39,6 +39,7 @@
 #ifndef SVCNAT_SOURCES_DECODE_H
 #define SVCNAT_SOURCES_DECODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/diag.h"
@@ -87,5 +88,44 @@ unsigned long decode_streamed_lists(void);
 int decode_object(const char *buf, size_t len, const char *kind, const char *key_ns,
 		  const char *key_name, const char *source, struct decoded *out,
 		  struct diag_list *diags);
+
+/*
+ * Walking a document's objects without decoding them (svcnat etcd-load
+ * stores each object of a file under its own key).  The document is taken
+ * as decode_buffer() takes it (the same shapes, limits and whole-document
+ * errors) and fn sees every object decode_buffer() would decode:
+ *  - a lone Kubernetes object of any kind (where "", in_list false);
+ *  - each item of a List or typed List ("ServiceList": kind "Service")
+ *    that is an object with a kind (where "items[i]"); an item that is not
+ *    an object is an error, one without a kind a warning, both skipped;
+ *  - each object entry of the original {"Services": [...]} (legacy, where
+ *    "Services[i]", kind NULL).
+ * The tree (obj and the strings) lives until decode_walk() returns.
+ */
+struct cJSON;
+
+struct decode_walk_item {
+	const struct cJSON *obj;
+	const char *kind;        /* the object's kind (a typed List's item kind) */
+	const char *api_version; /* NULL when absent */
+	const char *known;       /* "Service", "EndpointSlice", "Endpoints" when kind and
+				  * apiVersion are one svcnat decodes, else NULL */
+	const char *where;       /* "items[3]", "Services[3]" or "" */
+	size_t index;
+	bool in_list;
+	bool legacy;             /* an entry of the original format */
+};
+
+/* Returns 0 (go on), -EINVAL (this object is rejected: go on), other -errno (stop). */
+typedef int (*decode_walk_fn)(const struct decode_walk_item *it, void *userdata);
+
+/*
+ * Returns 0 (object-level problems are in diags), -EINVAL (not JSON, or not
+ * a document svcnat knows: diag with line:column or the reason), -EFBIG
+ * (over DECODE_MAX_FILE_SIZE or DECODE_MAX_ITEMS: diag; fn is not called),
+ * -ENOMEM, or the first error fn returned other than -EINVAL.
+ */
+int decode_walk(const char *buf, size_t len, const char *source, decode_walk_fn fn,
+		void *userdata, struct diag_list *diags);
 
 #endif

@@ -202,33 +202,26 @@ static int put_object(struct loader *ld, enum etcd_key_kind kk, const char *kind
 	return queue_put(ld, key, value);
 }
 
-static int load_k8s(struct loader *ld, const cJSON *obj, size_t idx)
+/* A Kubernetes object: its key from kind and metadata. */
+static int load_k8s(struct loader *ld, const struct decode_walk_item *it)
 {
-	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
-	const char *kind = NULL, *ns = "default", *name = NULL;
-	const cJSON *v;
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(it->obj, "metadata");
+	const char *where = it->where[0] ? it->where : NULL;
+	const char *ns = "default", *name = NULL;
 	enum etcd_key_kind kk;
-	char where[32];
+	const cJSON *v;
 
-	snprintf(where, sizeof(where), "items[%zu]", idx);
-	v = cJSON_GetObjectItemCaseSensitive(obj, "kind");
-	if (cJSON_IsString(v))
-		kind = v->valuestring;
-	if (!kind) {
-		diag_add(ld->d, DIAG_ERROR, ld->path, NULL, where, "no kind, skipped");
-		return 0;
-	}
-	if (streq(kind, "Service"))
-		kk = ETCD_KEY_SERVICE;
-	else if (streq(kind, "EndpointSlice"))
-		kk = ETCD_KEY_SLICE;
-	else if (streq(kind, "Endpoints"))
-		kk = ETCD_KEY_ENDPOINTS;
-	else {
+	if (!it->known) {
 		diag_add(ld->d, DIAG_NOTE, ld->path, NULL, where, "kind %s is not stored, skipped",
-			 kind);
+			 it->kind);
 		return 0;
 	}
+	if (streq(it->known, "Service"))
+		kk = ETCD_KEY_SERVICE;
+	else if (streq(it->known, "EndpointSlice"))
+		kk = ETCD_KEY_SLICE;
+	else
+		kk = ETCD_KEY_ENDPOINTS;
 	v = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
 	if (cJSON_IsString(v) && *v->valuestring)
 		ns = v->valuestring;
@@ -237,21 +230,19 @@ static int load_k8s(struct loader *ld, const cJSON *obj, size_t idx)
 		name = v->valuestring;
 	if (!name) {
 		diag_add(ld->d, DIAG_ERROR, ld->path, NULL, where, "%s without metadata.name, skipped",
-			 kind);
+			 it->known);
 		return 0;
 	}
-	return put_object(ld, kk, kind, ns, name, obj);
+	return put_object(ld, kk, it->known, ns, name, it->obj);
 }
 
 /* One entry of the original format: the spec key and the endpoints key. */
-static int load_legacy(struct loader *ld, const cJSON *entry, size_t idx)
+static int load_legacy(struct loader *ld, const cJSON *entry, const char *where)
 {
 	cJSON *spec = NULL, *eps = NULL;
 	const cJSON *name, *list;
-	char where[32];
 	int r = -ENOMEM;
 
-	snprintf(where, sizeof(where), "Services[%zu]", idx);
 	name = cJSON_GetObjectItem(entry, "Name"); /* case-insensitive, as the original */
 	if (!cJSON_IsString(name) || !*name->valuestring) {
 		diag_add(ld->d, DIAG_ERROR, ld->path, NULL, where, "no Name, skipped");
@@ -324,85 +315,14 @@ static int read_all(const char *path, struct diag_list *d, char **ret, size_t *r
 	return 0;
 }
 
-static void json_error_pos(const char *buf, const char *at, unsigned *line, unsigned *col)
+/* decode_walk_fn: every object decode_buffer() would decode, in order. */
+static int load_item(const struct decode_walk_item *it, void *userdata)
 {
-	*line = 1;
-	*col = 1;
-	for (const char *p = buf; at && p < at && *p; p++) {
-		if (*p == '\n') {
-			(*line)++;
-			*col = 1;
-		} else {
-			(*col)++;
-		}
-	}
-}
+	struct loader *ld = userdata;
 
-static int load_root(struct loader *ld, const cJSON *root)
-{
-	const cJSON *items = cJSON_GetObjectItemCaseSensitive(root, "items");
-	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(root, "kind");
-	const cJSON *legacy = cJSON_GetObjectItem(root, "Services");
-	const cJSON *it;
-	size_t i = 0;
-	int r = 0;
-
-	if (cJSON_IsString(kind) && streq(kind->valuestring, "List")) {
-		if (!cJSON_IsArray(items)) {
-			diag_add(ld->d, DIAG_ERROR, ld->path, NULL, "items", "a List needs an items array");
-			return -EINVAL;
-		}
-		cJSON_ArrayForEach(it, items) {
-			if (i >= DECODE_MAX_ITEMS) {
-				diag_add(ld->d, DIAG_ERROR, ld->path, NULL, "items",
-					 "more than %d items, the rest skipped", DECODE_MAX_ITEMS);
-				break;
-			}
-			r = cJSON_IsObject(it) ? load_k8s(ld, it, i) : 0;
-			if (r < 0)
-				return r;
-			i++;
-		}
-		return 0;
-	}
-	if (cJSON_IsString(kind))
-		return load_k8s(ld, root, 0);
-	if (cJSON_IsArray(legacy)) {
-		cJSON_ArrayForEach(it, legacy) {
-			r = cJSON_IsObject(it) ? load_legacy(ld, it, i) : 0;
-			if (r < 0)
-				return r;
-			i++;
-		}
-		return 0;
-	}
-	diag_add(ld->d, DIAG_ERROR, ld->path, NULL, NULL,
-		 "neither a Kubernetes List or object nor an original {\"Services\": [...]} file");
-	return -EINVAL;
-}
-
-static int load_json(struct loader *ld, const char *buf, size_t len)
-{
-	const char *end = NULL;
-	unsigned line, col;
-	cJSON *root;
-	int r;
-
-	root = cJSON_ParseWithLengthOpts(buf, len, &end, false);
-	if (!root) {
-		json_error_pos(buf, cJSON_GetErrorPtr(), &line, &col);
-		diag_add(ld->d, DIAG_ERROR, ld->path, NULL, NULL,
-			 "not valid JSON at line %u, column %u", line, col);
-		return -EINVAL;
-	}
-	if (!cJSON_IsObject(root)) {
-		diag_add(ld->d, DIAG_ERROR, ld->path, NULL, NULL, "not a JSON object");
-		cJSON_Delete(root);
-		return -EINVAL;
-	}
-	r = load_root(ld, root);
-	cJSON_Delete(root);
-	return r;
+	if (it->legacy)
+		return load_legacy(ld, it->obj, it->where);
+	return load_k8s(ld, it);
 }
 
 int etcd_load_file(const struct etcd_options *o, const char *path, struct diag_list *d)
@@ -428,7 +348,7 @@ int etcd_load_file(const struct etcd_options *o, const char *path, struct diag_l
 		r = -ENOMEM;
 		goto out;
 	}
-	r = load_json(&ld, buf, len);
+	r = decode_walk(buf, len, path, load_item, &ld, d);
 	if (r >= 0)
 		r = flush_txn(&ld);
 	if (r >= 0)

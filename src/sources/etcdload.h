@@ -13,6 +13,9 @@
  *                     and P/services/endpoints/<Name>
  *                        {"Name": ..., "Endpoints": [...]}
  *
+ * The file is walked as the file source decodes it (decode_walk(): the
+ * same shapes, typed Lists such as "ServiceList" included, and the same
+ * limits: a List over DECODE_MAX_ITEMS fails whole, nothing written).
  * Each value is the object's own JSON (unformatted).  An object the source's
  * decoder would reject is not written (one diag each); other kinds are
  * skipped with a note.  Writes are PUTs, batched in transactions of at most
@@ -31,8 +34,9 @@
 /*
  * Load path ("-" = stdin) into etcd.  Returns the number of objects written
  * (>= 0; rejected objects have diags), -EINVAL (bad options, or a file that
- * is not JSON: diag with line/column), -ENOENT, -EIO (etcd unreachable or
- * refused: diag naming the endpoint and the error), -ENOMEM.
+ * is not JSON or not a document svcnat knows: diag with line/column or the
+ * reason), -EFBIG (too large, too many items), -ENOENT, -EIO (etcd
+ * unreachable or refused: diag naming the endpoint and the error), -ENOMEM.
  */
 int etcd_load_file(const struct etcd_options *o, const char *path, struct diag_list *d);
 

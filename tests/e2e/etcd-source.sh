@@ -94,6 +94,26 @@ ip netns exec "$(ns_name n1)" timeout 60 "$SVCNAT" etcd-load --etcd-endpoints "$
 grep -q "cluster.json: [1-9][0-9]* objects written" "$E2E_TMP/load.out" || fail "etcd-load: $(cat "$E2E_TMP/load.out")"
 ectl get /registry/services/specs/nodejs --print-value-only | grep -q '"Port":10000' ||
 	fail "etcd-load did not write the original layout's spec key"
+# etcd-load walks a file as the file source decodes it: a typed List
+# ("ServiceList", items without kind) is loaded; a List over the item
+# limit is refused whole, nothing written (under a prefix nobody follows).
+printf '{"kind":"ServiceList","apiVersion":"v1","items":[%s]}' \
+	"$(svc default typed 198.19.0.77 80 | sed 's/"kind":"Service",//')" >"$E2E_TMP/typed.json"
+ip netns exec "$(ns_name n1)" timeout 60 "$SVCNAT" etcd-load --etcd-endpoints "$ETCD_ENDPOINTS" \
+	--etcd-prefix /loadtest "$E2E_TMP/typed.json" >"$E2E_TMP/load-typed.out" 2>&1 ||
+	fail "etcd-load of a ServiceList: $(cat "$E2E_TMP/load-typed.out")"
+grep -q "typed.json: 1 objects written" "$E2E_TMP/load-typed.out" || fail "etcd-load of a ServiceList: $(cat "$E2E_TMP/load-typed.out")"
+ectl get /loadtest/services/specs/default/typed --print-value-only | grep -q '198.19.0.77' ||
+	fail "etcd-load did not write the ServiceList's item"
+awk 'BEGIN { printf "{\"kind\":\"List\",\"items\":["; for (i = 0; i <= 200000; i++) printf "%s{\"kind\":\"Service\",\"metadata\":{\"name\":\"o%d\"}}", i ? "," : "", i; print "]}" }' >"$E2E_TMP/over.json"
+rc=0
+ip netns exec "$(ns_name n1)" timeout 60 "$SVCNAT" etcd-load --etcd-endpoints "$ETCD_ENDPOINTS" \
+	--etcd-prefix /loadtest "$E2E_TMP/over.json" >"$E2E_TMP/load-over.out" 2>&1 || rc=$?
+[ "$rc" = 2 ] || fail "etcd-load of 200,001 items: exit $rc, want 2: $(cat "$E2E_TMP/load-over.out")"
+grep -q "over.json: items: more than 200000 entries" "$E2E_TMP/load-over.out" || fail "etcd-load of 200,001 items: $(cat "$E2E_TMP/load-over.out")"
+[ "$(ectl get --prefix --keys-only /loadtest/ | grep -c .)" = 1 ] ||
+	fail "etcd-load of 200,001 items wrote some: $(ectl get --prefix --keys-only /loadtest/ | head -n 3)"
+say "etcd-load: a ServiceList loaded; 200,001 items refused whole (exit 2, nothing written)"
 ectl_retry put /registry/services/specs/default/web "$(svc default web 198.19.0.10 80)" >/dev/null || fail put
 ectl_retry put /registry/services/endpointslices/default/web-a "$(slice default web-a web 198.18.65.1 198.18.65.2)" >/dev/null || fail put
 ectl_retry put /registry/pods/default/unrelated '{"kind":"Pod"}' >/dev/null || fail put

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 
 #include "core/diag.h"
 #include "core/model.h"
@@ -597,6 +598,15 @@ static void test_limit_items(void **state)
 	assert_int_equal(dl.n, 0);
 	free(json);
 	json = repeat("{\"kind\":\"List\",\"items\":[", "{}", DECODE_MAX_ITEMS + 1, "]}");
+	assert_int_equal(run(json, &d, &dl), -EFBIG);
+	assert_diags(&dl, "error: t.json: items: more than 200000 entries\n");
+	free(json);
+	diag_list_done(&dl);
+	diag_list_init(&dl);
+	/* Items that stream (they carry a kind): the List is blamed, not the
+	 * last item decoded before the limit. */
+	json = repeat("{\"kind\":\"List\",\"items\":[", "{\"kind\":\"Pod\"}", DECODE_MAX_ITEMS + 1,
+		      "]}");
 	assert_int_equal(run(json, &d, &dl), -EFBIG);
 	assert_diags(&dl, "error: t.json: items: more than 200000 entries\n");
 	free(json);
@@ -1279,6 +1289,91 @@ static void test_documents(void **state)
 	}
 }
 
+/* decode_walk(): what etcd-load stores, object by object. */
+struct walk_rec {
+	char log[1024];
+	int stop_at;  /* call number that returns stop_r, -1 = none */
+	int stop_r;
+	int calls;
+};
+
+static int walk_record(const struct decode_walk_item *it, void *userdata)
+{
+	struct walk_rec *w = userdata;
+	size_t n = strlen(w->log);
+
+	snprintf(w->log + n, sizeof(w->log) - n, "%s|%s|%s|%s%s;", it->where,
+		 it->kind ? it->kind : "-", it->known ? it->known : "-",
+		 cJSON_IsObject(it->obj) ? "obj" : "?", it->legacy ? "|legacy" : "");
+	return w->calls++ == w->stop_at ? w->stop_r : 0;
+}
+
+static void test_walk(void **state)
+{
+	static const struct {
+		const char *json;
+		int stop_at, stop_r;
+		int r;
+		const char *log;
+		const char *diag;
+	} cases[] = {
+		{ "{\"kind\":\"ServiceList\",\"items\":[{\"metadata\":{\"name\":\"a\"}},"
+		  "{\"kind\":\"Service\",\"metadata\":{\"name\":\"b\"}}]}", -1, 0, 0,
+		  "items[0]|Service|Service|obj;items[1]|Service|Service|obj;", "" },
+		{ "{\"kind\":\"List\",\"items\":[5,{\"metadata\":{}},{\"kind\":\"Pod\"},"
+		  "{\"kind\":\"Service\",\"apiVersion\":\"serving.knative.dev/v1\"},"
+		  "{\"kind\":\"EndpointSlice\",\"apiVersion\":\"discovery.k8s.io/v1\"}]}", -1, 0, 0,
+		  "items[2]|Pod|-|obj;items[3]|Service|-|obj;items[4]|EndpointSlice|EndpointSlice|obj;",
+		  "error: t.json: object items[0]: expected an object, got 5\n"
+		  "warning: t.json: object items[1]: no kind; ignored\n" },
+		{ "{\"services\":[{\"Name\":\"a\"},5]}", -1, 0, 0, "Services[0]|-|-|obj|legacy;",
+		  "error: t.json: object Services[1]: expected an object, got 5\n" },
+		{ "{\"kind\":\"Endpoints\",\"metadata\":{\"name\":\"a\"}}", -1, 0, 0,
+		  "|Endpoints|Endpoints|obj;", "" },
+		{ "{}", -1, 0, 0, "", "" },
+		{ "{\"kind\":\"List\",\"items\":{}}", -1, 0, -EINVAL, "",
+		  "error: t.json: items: expected an array, got an object\n" },
+		{ "{\"kind\":\"List\",\"items\":[{\"kind\":\"Pod\"}", -1, 0, -EINVAL, "", NULL },
+		{ "[1]", -1, 0, -EINVAL, "", NULL },
+		/* fn's -EINVAL skips the object, another error stops the walk */
+		{ "{\"kind\":\"List\",\"items\":[{\"kind\":\"A\"},{\"kind\":\"B\"},{\"kind\":\"C\"}]}",
+		  0, -EINVAL, 0, "items[0]|A|-|obj;items[1]|B|-|obj;items[2]|C|-|obj;", "" },
+		{ "{\"kind\":\"List\",\"items\":[{\"kind\":\"A\"},{\"kind\":\"B\"},{\"kind\":\"C\"}]}",
+		  1, -EIO, -EIO, "items[0]|A|-|obj;items[1]|B|-|obj;", "" },
+	};
+	_cleanup_free_ char *big = NULL;
+	struct walk_rec w;
+	struct diag_list dl;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		print_message("case %zu: %s\n", i, cases[i].json);
+		memset(&w, 0, sizeof(w));
+		w.stop_at = cases[i].stop_at;
+		w.stop_r = cases[i].stop_r;
+		diag_list_init(&dl);
+		assert_int_equal(decode_walk(cases[i].json, strlen(cases[i].json), "t.json",
+					     walk_record, &w, &dl),
+				 cases[i].r);
+		assert_string_equal(w.log, cases[i].log);
+		if (cases[i].diag)
+			assert_diags(&dl, cases[i].diag);
+		else
+			assert_int_equal(diag_count(&dl, DIAG_ERROR), 1);
+		diag_list_done(&dl);
+	}
+	/* Over the item limit: nothing walked (etcd-load writes nothing). */
+	big = repeat("{\"kind\":\"List\",\"items\":[", "{\"kind\":\"Pod\"}", DECODE_MAX_ITEMS + 1,
+		     "]}");
+	memset(&w, 0, sizeof(w));
+	w.stop_at = -1;
+	diag_list_init(&dl);
+	assert_int_equal(decode_walk(big, strlen(big), "t.json", walk_record, &w, &dl), -EFBIG);
+	assert_int_equal(w.calls, 0);
+	assert_diags(&dl, "error: t.json: items: more than 200000 entries\n");
+	diag_list_done(&dl);
+}
+
 /* Every prefix and many one-byte corruptions of a document that uses every
  * kind: never a crash (ASan/valgrind watch), never an unexpected code. */
 static void test_corrupted_input(void **state)
@@ -1568,6 +1663,7 @@ int main(void)
 		cmocka_unit_test(test_legacy),
 		cmocka_unit_test(test_decode_object),
 		cmocka_unit_test(test_documents),
+		cmocka_unit_test(test_walk),
 		cmocka_unit_test(test_corrupted_input),
 		cmocka_unit_test(test_example_cluster),
 		cmocka_unit_test(test_example_original),
