@@ -38,6 +38,8 @@ enum {
 	OPT_SET_SYSCTLS,
 	OPT_NO_RANDOM_FULLY,
 	OPT_COMPACT_THRESHOLD,
+	OPT_DISPATCH,
+	OPT_DISPATCH_THRESHOLD,
 	OPT_MIN_SYNC,
 	OPT_SYNC,
 	OPT_HEALTHZ,
@@ -97,6 +99,8 @@ static const struct option long_options[] = {
 	{ "set-sysctls", no_argument, NULL, OPT_SET_SYSCTLS },
 	{ "no-random-fully", no_argument, NULL, OPT_NO_RANDOM_FULLY },
 	{ "compact-endpoints-threshold", required_argument, NULL, OPT_COMPACT_THRESHOLD },
+	{ "dispatch", required_argument, NULL, OPT_DISPATCH },
+	{ "dispatch-threshold", required_argument, NULL, OPT_DISPATCH_THRESHOLD },
 	{ "lock-wait", required_argument, NULL, OPT_LOCK_WAIT },
 	{ "min-sync-period", required_argument, NULL, OPT_MIN_SYNC },
 	{ "sync-period", required_argument, NULL, OPT_SYNC },
@@ -224,6 +228,12 @@ static void usage(FILE *f)
 	      "                             about a third of the table per endpoint; traffic from\n"
 	      "                             an endpoint to its own service is always masqueraded\n"
 	      "                             (default 250000, 0 = never)\n"
+	      "      --dispatch MODE        linear (kube-proxy's chains, one rule per service IP\n"
+	      "                             and port), tree (KUBE-DSP- chains over address and\n"
+	      "                             port ranges: a few rules per level) or auto (default:\n"
+	      "                             the tree for a chain of --dispatch-threshold rules)\n"
+	      "      --dispatch-threshold N  service rules in a chain from which auto builds the\n"
+	      "                             tree (default 1000)\n"
 	      "\n"
 	      "Daemon:\n"
 	      "      --min-sync-period D    batch changes arriving faster (default "
@@ -662,6 +672,20 @@ static int apply_opt(struct pstate *ps, int c, const char *arg)
 			bad(ps, arg, "a number of endpoints");
 		else
 			o->plan.compact_endpoints_threshold = v;
+		break;
+	case OPT_DISPATCH:
+		r = dispatch_mode_parse(arg, &o->plan.dispatch);
+		if (r < 0)
+			bad(ps, arg, "auto, linear or tree");
+		break;
+	case OPT_DISPATCH_THRESHOLD:
+		r = parse_uint(arg, 1000000000, &v);
+		if (r < 0 || !v) {
+			r = -EINVAL;
+			bad(ps, arg, "a number of rules (1 or more)");
+		} else {
+			o->plan.dispatch_threshold = v;
+		}
 		break;
 	case OPT_MIN_SYNC:
 	case OPT_SYNC: {

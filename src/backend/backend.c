@@ -65,6 +65,7 @@ const char *backend_kind_name(enum backend_kind k)
 
 static const char *const owned_prefixes[] = {
 	"KUBE-SVC-", "KUBE-SVL-", "KUBE-EXT-", "KUBE-FW-", "KUBE-SEP-", "KUBE-XLB-",
+	"KUBE-DSP-", /* svcnat's dispatch tree (core/dispatch.h) */
 };
 static const char *const owned_nat[] = {
 	"KUBE-SERVICES", "KUBE-NODEPORTS", "KUBE-POSTROUTING", "KUBE-MARK-MASQ", "KUBE-PROXY-CANARY",

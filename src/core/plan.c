@@ -25,6 +25,9 @@ void plan_settings_init(struct plan_settings *s)
 	s->random_fully = true;
 	s->large_cluster_threshold = 1000;
 	s->compact_endpoints_threshold = 250000;
+	s->dispatch = DISPATCH_LINEAR;
+	s->dispatch_threshold = PLAN_DISPATCH_THRESHOLD;
+	s->dispatch_leaf_max = 16;
 }
 
 /* The chains shared by all service ports; plan_port() appends to them. */
@@ -1501,6 +1504,36 @@ static int setup_ctx(struct plan_ctx *c, const struct desired *d)
 	return 0;
 }
 
+/* The chains kube-proxy fills with one rule per service IP or port. */
+static const struct {
+	uint8_t table;
+	const char *name;
+} dispatched[] = {
+	{ RS_NAT, "KUBE-SERVICES" },
+	{ RS_NAT, "KUBE-NODEPORTS" },
+	{ RS_FILTER, "KUBE-SERVICES" },
+	{ RS_FILTER, "KUBE-EXTERNAL-SERVICES" },
+	{ RS_FILTER, "KUBE-NODEPORTS" },
+};
+
+static int write_dispatch(struct plan_ctx *c, struct dispatch_stats *st)
+{
+	const struct dispatch_params p = {
+		.mode = c->s->dispatch,
+		.threshold = c->s->dispatch_threshold,
+		.leaf_max = c->s->dispatch_leaf_max,
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(dispatched); i++) {
+		int e = dispatch_chain(c->rs, c->hasher, dispatched[i].table, dispatched[i].name,
+				       &p, st);
+
+		if (e < 0)
+			return e;
+	}
+	return 0;
+}
+
 static bool same_port(const struct svc_port *a, const struct svc_port *b)
 {
 	return a->key && b->key && streq(a->key, b->key) && a->protocol == b->protocol;
@@ -1510,10 +1543,12 @@ int plan_build(const struct desired *d, const struct plan_settings *s,
 	       struct ruleset **ret, struct plan_stats *stats, struct diag_list *diags)
 {
 	struct plan_ctx c = { .s = s, .diags = diags };
+	struct dispatch_stats dst = { 0 };
 	struct nodeport_addrs npa;
 	int e;
 
-	if (s->masquerade_bit > 31 || (s->family != AF_INET && s->family != AF_INET6))
+	if (s->masquerade_bit > 31 || (s->family != AF_INET && s->family != AF_INET6) ||
+	    !s->dispatch_leaf_max)
 		return -EINVAL;
 	c.rs = ruleset_new();
 	c.hasher = chain_hasher_new();
@@ -1566,6 +1601,9 @@ int plan_build(const struct desired *d, const struct plan_settings *s,
 	e = write_nodeports_jump(&c, &npa);
 	if (e < 0)
 		goto out;
+	e = write_dispatch(&c, &dst);
+	if (e < 0)
+		goto out;
 
 	ruleset_sort(c.rs);
 	if (stats) {
@@ -1573,6 +1611,8 @@ int plan_build(const struct desired *d, const struct plan_settings *s,
 		stats->endpoints = c.n_seps;
 		stats->chains = ruleset_count_chains(c.rs);
 		stats->rules = ruleset_count_rules(c.rs);
+		stats->dispatch_chains = dst.chains;
+		stats->dispatch_trees = dst.trees;
 	}
 	*ret = TAKE_PTR(c.rs);
 	e = 0;

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "core/diag.h"
+#include "core/dispatch.h"
 #include "core/model.h"
 #include "core/ruleset.h"
 
@@ -73,7 +74,23 @@ struct plan_settings {
 	 * leaves out its KUBE-FORWARD "--ctstate INVALID -j DROP" rule
 	 * (default false: the rule is there). */
 	bool conntrack_tcp_liberal;
+	/*
+	 * The dispatch layout of nat KUBE-SERVICES and KUBE-NODEPORTS and
+	 * filter KUBE-SERVICES, KUBE-EXTERNAL-SERVICES and KUBE-NODEPORTS
+	 * (core/dispatch.h): kube-proxy's linear chains, or a tree of
+	 * KUBE-DSP- chains; auto (the default) builds the tree for each of
+	 * these chains that has dispatch_threshold service rules or more
+	 * (default PLAN_DISPATCH_THRESHOLD).  dispatch_leaf_max: the most
+	 * rules in a tree's leaf (default 16; tests use less).
+	 */
+	enum dispatch_mode dispatch;
+	size_t dispatch_threshold;
+	size_t dispatch_leaf_max;
 };
+
+/* From this many service rules in a chain on, auto dispatches it as a tree
+ * (README, "Performance"). */
+#define PLAN_DISPATCH_THRESHOLD 1000
 
 /* Fill in kube-proxy's defaults. */
 void plan_settings_init(struct plan_settings *s);
@@ -84,13 +101,15 @@ struct plan_stats {
 			    * compact equivalents) */
 	size_t chains;
 	size_t rules;
+	size_t dispatch_chains; /* KUBE-DSP- chains (both tables) */
+	size_t dispatch_trees;  /* chains dispatched as a tree (0 to 5) */
 };
 
 /*
  * Build the ruleset.  *ret is sorted (ruleset_sort) and owned by the
  * caller.  Returns 0, -ENOMEM, or -EINVAL for unusable settings
  * (masquerade_bit > 31, family neither AF_INET nor AF_INET6, an interface
- * mode without a valid interface name); nothing in
+ * mode without a valid interface name, dispatch_leaf_max 0); nothing in
  * *ret then.  Problems with
  * single service ports (e.g. an IPv6 address in an IPv4 run) are appended
  * to diags (may be NULL) and do not fail the build.

@@ -9,6 +9,7 @@
  * 192.168.0.2, cluster CIDR 10.0.0.0/8, endpoints 10.180.x.y, cluster IPs
  * 172.30.x.y, external clients 203.0.113.x.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -125,6 +126,36 @@ static struct fx *fx_new(void)
 static int fx_setup(void **state)
 {
 	*state = fx_new();
+	return 0;
+}
+
+/* The flow tests run three times: kube-proxy's linear chains, the tree
+ * with its default leaves, and the tree split down to one rule a leaf. */
+static int fx_setup_linear(void **state)
+{
+	struct fx *f = fx_new();
+
+	f->s.dispatch = DISPATCH_LINEAR;
+	*state = f;
+	return 0;
+}
+
+static int fx_setup_tree(void **state)
+{
+	struct fx *f = fx_new();
+
+	f->s.dispatch = DISPATCH_TREE;
+	*state = f;
+	return 0;
+}
+
+static int fx_setup_tree1(void **state)
+{
+	struct fx *f = fx_new();
+
+	f->s.dispatch = DISPATCH_TREE;
+	f->s.dispatch_leaf_max = 1;
+	*state = f;
 	return 0;
 }
 
@@ -1217,6 +1248,8 @@ static void test_large_input(void **state)
 	struct fx *f = *state;
 	size_t base_rules;
 
+	/* exact counts of kube-proxy's layout (the tree: test_tree_large) */
+	f->s.dispatch = DISPATCH_LINEAR;
 	fx_plan(f);
 	base_rules = ruleset_count_rules(f->rs);
 	f->d.ports = fx_alloc(f, NSVC, sizeof(*f->d.ports));
@@ -2135,6 +2168,524 @@ static void test_flow_legacy(void **state)
 		   MASQ_ANY));
 }
 
+/* ---------------------------------------------------------------------- */
+/* The dispatch tree (core/dispatch.h)                                     */
+
+#define TMAX(a, b) ((a) > (b) ? (a) : (b))
+#define TMIN(a, b) ((a) < (b) ? (a) : (b))
+
+static bool outcome_key_eq(const struct trace_outcome *a, const struct trace_outcome *b)
+{
+	/* the deciding chain differs by design (a leaf, not the root) */
+	return a->verdict == b->verdict && a->masquerade == b->masquerade &&
+	       a->masq_marked == b->masq_marked &&
+	       ((!a->recent_set && !b->recent_set) ||
+		(a->recent_set && b->recent_set && streq(a->recent_set, b->recent_set))) &&
+	       (a->verdict != TRACE_DNAT ||
+		(a->dnat_port == b->dnat_port && ipaddr_cmp(&a->dnat_addr, &b->dnat_addr) == 0));
+}
+
+static double outcome_sum(const struct trace_result *r, const struct trace_outcome *o)
+{
+	double p = 0;
+
+	for (size_t i = 0; i < r->n; i++)
+		if (outcome_key_eq(&r->o[i], o))
+			p += r->o[i].probability;
+	return p;
+}
+
+/* The same outcomes, with the same probabilities, through both rulesets. */
+static void expect_same_trace(const struct ruleset *a, const struct ruleset *b,
+			      const struct trace_env *env, const struct trace_packet *pkt,
+			      const char *what)
+{
+	struct trace_result ra = { 0 }, rb = { 0 };
+	bool ok = true;
+	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
+
+	assert_int_equal(trace_packet(a, env, pkt, &ra), 0);
+	assert_int_equal(trace_packet(b, env, pkt, &rb), 0);
+	for (size_t i = 0; ok && i < ra.n; i++)
+		ok = near(outcome_sum(&ra, &ra.o[i]), outcome_sum(&rb, &ra.o[i]));
+	for (size_t i = 0; ok && i < rb.n; i++)
+		ok = near(outcome_sum(&ra, &rb.o[i]), outcome_sum(&rb, &rb.o[i]));
+	if (!ok) {
+		fprintf(stderr, "linear:\n");
+		trace_result_print(&ra, stderr);
+		fprintf(stderr, "tree:\n");
+		trace_result_print(&rb, stderr);
+		fail_msg("%s: %s -> %s:%u (proto %u%s) differs", what,
+			 ipaddr_fmt(&pkt->src, s, sizeof(s)), ipaddr_fmt(&pkt->dst, d, sizeof(d)),
+			 pkt->dport, pkt->proto, pkt->from_local ? ", from the node" : "");
+	}
+	trace_result_done(&ra);
+	trace_result_done(&rb);
+}
+
+static uint32_t lcg(uint32_t *x)
+{
+	*x = *x * 1103515245u + 12345u;
+	return *x >> 8;
+}
+
+/*
+ * Services at the edges of the tree's ranges: addresses next to /4, /12
+ * and /16 boundaries, the first and last leaf, several ports on one IP, an
+ * external IP equal to the node IP, an external IP that is another local
+ * address (with the port of another service's node port), node ports next
+ * to the 16- and 256-port range edges, services without endpoints (filter
+ * trees), a LoadBalancer with Local policy and no local endpoint (DROP,
+ * health check node port), source ranges.
+ */
+static void build_edges(struct fx *f)
+{
+	static const char *const cips[] = {
+		"10.96.0.1", "10.96.0.2", "10.111.255.255", "10.112.0.0", "172.30.0.41",
+		"172.31.255.254", "176.0.0.1", "175.255.255.255", "0.0.0.1", "255.255.255.254",
+		"172.30.15.255", "172.30.16.0",
+	};
+	static const unsigned nps[] = { 30719, 30720, 30735, 30736, 32767, 30000, 30975, 30976 };
+	struct svc_port *p;
+	char name[32];
+
+	f->local_addrs[1] = ip("192.168.0.3");
+	f->s.n_local_addrs = 2;
+	for (size_t i = 0; i < ARRAY_SIZE(cips); i++) {
+		snprintf(name, sizeof(name), "svc%02zu", i);
+		p = fx_port(f, "edge", name, "http", "tcp", cips[i], 80);
+		if (i < ARRAY_SIZE(nps)) {
+			p->type = SVC_NODE_PORT;
+			p->node_port = (uint16_t)nps[i];
+		}
+		fx_ep(f, p, "10.180.0.1", 8080 + (unsigned)i, EP_READY);
+		fx_ep(f, p, "10.180.1.1", 8080 + (unsigned)i, EP_READY | EP_LOCAL);
+		/* a second port on the same IP, another protocol */
+		p = fx_port(f, "edge", name, "dns", "udp", cips[i], 53);
+		fx_ep(f, p, "10.180.0.2", 5353, EP_READY);
+	}
+	/* external IP = the node IP; another = a local address, on the port
+	 * of svc01's node port, and without endpoints */
+	p = fx_port(f, "edge", "ext", "http", "tcp", "172.30.7.7", 80);
+	fx_ips(f, &p->external_ips, &p->n_external_ips, NODE_IP ",198.51.100.7");
+	fx_ep(f, p, "10.180.2.1", 80, EP_READY);
+	p = fx_port(f, "edge", "extlocal", "http", "tcp", "172.30.7.8", 30720);
+	fx_ips(f, &p->external_ips, &p->n_external_ips, "192.168.0.3");
+	/* no endpoints: REJECT in filter KUBE-SERVICES, KUBE-EXTERNAL-SERVICES */
+	p = fx_port(f, "edge", "empty", "http", "tcp", "172.30.9.9", 80);
+	p->type = SVC_NODE_PORT;
+	p->node_port = 31000;
+	fx_ips(f, &p->external_ips, &p->n_external_ips, "198.51.100.9");
+	p = fx_port(f, "edge", "empty2", "http", "udp", "10.96.0.3", 53);
+	p->type = SVC_NODE_PORT;
+	p->node_port = 30721;
+	/* LB, Local policy, no local endpoint: DROP; health check node port */
+	p = fx_port(f, "edge", "lb", "http", "tcp", "172.30.8.8", 80);
+	p->type = SVC_LOAD_BALANCER;
+	p->node_port = 31001;
+	p->ext_policy = POLICY_LOCAL;
+	p->health_check_node_port = 31002;
+	fx_ips(f, &p->lb_ips, &p->n_lb_ips, "198.51.100.8");
+	fx_ep(f, p, "10.180.3.1", 80, EP_READY);
+	p = fx_port(f, "edge", "lbfw", "http", "tcp", "172.30.8.9", 80);
+	p->type = SVC_LOAD_BALANCER;
+	p->node_port = 31003;
+	fx_ips(f, &p->lb_ips, &p->n_lb_ips, "198.51.100.10");
+	fx_nets(f, &p->lb_source_ranges, &p->n_lb_source_ranges, "203.0.113.0/25");
+	fx_ep(f, p, "10.180.3.2", 80, EP_READY);
+	p->affinity_client_ip = true;
+	/* after lb's node-port DROP in filter KUBE-EXTERNAL-SERVICES, a REJECT
+	 * for a local external IP on the same port: the DROP comes first */
+	p = fx_port(f, "edge", "zlocal", "http", "tcp", "172.30.8.10", 31001);
+	fx_ips(f, &p->external_ips, &p->n_external_ips, "192.168.0.3");
+}
+
+/* Every service address and port, their neighbours, the node's addresses
+ * with every node port and its neighbours, from a pod, from outside and
+ * from the node: the same outcomes linear and as trees. */
+static void check_equivalent(struct fx *f, const struct ruleset *lin, const char *what)
+{
+	static const char *const srcs[] = { "10.0.0.2", "203.0.113.2", "203.0.113.200", NODE_IP };
+	struct trace_env env = { .local_addrs = f->s.local_addrs, .n_local_addrs = f->s.n_local_addrs };
+	static const uint8_t protos[] = { PROTO_TCP, PROTO_UDP };
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->d.n_ports; i++) {
+		const struct svc_port *sp = &f->d.ports[i];
+		struct ipaddr dsts[8];
+		size_t nd = 0;
+		uint16_t ports[4] = { sp->port, (uint16_t)(sp->port + 1), sp->node_port,
+				      sp->health_check_node_port };
+
+		if (sp->n_cluster_ips) {
+			struct ipaddr a = sp->cluster_ips[0];
+			uint32_t h = ntohl(a.u.v4.s_addr);
+
+			dsts[nd++] = a;
+			a.u.v4.s_addr = htonl(h + 1);
+			dsts[nd++] = a;
+			a.u.v4.s_addr = htonl(h - 1);
+			dsts[nd++] = a;
+		}
+		for (size_t k = 0; k < sp->n_external_ips && nd < 6; k++)
+			dsts[nd++] = sp->external_ips[k];
+		for (size_t k = 0; k < sp->n_lb_ips && nd < 6; k++)
+			dsts[nd++] = sp->lb_ips[k];
+		dsts[nd++] = ip(NODE_IP);
+		dsts[nd++] = ip("192.168.0.3");
+		for (size_t d = 0; d < nd; d++)
+			for (size_t s = 0; s < ARRAY_SIZE(srcs); s++)
+				for (size_t k = 0; k < ARRAY_SIZE(ports); k++)
+					for (size_t q = 0; q < ARRAY_SIZE(protos); q++) {
+						struct trace_packet pkt = {
+							.src = ip(srcs[s]), .dst = dsts[d],
+							.proto = protos[q], .dport = ports[k],
+							.from_local = streq(srcs[s], NODE_IP),
+						};
+
+						if (!ports[k])
+							continue;
+						for (int pm = -1; pm <= 1; pm += k >= 2 ? 1 : 2) {
+							pkt.dport = (uint16_t)(ports[k] + pm * (k >= 2));
+							expect_same_trace(lin, f->rs, &env, &pkt, what);
+							n++;
+						}
+					}
+	}
+	/* localhost node ports, from the node */
+	for (size_t i = 0; i < f->d.n_ports; i++) {
+		struct trace_packet pkt = {
+			.src = ip("127.0.0.1"), .dst = ip("127.0.0.1"), .proto = f->d.ports[i].protocol,
+			.dport = f->d.ports[i].node_port, .from_local = true,
+		};
+
+		if (pkt.dport)
+			expect_same_trace(lin, f->rs, &env, &pkt, what);
+	}
+	assert_true(n > 1000);
+}
+
+static void test_tree_equivalent(void **state)
+{
+	static const size_t leaves[] = { 16, 4, 2, 1 };
+	struct fx *f = *state;
+	struct ruleset *lin;
+
+	build_edges(f);
+	f->s.dispatch = DISPATCH_LINEAR;
+	fx_plan(f);
+	assert_false(has_prefix_chain(f->rs, DISPATCH_PREFIX));
+	lin = TAKE_PTR(f->rs);
+	for (size_t i = 0; i < ARRAY_SIZE(leaves); i++) {
+		char what[64];
+
+		f->s.dispatch = DISPATCH_TREE;
+		f->s.dispatch_leaf_max = leaves[i];
+		fx_plan(f);
+		assert_true(f->stats.dispatch_trees == 5);
+		snprintf(what, sizeof(what), "tree with leaves of %zu", leaves[i]);
+		check_equivalent(f, lin, what);
+	}
+	ruleset_free(lin);
+}
+
+/* Depth of the tree under chain c (1: a leaf), checking every chain's
+ * shape on the way: a tree chain jumps only to tree chains (at most 16
+ * rules, each commented "<root> <range>") or is a leaf of service rules
+ * (at most leaf_max, unless all for one address). */
+static unsigned tree_depth(const struct ruleset *rs, enum rs_table t, const struct rs_chain *c,
+			   const char *root, size_t leaf_max, size_t *ret_leaf_rules)
+{
+	unsigned depth = 0, sub;
+	size_t jumps = 0;
+
+	assert_non_null(c);
+	for (size_t i = 0; i < c->n_rules; i++) {
+		const struct rs_rule *r = &c->rules[i];
+
+		if (r->t.kind != RS_T_JUMP || strncmp(r->t.u.chain, DISPATCH_PREFIX, 9) != 0)
+			continue;
+		jumps++;
+		assert_int_equal(r->m[0].kind, RS_M_COMMENT);
+		assert_true(strncmp(r->m[0].u.comment, root, strlen(root)) == 0);
+		assert_int_equal(r->m[0].u.comment[strlen(root)], ' ');
+		sub = tree_depth(rs, t, ruleset_find_chain(rs, t, r->t.u.chain), root, leaf_max,
+				 ret_leaf_rules);
+		depth = TMAX(depth, sub);
+	}
+	if (!jumps) {
+		assert_true(c->n_rules <= leaf_max);
+		*ret_leaf_rules += c->n_rules;
+		return 1;
+	}
+	if (!strncmp(c->name, DISPATCH_PREFIX, 9))
+		assert_int_equal(jumps, c->n_rules);
+	assert_true(jumps <= 16);
+	return depth + 1;
+}
+
+/* n ClusterIP services (1 in 4 NodePort), addresses random in
+ * 172.30.0.0/16, node ports in 30000-32767. */
+static void build_random(struct fx *f, unsigned n, uint32_t seed)
+{
+	uint32_t x = seed;
+
+	f->d.ports = fx_alloc(f, n + 1, sizeof(*f->d.ports));
+	f->cap_ports = n + 1;
+	f->d.n_ports = 0;
+	for (unsigned i = 0; i < n; i++) {
+		char name[32], cip[32];
+		struct svc_port *p;
+		uint32_t a = lcg(&x) & 0xffff;
+
+		snprintf(name, sizeof(name), "svc%05u", i);
+		snprintf(cip, sizeof(cip), "172.30.%u.%u", a >> 8, a & 0xff);
+		p = fx_port(f, "rnd", name, "http", "tcp", cip, 80);
+		if (i % 4 == 0) {
+			p->type = SVC_NODE_PORT;
+			p->node_port = (uint16_t)(30000 + i / 4);
+		}
+		fx_ep(f, p, "10.180.0.1", 8080, EP_READY);
+	}
+}
+
+static void test_tree_shape(void **state)
+{
+	struct fx *f = *state;
+	size_t leaf_rules = 0;
+	unsigned depth;
+	char *text;
+
+	build_random(f, 1500, 7);
+	f->s.dispatch = DISPATCH_AUTO;
+	fx_plan(f);
+	/* auto, past the threshold in nat KUBE-SERVICES only */
+	assert_int_equal(f->stats.dispatch_trees, 1);
+	assert_false(ruleset_find_chain(f->rs, RS_FILTER, "KUBE-SERVICES")->n_rules);
+	f->s.dispatch_threshold = 300;
+	fx_plan(f);
+	assert_int_equal(f->stats.dispatch_trees, 2); /* and nat KUBE-NODEPORTS (375) */
+	depth = tree_depth(f->rs, RS_NAT, ruleset_find_chain(f->rs, RS_NAT, "KUBE-SERVICES"),
+			   "KUBE-SERVICES", 16, &leaf_rules);
+	assert_int_equal(leaf_rules, 1500);
+	/* 1500 in a /16: root -> 172.30.0.0/16 -> /20 -> /24 leaves */
+	assert_true(depth <= 4);
+	leaf_rules = 0;
+	depth = tree_depth(f->rs, RS_NAT, ruleset_find_chain(f->rs, RS_NAT, "KUBE-NODEPORTS"),
+			   "KUBE-NODEPORTS", 16, &leaf_rules);
+	assert_int_equal(leaf_rules, 375);
+	assert_true(depth <= 4);
+	/* the last rule of KUBE-SERVICES is still the node-port jump */
+	{
+		const struct rs_chain *s = ruleset_find_chain(f->rs, RS_NAT, "KUBE-SERVICES");
+		const struct rs_rule *last = &s->rules[s->n_rules - 1];
+
+		assert_string_equal(last->t.u.chain, "KUBE-NODEPORTS");
+		assert_int_equal(last->m[1].kind, RS_M_ADDRTYPE);
+		for (size_t i = 0; i + 1 < s->n_rules; i++)
+			assert_true(!strncmp(s->rules[i].t.u.chain, DISPATCH_PREFIX, 9));
+	}
+	/* a user still finds a service by its cluster IP */
+	text = table_text(f->rs, RS_NAT);
+	assert_non_null(strstr(text, "-d 172.30.")); /* the first service's, whatever it is */
+	{
+		char want[128];
+		char cip[INET6_ADDRSTRLEN];
+
+		snprintf(want, sizeof(want), "-d %s/32 -p tcp -m comment --comment \"rnd/svc00000:http cluster IP\"",
+			 ipaddr_fmt(&f->d.ports[0].cluster_ips[0], cip, sizeof(cip)));
+		assert_non_null(strstr(text, want));
+	}
+	free(text);
+	/* names are deterministic from the content */
+	{
+		struct ruleset *a = TAKE_PTR(f->rs);
+		char *ta, *tb;
+
+		fx_plan(f);
+		ta = table_text(a, RS_NAT);
+		tb = table_text(f->rs, RS_NAT);
+		assert_string_equal(ta, tb);
+		free(ta);
+		free(tb);
+		ruleset_free(a);
+	}
+}
+
+/* Chains of the dispatch layout (the five roots and KUBE-DSP-) that differ
+ * between two plans: added, removed or changed. */
+static size_t dispatch_changes(const struct ruleset *a, const struct ruleset *b, size_t *ret_rules)
+{
+	static const char *const roots[] = { "KUBE-SERVICES", "KUBE-NODEPORTS",
+					     "KUBE-EXTERNAL-SERVICES" };
+	size_t n = 0;
+
+	for (int t = 0; t < RS_NTABLES; t++) {
+		for (int pass = 0; pass < 2; pass++) {
+			const struct ruleset *x = pass ? b : a, *y = pass ? a : b;
+
+			for (size_t i = 0; i < x->t[t].n; i++) {
+				const struct rs_chain *c = x->t[t].chains[i], *o;
+				bool ours = !strncmp(c->name, DISPATCH_PREFIX, 9);
+
+				for (size_t k = 0; k < ARRAY_SIZE(roots); k++)
+					ours |= streq(c->name, roots[k]);
+				if (!ours)
+					continue;
+				o = ruleset_find_chain(y, (enum rs_table)t, c->name);
+				if (o && (pass || rs_chain_equal(c, o)))
+					continue;
+				n++;
+				if (!pass)
+					*ret_rules += c->n_rules;
+			}
+		}
+	}
+	return n;
+}
+
+/*
+ * Stability: services added one at a time to 2,000 (and removed again)
+ * rewrite a few dispatch chains each, not the whole chain: measured here
+ * (printed) and bounded.  Linear, each add rewrites KUBE-SERVICES whole.
+ */
+static void test_tree_churn(void **state)
+{
+	enum { BASE = 2000, STEPS = 200 };
+	struct fx *f = *state;
+	size_t hist[64] = { 0 }, max = 0, total = 0, rules = 0, max_rules = 0;
+	struct ruleset *prev;
+
+	build_random(f, BASE + STEPS, 11);
+	f->s.dispatch = DISPATCH_TREE;
+	f->d.n_ports = BASE;
+	fx_plan(f);
+	prev = TAKE_PTR(f->rs);
+	for (unsigned step = 0; step < 2 * STEPS; step++) {
+		size_t n, r = 0;
+
+		/* add ports BASE.. one by one, then remove them one by one */
+		f->d.n_ports = step < STEPS ? BASE + step + 1 : BASE + 2 * STEPS - step - 1;
+		fx_plan(f);
+		n = dispatch_changes(prev, f->rs, &r);
+		assert_true(n >= 1);
+		hist[TMIN(n, ARRAY_SIZE(hist) - 1)]++;
+		max = TMAX(max, n);
+		max_rules = TMAX(max_rules, r);
+		total += n;
+		rules += r;
+		ruleset_free(prev);
+		prev = TAKE_PTR(f->rs);
+	}
+	print_message("tree churn at %u services: %zu adds/removes, dispatch chains rewritten: mean %.2f, max %zu; "
+		      "rules in them: mean %.1f, max %zu\n",
+		      BASE, (size_t)2 * STEPS, (double)total / (2 * STEPS), max,
+		      (double)rules / (2 * STEPS), max_rules);
+	for (size_t i = 0; i < ARRAY_SIZE(hist); i++)
+		if (hist[i])
+			print_message("  %zu chains: %zu times\n", i, hist[i]);
+	/* a leaf (+ its parent when it appears, + 16 when it splits) per tree:
+	 * nat KUBE-SERVICES and, for node ports, KUBE-NODEPORTS */
+	assert_true(max <= 2 * 18);
+	assert_true(total <= (size_t)2 * STEPS * 4);
+	ruleset_free(prev);
+}
+
+/* The threshold: linear below it, per chain. */
+static void test_tree_threshold(void **state)
+{
+	struct fx *f = *state;
+
+	build_random(f, 8, 3);
+	f->s.dispatch = DISPATCH_AUTO;
+	f->s.dispatch_threshold = 9;
+	fx_plan(f);
+	assert_false(has_prefix_chain(f->rs, DISPATCH_PREFIX));
+	f->s.dispatch_threshold = 8;
+	fx_plan(f);
+	assert_int_equal(f->stats.dispatch_trees, 1);
+	assert_true(has_prefix_chain(f->rs, DISPATCH_PREFIX));
+	/* tree: also the 2 node ports */
+	f->s.dispatch = DISPATCH_TREE;
+	fx_plan(f);
+	assert_int_equal(f->stats.dispatch_trees, 2);
+	f->s.dispatch_leaf_max = 0;
+	qsort(f->d.ports, f->d.n_ports, sizeof(*f->d.ports), port_cmp);
+	assert_int_equal(plan_build(&f->d, &f->s, &(struct ruleset *){ NULL }, NULL, NULL), -EINVAL);
+}
+
+/* IPv6: addresses of 128 bits, names by hash, shallow trees. */
+static void test_tree_ipv6(void **state)
+{
+	struct fx *f = *state;
+	struct ruleset *lin;
+	struct trace_env env = { 0 };
+
+	f->s.family = AF_INET6;
+	f->node_ips[0] = ip("2001:2::2");
+	f->local_addrs[0] = ip("2001:2::2");
+	f->cidrs[0] = net("2001:2:0:1::/64");
+	for (unsigned i = 0; i < 40; i++) {
+		char name[32], cip[64];
+		struct svc_port *p;
+
+		snprintf(name, sizeof(name), "v6svc%02u", i);
+		snprintf(cip, sizeof(cip), "2001:2:0:ff::%x", i * 977);
+		p = fx_port(f, "v6", name, "http", "tcp", cip, 80);
+		fx_ep(f, p, "2001:2:0:1::5", 8080 + i, EP_READY);
+	}
+	f->s.dispatch = DISPATCH_LINEAR;
+	fx_plan(f);
+	lin = TAKE_PTR(f->rs);
+	f->s.dispatch = DISPATCH_TREE;
+	f->s.dispatch_leaf_max = 2;
+	fx_plan(f);
+	env.local_addrs = f->s.local_addrs;
+	env.n_local_addrs = 1;
+	{
+		size_t leaf_rules = 0;
+		unsigned depth = tree_depth(f->rs, RS_NAT,
+					    ruleset_find_chain(f->rs, RS_NAT, "KUBE-SERVICES"),
+					    "KUBE-SERVICES", 2, &leaf_rules);
+
+		/* the shared /112 costs no level of its own */
+		assert_true(depth <= 6);
+	}
+	for (unsigned i = 0; i < 44; i++) {
+		char cip[64];
+		struct trace_packet pkt = { .src = ip("2001:2:0:1::9"), .proto = PROTO_TCP, .dport = 80 };
+
+		snprintf(cip, sizeof(cip), "2001:2:0:ff::%x", i * 977);
+		pkt.dst = ip(cip);
+		expect_same_trace(lin, f->rs, &env, &pkt, "ipv6");
+	}
+	ruleset_free(lin);
+}
+
+#define TREE_TESTS \
+	cmocka_unit_test_setup_teardown(test_tree_equivalent, fx_setup, fx_teardown), \
+	cmocka_unit_test_setup_teardown(test_tree_shape, fx_setup, fx_teardown), \
+	cmocka_unit_test_setup_teardown(test_tree_churn, fx_setup, fx_teardown), \
+	cmocka_unit_test_setup_teardown(test_tree_threshold, fx_setup, fx_teardown), \
+	cmocka_unit_test_setup_teardown(test_tree_ipv6, fx_setup, fx_teardown),
+
+#define FLOW_TESTS(setup) \
+	cmocka_unit_test_setup_teardown(test_flow_cluster_ip, setup, fx_teardown), \
+	cmocka_unit_test_setup_teardown(test_flow_no_endpoints, setup, fx_teardown), \
+	cmocka_unit_test_setup_teardown(test_flow_load_balancer, setup, fx_teardown), \
+	cmocka_unit_test_setup_teardown(test_flow_node_ports, setup, fx_teardown), \
+	cmocka_unit_test_setup_teardown(test_flow_external_policy_local, setup, fx_teardown), \
+	cmocka_unit_test_setup_teardown(test_flow_internal_policy_local, setup, fx_teardown), \
+	cmocka_unit_test_setup_teardown(test_flow_terminating, setup, fx_teardown), \
+	cmocka_unit_test_setup_teardown(test_flow_topology_hints, setup, fx_teardown), \
+	cmocka_unit_test_setup_teardown(test_flow_session_affinity, setup, fx_teardown), \
+	cmocka_unit_test_setup_teardown(test_flow_masquerade, setup, fx_teardown), \
+	cmocka_unit_test_setup_teardown(test_flow_large_cluster, setup, fx_teardown), \
+	cmocka_unit_test_setup_teardown(test_flow_compact, setup, fx_teardown), \
+	cmocka_unit_test_setup_teardown(test_flow_skipped, setup, fx_teardown), \
+	cmocka_unit_test_setup_teardown(test_flow_overall, setup, fx_teardown), \
+	cmocka_unit_test_setup_teardown(test_flow_legacy, setup, fx_teardown),
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2162,22 +2713,19 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_duplicate_port_and_cidrs, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_deterministic, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_large_input, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_flow_cluster_ip, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_flow_no_endpoints, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_flow_load_balancer, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_flow_node_ports, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_flow_external_policy_local, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_flow_internal_policy_local, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_flow_terminating, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_flow_topology_hints, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_flow_session_affinity, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_flow_masquerade, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_flow_large_cluster, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_flow_compact, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_flow_skipped, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_flow_overall, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_flow_legacy, fx_setup, fx_teardown),
+		FLOW_TESTS(fx_setup_linear)
+		TREE_TESTS
 	};
+	const struct CMUnitTest tree_tests[] = {
+		FLOW_TESTS(fx_setup_tree)
+	};
+	const struct CMUnitTest tree1_tests[] = {
+		FLOW_TESTS(fx_setup_tree1)
+	};
+	int failed;
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	failed = cmocka_run_group_tests_name("linear", tests, NULL, NULL);
+	failed += cmocka_run_group_tests_name("tree", tree_tests, NULL, NULL);
+	failed += cmocka_run_group_tests_name("tree, leaves of 1", tree1_tests, NULL, NULL);
+	return failed;
 }

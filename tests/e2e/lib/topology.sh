@@ -378,14 +378,17 @@ topo_down_all() {
 }
 
 # svcnat_run BACKEND ARGS...: svcnat in the node namespace with node-a's
-# settings; stdout+stderr to $E2E_TMP/svcnat.log; returns svcnat's status.
+# settings (and --dispatch=$SVCNAT_E2E_DISPATCH when that is set: the
+# traffic tests run again with the tree, tests/e2e/traffic-tree.sh);
+# stdout+stderr to $E2E_TMP/svcnat.log; returns svcnat's status.
 # The xtables lock (/run/xtables.lock) is one for all namespaces: tests
 # running in parallel wait for each other's commits.
 svcnat_run() {
 	local backend=$1 rc
 	shift
 	in_ns node "$SVCNAT" --backend="$backend" --lock-wait 30000 --hostname "$E2E_HOSTNAME" \
-		--node-ip "$E2E_NODE_IP" --cluster-cidr "$E2E_CLUSTER_CIDR" "$@" \
+		--node-ip "$E2E_NODE_IP" --cluster-cidr "$E2E_CLUSTER_CIDR" \
+		${SVCNAT_E2E_DISPATCH:+--dispatch="$SVCNAT_E2E_DISPATCH"} "$@" \
 		>"$E2E_TMP/svcnat.log" 2>&1
 	rc=$?
 	return $rc
@@ -398,4 +401,11 @@ svcnat_sync() {
 	shift 2
 	svcnat_run "$backend" --once --config "$config" "$@" ||
 		fail "svcnat --once --backend=$backend --config $config failed ($?): $(cat "$E2E_TMP/svcnat.log")"
+	# A tree run must have put a tree into the kernel (whichever flavour
+	# the backend writes).
+	if [ "${SVCNAT_E2E_DISPATCH:-}" = tree ]; then
+		{ in_ns node iptables-legacy-save; in_ns node iptables-nft-save; } 2>/dev/null |
+			grep -q '^:KUBE-DSP-' ||
+			fail "--dispatch=tree: no KUBE-DSP- chain in the kernel after svcnat --once"
+	fi
 }

@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The dispatch tree (dispatch.h).  Keys are bit strings: an address's 32 or
+ * 128 bits, or a port's 16 bits within one protocol.  Entries are sorted by
+ * key, so each range of the tree is a run of the array.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dispatch.h"
+#include "util.h"
+
+#define STRIDE 4 /* bits per level: fan-out 16 */
+
+int dispatch_mode_parse(const char *s, enum dispatch_mode *ret)
+{
+	if (streq(s, "auto"))
+		*ret = DISPATCH_AUTO;
+	else if (streq(s, "linear"))
+		*ret = DISPATCH_LINEAR;
+	else if (streq(s, "tree"))
+		*ret = DISPATCH_TREE;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+const char *dispatch_mode_name(enum dispatch_mode m)
+{
+	switch (m) {
+	case DISPATCH_AUTO:
+		return "auto";
+	case DISPATCH_LINEAR:
+		return "linear";
+	case DISPATCH_TREE:
+		return "tree";
+	}
+	return "unknown";
+}
+
+enum key_kind {
+	KEY_NONE,
+	KEY_ADDR,
+	KEY_PORT,
+};
+
+struct entry {
+	uint8_t bits[16]; /* the address, or the port in network order */
+	uint8_t proto;
+	uint16_t port;
+	size_t idx;       /* position in the original chain */
+};
+
+struct tree {
+	struct ruleset *rs;
+	struct chain_hasher *h;
+	enum rs_table table;
+	const char *chain;        /* the dispatched chain's name */
+	const struct rs_rule *rules; /* the original rules */
+	size_t leaf_max;
+	enum key_kind kind;
+	uint8_t family;           /* KEY_ADDR */
+	uint8_t proto;            /* KEY_PORT: the protocol of this subtree */
+	unsigned maxbits;
+	struct dispatch_stats *stats;
+	size_t *scratch;          /* leaf rule indices, leaf_max or more */
+	size_t cap_scratch;
+};
+
+static const struct rs_match *port_match(const struct rs_rule *r)
+{
+	const struct rs_match *found = NULL;
+
+	for (size_t i = 0; i < r->n_matches; i++) {
+		if (r->m[i].kind != RS_M_PORT)
+			continue;
+		if (found)
+			return NULL;
+		found = &r->m[i];
+	}
+	if (!found || found->invert || !found->u.port.dport || found->u.port.dport_max)
+		return NULL;
+	return found;
+}
+
+static enum key_kind rule_key(const struct rs_rule *r, struct entry *e)
+{
+	const struct rs_match *pm;
+
+	if (r->src_inv || (r->proto != IPPROTO_TCP && r->proto != IPPROTO_UDP &&
+			   r->proto != IPPROTO_SCTP))
+		return KEY_NONE;
+	pm = port_match(r);
+	if (!pm)
+		return KEY_NONE;
+	memset(e, 0, sizeof(*e));
+	e->proto = r->proto;
+	e->port = pm->u.port.dport;
+	if (!r->dst.addr.family) {
+		if (r->dst_inv)
+			return KEY_NONE;
+		e->bits[0] = (uint8_t)(e->port >> 8);
+		e->bits[1] = (uint8_t)e->port;
+		return KEY_PORT;
+	}
+	if (r->dst_inv || r->dst.plen != (r->dst.addr.family == AF_INET ? 32 : 128))
+		return KEY_NONE;
+	memcpy(e->bits, r->dst.addr.u.b, r->dst.addr.family == AF_INET ? 4 : 16);
+	return KEY_ADDR;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	int c = (int)x->proto - (int)y->proto;
+
+	if (c)
+		return c;
+	c = memcmp(x->bits, y->bits, sizeof(x->bits));
+	if (c)
+		return c;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int idx_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The STRIDE bits of e's key at bit offset `at` (a multiple of STRIDE). */
+static unsigned nibble(const struct entry *e, unsigned at)
+{
+	uint8_t byte = e->bits[at / 8];
+
+	return at % 8 ? byte & 0x0f : byte >> 4;
+}
+
+/* "<range>" of the run starting at e, prefix length plen. */
+static void range_text(const struct tree *t, const struct entry *e, unsigned plen, char *out,
+		       size_t len, uint16_t *ret_lo, uint16_t *ret_hi, struct ipnet *ret_net)
+{
+	if (t->kind == KEY_ADDR) {
+		struct ipnet n = { .addr = { .family = t->family }, .plen = (uint8_t)plen };
+		char buf[INET6_ADDRSTRLEN];
+		unsigned bytes = t->family == AF_INET ? 4 : 16;
+
+		for (unsigned i = 0; i < bytes; i++) {
+			unsigned keep = plen >= 8 * (i + 1) ? 8 : plen > 8 * i ? plen - 8 * i : 0;
+
+			n.addr.u.b[i] = (uint8_t)(e->bits[i] & (0xff00u >> keep));
+		}
+		snprintf(out, len, "%s/%u", ipaddr_fmt(&n.addr, buf, sizeof(buf)), plen);
+		*ret_net = n;
+	} else {
+		unsigned span = 1u << (16 - plen);
+		unsigned lo = e->port & ~(span - 1), hi = lo + span - 1;
+
+		/* port 0 is never a service port; "--dport 0:N" is no range
+		 * svcnat writes */
+		if (!lo)
+			lo = 1;
+		snprintf(out, len, "%s:%u-%u", proto_name(t->proto), lo, hi);
+		*ret_lo = (uint16_t)lo;
+		*ret_hi = (uint16_t)hi;
+	}
+}
+
+/* A jump from `from` to `to` matching the range (net, or lo..hi). */
+static int add_jump(struct tree *t, struct rs_chain *from, const struct rs_chain *to,
+		    const char *range, uint16_t lo, uint16_t hi, const struct ipnet *net)
+{
+	struct rs_rule *r = rs_chain_append(from);
+	struct rs_match *m;
+	const char *cm;
+
+	if (!r)
+		return -ENOMEM;
+	cm = ruleset_printf(t->rs, "%s %s", t->chain, range);
+	if (!cm)
+		return -ENOMEM;
+	if (t->kind == KEY_ADDR)
+		r->dst = *net;
+	else
+		r->proto = t->proto;
+	m = rs_rule_add_match(r, RS_M_COMMENT);
+	m->u.comment = cm;
+	if (t->kind == KEY_PORT) {
+		m = rs_rule_add_match(r, RS_M_PORT);
+		m->u.port.dport = lo;
+		m->u.port.dport_max = hi > lo ? hi : 0;
+	}
+	r->t.kind = RS_T_JUMP;
+	r->t.u.chain = to->name;
+	return 0;
+}
+
+static struct rs_chain *tree_chain(struct tree *t, const char *range)
+{
+	char text[128], name[RS_CHAIN_MAXLEN + 1];
+	struct rs_chain *c;
+
+	snprintf(text, sizeof(text), "%s/%s/%s", rs_table_name(t->table), t->chain, range);
+	memcpy(name, DISPATCH_PREFIX, sizeof(DISPATCH_PREFIX) - 1);
+	chain_hasher_hash(t->h, text, "", NULL, name + sizeof(DISPATCH_PREFIX) - 1);
+	if (!name[sizeof(DISPATCH_PREFIX) - 1]) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c = ruleset_add_chain(t->rs, t->table, name);
+	if (c && t->stats)
+		t->stats->chains++;
+	return c;
+}
+
+static int build_node(struct tree *t, struct rs_chain *parent, const struct entry *e, size_t n,
+		      unsigned plen);
+
+/* Jumps from `c` to the sub-ranges of the run e[0..n) at plen + STRIDE. */
+static int build_children(struct tree *t, struct rs_chain *c, const struct entry *e, size_t n,
+			  unsigned plen)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned nb = nibble(&e[i], plen);
+		size_t j = i + 1;
+		int r;
+
+		while (j < n && nibble(&e[j], plen) == nb)
+			j++;
+		r = build_node(t, c, &e[i], j - i, plen + STRIDE);
+		if (r < 0)
+			return r;
+		i = j;
+	}
+	return 0;
+}
+
+/* The node for the run e[0..n), all within one range of length plen:
+ * a leaf, a split chain, or (one non-empty sub-range) its sub-range. */
+static int build_node(struct tree *t, struct rs_chain *parent, const struct entry *e, size_t n,
+		      unsigned plen)
+{
+	char range[96];
+	uint16_t lo = 0, hi = 0;
+	struct ipnet net;
+	struct rs_chain *c;
+	int r;
+
+	if (n > t->leaf_max && plen < t->maxbits &&
+	    nibble(&e[0], plen) == nibble(&e[n - 1], plen))
+		return build_node(t, parent, e, n, plen + STRIDE);
+
+	range_text(t, e, plen, range, sizeof(range), &lo, &hi, &net);
+	c = tree_chain(t, range);
+	if (!c)
+		return -errno;
+	r = add_jump(t, parent, c, range, lo, hi, &net);
+	if (r < 0)
+		return r;
+	if (n > t->leaf_max && plen < t->maxbits)
+		return build_children(t, c, e, n, plen);
+
+	/* A leaf: its rules in chain order. */
+	r = GROW(t->scratch, t->cap_scratch, n);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		t->scratch[i] = e[i].idx;
+	qsort_safe(t->scratch, n, sizeof(*t->scratch), idx_cmp);
+	r = GROW(c->rules, c->cap_rules, n);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		c->rules[c->n_rules++] = t->rules[t->scratch[i]];
+	return 0;
+}
+
+int dispatch_chain(struct ruleset *rs, struct chain_hasher *h, enum rs_table table,
+		   const char *name, const struct dispatch_params *p, struct dispatch_stats *stats)
+{
+	struct rs_chain *c = ruleset_find_chain(rs, table, name);
+	struct entry *addr = NULL, *port = NULL;
+	uint8_t *port_seen = NULL; /* bit per (protocol, port) in the port subtree */
+	size_t n_keyed = 0, n_addr = 0, n_port = 0, n_old;
+	struct rs_rule *old = NULL;
+	struct tree t = { 0 };
+	uint8_t family = 0;
+	int r = 0;
+
+	if (!p->leaf_max)
+		return -EINVAL;
+	if (!c || p->mode == DISPATCH_LINEAR)
+		return 0;
+
+	/* The leading run of keyed rules, one address family. */
+	for (; n_keyed < c->n_rules; n_keyed++) {
+		struct entry e;
+		enum key_kind k = rule_key(&c->rules[n_keyed], &e);
+
+		if (k == KEY_NONE)
+			break;
+		if (k == KEY_ADDR) {
+			if (family && family != c->rules[n_keyed].dst.addr.family)
+				break;
+			family = c->rules[n_keyed].dst.addr.family;
+		}
+	}
+	if (!n_keyed || (p->mode == DISPATCH_AUTO && n_keyed < p->threshold))
+		return 0;
+
+	addr = calloc(n_keyed, sizeof(*addr));
+	port = calloc(n_keyed, sizeof(*port));
+	port_seen = calloc(3, 65536 / 8);
+	if (!addr || !port || !port_seen) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n_keyed; i++) {
+		struct entry e;
+		enum key_kind k = rule_key(&c->rules[i], &e);
+		size_t bit = (size_t)(e.proto == IPPROTO_TCP ? 0 : e.proto == IPPROTO_UDP ? 1 : 2) *
+			     65536 + e.port;
+
+		e.idx = i;
+		/* An address rule after a port rule of its (protocol, port)
+		 * keeps its place after it: into the port subtree. */
+		if (k == KEY_PORT || (port_seen[bit / 8] & (1u << (bit % 8)))) {
+			port_seen[bit / 8] |= (uint8_t)(1u << (bit % 8));
+			memset(e.bits, 0, sizeof(e.bits));
+			e.bits[0] = (uint8_t)(e.port >> 8);
+			e.bits[1] = (uint8_t)e.port;
+			port[n_port++] = e;
+		} else {
+			e.proto = 0; /* addresses sort by address alone */
+			addr[n_addr++] = e;
+		}
+	}
+	qsort_safe(addr, n_addr, sizeof(*addr), entry_cmp);
+	qsort_safe(port, n_port, sizeof(*port), entry_cmp);
+
+	/* The chain is rebuilt: the tree's top jumps, then the rest. */
+	old = c->rules;
+	n_old = c->n_rules;
+	c->rules = NULL;
+	c->n_rules = c->cap_rules = 0;
+
+	t = (struct tree){ .rs = rs, .h = h, .table = table, .chain = c->name, .rules = old,
+			   .leaf_max = p->leaf_max, .stats = stats };
+	if (n_addr) {
+		t.kind = KEY_ADDR;
+		t.family = family;
+		t.maxbits = family == AF_INET ? 32 : 128;
+		r = build_children(&t, c, addr, n_addr, 0);
+		if (r < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < n_port;) {
+		size_t j = i + 1;
+
+		while (j < n_port && port[j].proto == port[i].proto)
+			j++;
+		t.kind = KEY_PORT;
+		t.proto = port[i].proto;
+		t.maxbits = 16;
+		r = build_children(&t, c, &port[i], j - i, 0);
+		if (r < 0)
+			goto out;
+		i = j;
+	}
+	r = GROW(c->rules, c->cap_rules, c->n_rules + (n_old - n_keyed));
+	if (r < 0)
+		goto out;
+	for (size_t i = n_keyed; i < n_old; i++)
+		c->rules[c->n_rules++] = old[i];
+	if (stats)
+		stats->trees++;
+out:
+	free(old);
+	free(t.scratch);
+	free(addr);
+	free(port);
+	free(port_seen);
+	return r;
+}
