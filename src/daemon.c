@@ -21,10 +21,22 @@
 #include "sys/loop.h"
 #include "sys/metrics.h"
 #include "sys/nl.h"
+#include "sys/worker.h"
 #include "util.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
+
+/* The sync in progress: prepared on the loop, written by the worker. */
+struct sync_job {
+	enum sync_reason reason;
+	uint64_t t0;             /* when it started */
+	uint64_t since;          /* oldest pending change, if had_pending */
+	bool had_pending;
+	struct sync_report rep;
+	struct diag_list d;      /* the worker's diagnostics, logged when done */
+	int r;
+};
 
 struct daemon {
 	struct svcnat_options *o;
@@ -46,6 +58,9 @@ struct daemon {
 	double last_ok_wall;         /* unix time of the last successful sync */
 	unsigned long synced_generation; /* desired generation of the last good sync */
 	bool addrs_changed;          /* since the last good sync */
+	bool addrs_deferred;         /* changed while the worker ran: applied after it */
+	struct worker *worker;       /* the kernel write, off the loop thread */
+	struct sync_job job;
 	bool conntrack_pending;      /* endpoints changed since the last cleanup */
 	bool conntrack_warned;
 };
@@ -191,6 +206,11 @@ static void on_addrs(const struct ipaddr *a, size_t n, void *userdata)
 	struct daemon *dm = userdata;
 	int r;
 
+	if (worker_busy(dm->worker)) {
+		/* The write in progress plans with the old ones. */
+		dm->addrs_deferred = true;
+		return;
+	}
 	r = pipeline_set_addresses(dm->p, a, n);
 	if (r <= 0)
 		return;
@@ -256,26 +276,21 @@ static void update_sync_metrics(struct daemon *dm, const struct sync_report *rep
 			    (double)ar->chains_deleted);
 }
 
-/* One sync: plan from the merged state, apply, account.  0 or -errno. */
-static int do_sync(struct daemon *dm, enum sync_reason reason)
+/* Account for the sync in dm->job: log, metrics, health, conntrack. */
+static void sync_finish(struct daemon *dm)
 {
-	struct diag_list d;
-	struct sync_report rep;
-	const struct plan_stats *st = &rep.plan;
-	const struct apply_result *ar = &rep.apply;
-	uint64_t t0 = loop_now_usec(), since = 0, t1;
-	bool had_pending = syncpolicy_pending_since(&dm->policy, &since);
+	struct sync_job *job = &dm->job;
+	const struct sync_report *rep = &job->rep;
+	const struct plan_stats *st = &rep->plan;
+	const struct apply_result *ar = &rep->apply;
+	enum sync_reason reason = job->reason;
+	uint64_t t0 = job->t0, since = job->since, t1 = loop_now_usec();
+	bool had_pending = job->had_pending;
 	bool state_changed;
-	char lbl[64];
-	int r;
+	int r = job->r;
 
-	diag_list_init(&d);
-	metrics_label(lbl, sizeof(lbl), "reason", sync_reason_name(reason));
-	metrics_counter_add(dm->metrics, "svcnat_syncs_total", lbl, 1);
-	r = pipeline_sync(dm->p, &rep, &d);
-	t1 = loop_now_usec();
-	log_diags(&d);
-	diag_list_done(&d);
+	log_diags(&job->d);
+	diag_list_done(&job->d);
 	syncpolicy_sync_done(&dm->policy, t1, r >= 0);
 	metrics_histogram_observe(dm->metrics, "kubeproxy_sync_proxy_rules_duration_seconds", NULL,
 				  (double)(t1 - t0) / 1e6);
@@ -288,7 +303,7 @@ static int do_sync(struct daemon *dm, enum sync_reason reason)
 		log_err("sync (%s) failed: %s; the kernel keeps its previous rules, retrying in %s",
 			sync_reason_name(reason), strerror(-r),
 			duration_fmt(n > t1 ? n - t1 : 0, next, sizeof(next)));
-		return r;
+		return;
 	}
 
 	size_t changed = ar->chains_created + ar->chains_replaced + ar->chains_deleted;
@@ -299,7 +314,7 @@ static int do_sync(struct daemon *dm, enum sync_reason reason)
 	dm->last_ok_wall = wall_now();
 	metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_last_timestamp_seconds", NULL,
 			  dm->last_ok_wall);
-	update_sync_metrics(dm, &rep);
+	update_sync_metrics(dm, rep);
 	if (had_pending && state_changed)
 		metrics_histogram_observe(dm->metrics,
 					  "kubeproxy_network_programming_duration_seconds", NULL,
@@ -333,7 +348,57 @@ static int do_sync(struct daemon *dm, enum sync_reason reason)
 	dm->synced_generation = pipeline_desired_generation(dm->p);
 	dm->addrs_changed = false;
 	conntrack_after_sync(dm);
-	return 0;
+}
+
+/* On the worker thread: plan and write (see pipeline_sync_run()). */
+static void sync_job_run(void *userdata)
+{
+	struct daemon *dm = userdata;
+
+	dm->job.r = pipeline_sync_run(dm->p, &dm->job.rep, &dm->job.d);
+}
+
+/* Back on the loop thread. */
+static void sync_job_done(void *userdata)
+{
+	struct daemon *dm = userdata;
+
+	sync_finish(dm);
+	if (dm->addrs_deferred && dm->addrs) {
+		const struct ipaddr *a;
+		size_t n;
+
+		dm->addrs_deferred = false;
+		nladdrs_watch_get(dm->addrs, &a, &n);
+		on_addrs(a, n, dm);
+	}
+}
+
+/*
+ * Start a sync: resolve on the loop thread, then plan and write on the
+ * worker, so that a wait for the xtables lock or the write of a big table
+ * never stalls the loop (/healthz and /metrics answer meanwhile, sources
+ * are followed).  sync_finish() accounts for it when it is done.
+ */
+static void do_sync(struct daemon *dm, enum sync_reason reason)
+{
+	struct sync_job *job = &dm->job;
+	char lbl[64];
+	int r;
+
+	*job = (struct sync_job){ .reason = reason, .t0 = loop_now_usec() };
+	diag_list_init(&job->d);
+	job->had_pending = syncpolicy_pending_since(&dm->policy, &job->since);
+	metrics_label(lbl, sizeof(lbl), "reason", sync_reason_name(reason));
+	metrics_counter_add(dm->metrics, "svcnat_syncs_total", lbl, 1);
+	syncpolicy_sync_start(&dm->policy, job->t0);
+	r = pipeline_sync_prepare(dm->p, &job->d);
+	if (r >= 0)
+		r = worker_start(dm->worker, sync_job_run, sync_job_done, dm);
+	if (r < 0) {
+		job->r = r;
+		sync_finish(dm);
+	}
 }
 
 /*
@@ -356,11 +421,11 @@ static int on_sync_timer(struct loop *l, struct loop_timer *t, void *userdata)
 	struct daemon *dm = userdata;
 	enum sync_reason reason;
 
-	if (etcd_pending(dm) || source_pending(dm))
+	if (etcd_pending(dm) || source_pending(dm) || worker_busy(dm->worker))
 		return 0; /* the post hook keeps the timer off until then */
 	if (!syncpolicy_due(&dm->policy, loop_now_usec(), &reason))
 		return 0; /* re-armed by the post hook */
-	(void)do_sync(dm, reason);
+	do_sync(dm, reason);
 	return 0;
 }
 
@@ -393,6 +458,11 @@ static void on_post(struct loop *l, void *userdata)
 	if (merge_flush(pipeline_merge(dm->p)) < 0)
 		log_err("out of memory merging the sources; retrying at the next event");
 	report_conflicts(dm);
+	if (worker_busy(dm->worker)) {
+		/* re-armed when the write in progress is done */
+		loop_timer_arm(dm->sync_timer, 0);
+		return;
+	}
 	if (source_pending(dm)) {
 		if (!loop_timer_armed(dm->wait_timer))
 			loop_timer_arm(dm->wait_timer, WAIT_WARN_USEC);
@@ -671,6 +741,11 @@ static int setup_http(struct daemon *dm, const char *flag, const char *addr,
 
 static void daemon_done(struct daemon *dm)
 {
+	if (worker_busy(dm->worker))
+		log_info("waiting for the kernel write in progress to end");
+	/* Joins a write in progress: the kernel's tables stay consistent. */
+	worker_free(dm->worker);
+	diag_list_done(&dm->job.d);
 	http_server_free(dm->healthz);
 	http_server_free(dm->metrics_srv);
 	etcd_source_free(dm->etcd);
@@ -738,6 +813,11 @@ int daemon_main(struct svcnat_options *o)
 	if (r < 0)
 		goto out;
 	r = setup_signals(&dm);
+	if (r < 0)
+		goto out;
+	/* After the signal mask is set: the worker's thread must not take
+	 * TERM/INT/HUP (it blocks every signal anyway). */
+	r = worker_new(dm.loop, &dm.worker);
 	if (r < 0)
 		goto out;
 	r = loop_timer_new(dm.loop, on_sync_timer, &dm, &dm.sync_timer);

@@ -363,21 +363,30 @@ static void count_tables(const struct ruleset *rs, struct sync_report *rep)
 	}
 }
 
-int pipeline_sync(struct pipeline *p, struct sync_report *rep, struct diag_list *d)
+int pipeline_sync_prepare(struct pipeline *p, struct diag_list *d)
+{
+	struct backend *b;
+	int r;
+
+	r = pipeline_backend(p, &b, d);
+	if (r < 0)
+		return r;
+	return pipeline_resolve(p, d);
+}
+
+int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_list *d)
 {
 	struct sync_report local = { 0 };
 	struct ruleset *rs = NULL;
-	struct backend *b;
 	double t0 = now_seconds(), t1;
 	int r;
 
 	if (!rep)
 		rep = &local;
 	memset(rep, 0, sizeof(*rep));
-	r = pipeline_backend(p, &b, d);
-	if (r < 0)
-		return r;
-	r = pipeline_plan(p, &rs, &rep->plan, d);
+	if (!p->backend)
+		return -EINVAL;
+	r = plan_build(&p->desired, &p->settings, &rs, &rep->plan, d);
 	if (r < 0)
 		return r;
 	t1 = now_seconds();
@@ -394,9 +403,29 @@ int pipeline_sync(struct pipeline *p, struct sync_report *rep, struct diag_list 
 		/* Give the freed pages back (glibc keeps them otherwise). */
 		malloc_trim(0);
 	}
-	r = backend_apply(b, rs, &rep->apply, d);
+	r = backend_apply(p->backend, rs, &rep->apply, d);
 	ruleset_free(rs);
 	rep->total_seconds = now_seconds() - t0;
+	return r;
+}
+
+int pipeline_sync(struct pipeline *p, struct sync_report *rep, struct diag_list *d)
+{
+	double t0 = now_seconds(), resolve;
+	int r;
+
+	if (rep)
+		memset(rep, 0, sizeof(*rep));
+	r = pipeline_sync_prepare(p, d);
+	if (r < 0)
+		return r;
+	resolve = now_seconds() - t0;
+	r = pipeline_sync_run(p, rep, d);
+	if (rep) {
+		/* The resolve counts as planning, as it did before the split. */
+		rep->plan_seconds += resolve;
+		rep->total_seconds += resolve;
+	}
 	return r;
 }
 

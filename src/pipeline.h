@@ -212,6 +212,20 @@ int pipeline_backend(struct pipeline *p, struct backend **ret, struct diag_list 
 int pipeline_sync(struct pipeline *p, struct sync_report *rep, struct diag_list *d);
 
 /*
+ * pipeline_sync() in two steps, for a daemon that writes off its loop
+ * thread.  _prepare creates the backend if needed and resolves the merged
+ * state (it reads the merge engine).  _run plans from the resolved state and
+ * applies: it reads only that state and the settings and uses the backend,
+ * so it may run on another thread while the caller goes on updating and
+ * flushing the merge engine (and reading sources); the caller must not call
+ * any other pipeline function that resolves, plans, syncs or sets addresses
+ * until _run has returned.  0 or -errno each; -EINVAL from _run without a
+ * backend.
+ */
+int pipeline_sync_prepare(struct pipeline *p, struct diag_list *d);
+int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_list *d);
+
+/*
  * Check the sysctls the data path needs and warn (in d) when one is off;
  * with o->set_sysctls, turn them on.  0 or -errno.
  */

@@ -41,6 +41,10 @@ static void mark_pending(struct syncpolicy *p, uint64_t now)
 
 void syncpolicy_change(struct syncpolicy *p, uint64_t now)
 {
+	if (p->running && !p->changed_during) {
+		p->changed_during = true;
+		p->changed_during_since = now;
+	}
 	if (!p->changed) {
 		p->changed = true;
 		p->changed_since = now;
@@ -63,16 +67,28 @@ uint64_t syncpolicy_backoff(const struct syncpolicy_config *c, unsigned failures
 	return d < c->retry_max_usec ? d : c->retry_max_usec;
 }
 
+void syncpolicy_sync_start(struct syncpolicy *p, uint64_t now)
+{
+	p->running = true;
+	p->changed_during = false;
+}
+
 void syncpolicy_sync_done(struct syncpolicy *p, uint64_t now, bool ok)
 {
+	bool during = p->running && p->changed_during;
+
 	p->attempted = true;
 	p->last_end = now;
-	/* The attempt read every change so far; a failure is retried by the
-	 * backoff, not by the change that preceded it. */
-	p->changed = false;
+	p->running = false;
+	/* The attempt read every change up to its start; a failure is retried
+	 * by the backoff, not by the change that preceded it. */
+	p->changed = during;
+	p->changed_since = p->changed_during_since;
+	p->changed_during = false;
 	if (ok) {
 		p->last_ok = now;
-		p->pending = false;
+		p->pending = during;
+		p->pending_since = p->changed_during_since;
 		p->failures = 0;
 		return;
 	}

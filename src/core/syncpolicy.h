@@ -53,6 +53,9 @@ struct syncpolicy {
 	bool pending;           /* a change or failure not yet followed by a successful sync */
 	uint64_t pending_since; /* oldest such event */
 	unsigned failures;      /* consecutive failed syncs */
+	bool running;           /* between syncpolicy_sync_start() and _done() */
+	bool changed_during;    /* a change while running: the sync did not read it */
+	uint64_t changed_during_since;
 	uint64_t retry_at;      /* when failures > 0 */
 };
 
@@ -70,6 +73,13 @@ void syncpolicy_init(struct syncpolicy *p, const struct syncpolicy_config *c, ui
 
 /* Something the plan depends on changed at now. */
 void syncpolicy_change(struct syncpolicy *p, uint64_t now);
+
+/*
+ * A sync starts reading the state at now (optional: a caller that syncs
+ * synchronously calls only _done).  Changes from here to _done were not
+ * read by it: they stay due for the next sync, and pending.
+ */
+void syncpolicy_sync_start(struct syncpolicy *p, uint64_t now);
 
 /* A sync finished at now; ok says whether it succeeded. */
 void syncpolicy_sync_done(struct syncpolicy *p, uint64_t now, bool ok);

@@ -119,6 +119,41 @@ static void test_batching(void **state)
 	assert_true(syncpolicy_due(&p, T0 + S(10), NULL));
 }
 
+/* A sync running off the loop thread: a change that arrives while it runs
+ * was not read by it, so it stays due (and pending) after it ends. */
+static void test_change_while_running(void **state)
+{
+	struct syncpolicy p;
+	uint64_t since = 0;
+
+	setup(&p, 1, 30, 1, 30);
+	syncpolicy_sync_done(&p, T0 + S(0.1), true);
+	syncpolicy_change(&p, T0 + S(2));
+	syncpolicy_sync_start(&p, T0 + S(2));
+	syncpolicy_change(&p, T0 + S(3)); /* while the write runs */
+	syncpolicy_sync_done(&p, T0 + S(5), true);
+	expect_next(&p, T0 + S(6), SYNC_CHANGE);
+	assert_true(syncpolicy_pending_since(&p, &since));
+	assert_int_equal(since, T0 + S(3));
+
+	/* no change while running: nothing due but the period */
+	syncpolicy_sync_start(&p, T0 + S(6));
+	syncpolicy_sync_done(&p, T0 + S(7), true);
+	expect_next(&p, T0 + S(37), SYNC_PERIODIC);
+	assert_false(syncpolicy_pending_since(&p, &since));
+
+	/* a failed sync with a change while running: the change is due at
+	 * min-sync, before the backoff's retry */
+	setup(&p, 1, 30, 4, 30);
+	syncpolicy_sync_done(&p, T0 + S(0.1), true);
+	syncpolicy_sync_start(&p, T0 + S(1));
+	syncpolicy_change(&p, T0 + S(1.5));
+	syncpolicy_sync_done(&p, T0 + S(2), false);
+	expect_next(&p, T0 + S(3), SYNC_CHANGE);
+	assert_true(syncpolicy_pending_since(&p, &since));
+	assert_int_equal(since, T0 + S(1.5)); /* the change: the oldest event pending */
+}
+
 static void test_min_interval_counts_from_sync_end(void **state)
 {
 	struct syncpolicy p;
@@ -288,6 +323,7 @@ int main(void)
 		cmocka_unit_test(test_config_check),
 		cmocka_unit_test(test_initial_due_at_once),
 		cmocka_unit_test(test_batching),
+		cmocka_unit_test(test_change_while_running),
 		cmocka_unit_test(test_min_interval_counts_from_sync_end),
 		cmocka_unit_test(test_zero_min_sync),
 		cmocka_unit_test(test_periodic),
