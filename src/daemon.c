@@ -13,6 +13,7 @@
 #include "core/duration.h"
 #include "core/syncpolicy.h"
 #include "daemon.h"
+#include "kubed.h"
 #include "sources/etcd.h"
 #include "sys/conntrack.h"
 #include "sys/fswatch.h"
@@ -52,6 +53,7 @@ struct daemon {
 	struct loop_timer *wait_timer; /* warns while a source was never read */
 	struct nladdrs_watch *addrs;
 	struct etcd_source *etcd;
+	struct kubed *kube;          /* the Kubernetes API source, or NULL */
 	struct http_server *healthz;
 	struct http_server *metrics_srv;
 	struct metrics *metrics;
@@ -219,6 +221,14 @@ static void on_addrs(const struct ipaddr *a, size_t n, void *userdata)
 	/* Only NodePorts (and their --nodeport-addresses filter) depend on them. */
 	if (desired_has_node_ports(pipeline_desired(dm->p)))
 		syncpolicy_change(&dm->policy, loop_now_usec());
+}
+
+/* The Node object changed the zone or the node IPs: plan again. */
+static void on_kube_node(void *userdata)
+{
+	struct daemon *dm = userdata;
+
+	syncpolicy_change(&dm->policy, loop_now_usec());
 }
 
 static void conntrack_after_sync(struct daemon *dm)
@@ -410,6 +420,8 @@ static bool etcd_pending(struct daemon *dm)
 {
 	struct etcd_status es;
 
+	if (kubed_pending(dm->kube))
+		return true; /* likewise the API's first list of Services and EndpointSlices */
 	if (!dm->etcd)
 		return false;
 	etcd_source_get_status(dm->etcd, &es);
@@ -491,6 +503,7 @@ static int on_signal(struct loop *l, int fd, uint32_t events, void *userdata)
 					dm->source_dirty[i] = true;
 			if (dm->etcd)
 				etcd_source_resync(dm->etcd);
+			kubed_resync(dm->kube);
 			/* A re-read that changes nothing still checks the kernel. */
 			syncpolicy_change(&dm->policy, loop_now_usec());
 			break;
@@ -512,16 +525,20 @@ static int on_signal(struct loop *l, int fd, uint32_t events, void *userdata)
 static void health_extra(struct daemon *dm, char *buf, size_t len)
 {
 	struct etcd_status es;
+	size_t n = 0;
 
 	buf[0] = '\0';
-	if (!dm->etcd)
-		return;
-	etcd_source_get_status(dm->etcd, &es);
-	snprintf(buf, len,
-		 "\"etcd\": {\"connected\": %s, \"synced\": %s, \"revision\": %lld, "
-		 "\"reconnects\": %llu}",
-		 es.connected ? "true" : "false", es.synced ? "true" : "false",
-		 (long long)es.revision, (unsigned long long)es.reconnects);
+	if (dm->etcd) {
+		etcd_source_get_status(dm->etcd, &es);
+		n = (size_t)snprintf(buf, len,
+				     "\"etcd\": {\"connected\": %s, \"synced\": %s, \"revision\": %lld, "
+				     "\"reconnects\": %llu}%s",
+				     es.connected ? "true" : "false", es.synced ? "true" : "false",
+				     (long long)es.revision, (unsigned long long)es.reconnects,
+				     dm->kube ? ", " : "");
+	}
+	if (n < len)
+		kubed_health(dm->kube, buf + n, len - n);
 }
 
 static int h_healthz(void *userdata, struct http_response *resp)
@@ -530,7 +547,7 @@ static int h_healthz(void *userdata, struct http_response *resp)
 	bool healthy = syncpolicy_healthy(&dm->policy, loop_now_usec(), dm->health_timeout_usec) &&
 		       !source_pending(dm);
 
-	char extra[256];
+	char extra[1024];
 
 	metrics_counter_add(dm->metrics, "kubeproxy_proxy_healthz_total",
 			    healthy ? "code=\"200\"" : "code=\"503\"", 1);
@@ -562,6 +579,7 @@ static int h_metrics(void *userdata, struct http_response *resp)
 	FILE *f;
 	int r;
 
+	kubed_metrics(dm->kube);
 	if (dm->etcd) {
 		struct etcd_status es;
 
@@ -748,6 +766,7 @@ static void daemon_done(struct daemon *dm)
 	diag_list_done(&dm->job.d);
 	http_server_free(dm->healthz);
 	http_server_free(dm->metrics_srv);
+	kubed_free(dm->kube);
 	etcd_source_free(dm->etcd);
 	nladdrs_watch_free(dm->addrs);
 	fswatch_free(dm->watch);
@@ -788,8 +807,9 @@ int daemon_main(struct svcnat_options *o)
 	}
 	/* kube-proxy's health timeout: twice the sync period. */
 	dm.health_timeout_usec = 2 * pc.sync_period_usec;
-	if (o->n_configs == 0 && !o->etcd_endpoints) {
-		fprintf(stderr, "svcnat: nothing to follow: give --config PATH and/or --etcd-endpoints\n");
+	if (o->n_configs == 0 && !o->etcd_endpoints && !o->kube) {
+		fprintf(stderr, "svcnat: nothing to follow: give --config PATH, --etcd-endpoints and/or "
+				"--kubeconfig\n");
 		return EXIT_USAGE;
 	}
 
@@ -854,7 +874,9 @@ int daemon_main(struct svcnat_options *o)
 	if (r < 0)
 		goto out;
 	r = setup_etcd(&dm);
-	if (r == -EINVAL) {
+	if (r >= 0)
+		r = kubed_new(dm.loop, dm.p, dm.metrics, o, on_kube_node, &dm, &dm.kube);
+	if (r == -EINVAL || r == -ENOENT || r == -EACCES) {
 		code = EXIT_USAGE;
 		goto out;
 	}
@@ -871,7 +893,7 @@ int daemon_main(struct svcnat_options *o)
 		goto out;
 	loop_set_post(dm.loop, on_post, &dm);
 	log_info("svcnat %s running: %zu sources, backend %s, min-sync-period %s, sync-period %s",
-		 PACKAGE_VERSION, o->n_configs + (o->etcd_endpoints ? 1 : 0),
+		 PACKAGE_VERSION, o->n_configs + (o->etcd_endpoints ? 1 : 0) + (o->kube ? 1 : 0),
 		 backend_kind_name(backend_kind_of(b)),
 		 duration_fmt(pc.min_sync_usec, a, sizeof(a)),
 		 duration_fmt(pc.sync_period_usec, c, sizeof(c)));

@@ -51,6 +51,8 @@ enum {
 	OPT_ETCD_CACERT,
 	OPT_ETCD_CERT,
 	OPT_ETCD_KEY,
+	OPT_KUBECONFIG,
+	OPT_MASTER,
 	OPT_VERSION,
 	/* kube-proxy's flags (issue 16) */
 	OPT_KLOG_V,
@@ -112,6 +114,8 @@ static const struct option long_options[] = {
 	{ "etcd-cacert", required_argument, NULL, OPT_ETCD_CACERT },
 	{ "etcd-cert", required_argument, NULL, OPT_ETCD_CERT },
 	{ "etcd-key", required_argument, NULL, OPT_ETCD_KEY },
+	{ "kubeconfig", required_argument, NULL, OPT_KUBECONFIG },
+	{ "master", required_argument, NULL, OPT_MASTER },
 	/* kube-proxy's names (cmd/kube-proxy/app/options.go) */
 	{ "v", required_argument, NULL, OPT_KLOG_V },
 	{ "bind-address", required_argument, NULL, OPT_BIND_ADDRESS },
@@ -207,6 +211,10 @@ static void usage(FILE *f)
 	      "      --etcd-endpoints URLS  etcd v3 members, comma-separated (cluster mode)\n"
 	      "      --etcd-prefix PREFIX   key prefix (default " ETCD_DEFAULT_PREFIX ")\n"
 	      "      --etcd-cacert/--etcd-cert/--etcd-key FILE   TLS for etcd\n"
+	      "      --kubeconfig FILE      follow the Kubernetes API server this kubeconfig names\n"
+	      "      --master URL           the API server's URL (overrides the kubeconfig's server)\n"
+	      "                             (neither, no other source and KUBERNETES_SERVICE_HOST\n"
+	      "                             set: the in-cluster service account is used)\n"
 	      "\n"
 	      "Node settings (named as kube-proxy's flags):\n"
 	      "      --hostname NAME        which endpoints are local (default: this host's name)\n"
@@ -553,6 +561,7 @@ static unsigned given_bit(int c)
 	case OPT_CT_UDP_STREAM: return GIVEN_CT_UDP_STREAM;
 	case OPT_HARD_FAIL: return GIVEN_HARD_FAIL;
 	case 'v': case OPT_KLOG_V: return GIVEN_VERBOSE;
+	case OPT_KUBECONFIG: return GIVEN_KUBECONFIG;
 	default: return 0;
 	}
 }
@@ -729,6 +738,12 @@ static int apply_opt(struct pstate *ps, int c, const char *arg)
 	case OPT_ETCD_KEY:
 		r = set_str(&o->etcd_key, arg);
 		break;
+	case OPT_KUBECONFIG:
+		r = set_str(&o->kubeconfig, arg);
+		break;
+	case OPT_MASTER:
+		r = set_str(&o->master, arg);
+		break;
 	case OPT_PROXY_MODE:
 		if (*arg && !streq(arg, "iptables")) {
 			fprintf(stderr,
@@ -858,8 +873,7 @@ static const struct {
 	{ "logging.verbosity", "v", NULL, NULL },
 	{ "logging.format", "logging-format", NULL, NULL },
 	{ "featureGates.", NULL, NULL, "svcnat has no feature gates" },
-	{ "clientConnection.kubeconfig", NULL, NULL,
-	  "svcnat reads services from --config sources and etcd, not from an API server" },
+	{ "clientConnection.kubeconfig", "kubeconfig", NULL, NULL },
 	{ "clientConnection.", NULL, "application/vnd.kubernetes.protobuf,5,10",
 	  "svcnat's sources have no such setting" },
 	{ "logging.", NULL, "5s,5000000000", "svcnat's log has no such setting" },
@@ -1140,10 +1154,13 @@ int options_parse(int argc, char **argv, struct svcnat_options *o, bool *ret_dif
 			fprintf(stderr, "svcnat: unexpected argument '%s'\n", o->args[0]);
 			return EXIT_USAGE;
 		}
+		/* kube-proxy's in-cluster configuration, when nothing else is given. */
+		o->kube = o->kubeconfig || o->master ||
+			  (!o->n_configs && !o->etcd_endpoints && getenv("KUBERNETES_SERVICE_HOST"));
 		if (o->mode != MODE_CLEANUP && o->mode != MODE_INIT_ONLY && !o->n_configs &&
-		    !o->etcd_endpoints) {
+		    !o->etcd_endpoints && !o->kube) {
 			fprintf(stderr, "svcnat: no service source: give --config PATH (or "
-				"--etcd-endpoints)%s\n",
+				"--etcd-endpoints, --kubeconfig)%s\n",
 				o->kp_config ? "; a KubeProxyConfiguration sets settings only" : "");
 			return EXIT_USAGE;
 		}

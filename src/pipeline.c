@@ -11,6 +11,7 @@
 
 #include "core/resolve.h"
 #include "pipeline.h"
+#include "sources/kube.h"
 #include "sources/file.h"
 #include "util.h"
 
@@ -54,6 +55,8 @@ void options_done(struct svcnat_options *o)
 	free(o->etcd_cacert);
 	free(o->etcd_cert);
 	free(o->etcd_key);
+	free(o->kubeconfig);
+	free(o->master);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -61,6 +64,8 @@ struct pipeline {
 	const struct svcnat_options *o;
 	struct plan_settings settings; /* o->plan with the learnt addresses filled in */
 	struct ipaddr *learnt_addrs;   /* owned; local_addrs when not from --node-ip */
+	struct ipaddr *node_ips;       /* owned; from the Node object when not --node-ip */
+	char *zone;                    /* owned; from the Node object when not --zone */
 	struct merge *merge;
 	int *source_ids;               /* merge source id per --config */
 	struct file_source **files;    /* per --config: its files' last good content */
@@ -142,6 +147,8 @@ void pipeline_free(struct pipeline *p)
 	free(p->files);
 	free(p->source_ids);
 	free(p->learnt_addrs);
+	free(p->node_ips);
+	free(p->zone);
 	free(p);
 }
 
@@ -216,8 +223,56 @@ int pipeline_read_sources(struct pipeline *p, struct diag_list *d)
 		else if (r > 0 && first == 0)
 			first = r;
 	}
+	if (p->o->kube && first >= 0) {
+		struct kube_options ko = {
+			.kubeconfig = p->o->kubeconfig,
+			.master = p->o->master,
+			.node_name = p->o->hostname,
+		};
+		struct kube_node node;
+		bool have = false;
+		int r;
+
+		r = kube_list_once(p->merge, &ko, &node, &have, d);
+		if (r < 0)
+			return r == -EIO ? -ENOTCONN : r;
+		if (have && pipeline_set_node(p, node.zone, node.addrs, node.n_addrs) < 0)
+			return -ENOMEM;
+	}
 	pipeline_take_conflicts(p, d);
 	return first;
+}
+
+int pipeline_set_node(struct pipeline *p, const char *zone, const struct ipaddr *ips, size_t n)
+{
+	int changed = 0;
+
+	if (!p->o->zone && !streq(zone ? zone : "", p->zone ? p->zone : "")) {
+		char *z = zone && *zone ? strdup(zone) : NULL;
+
+		if (zone && *zone && !z)
+			return -ENOMEM;
+		free(p->zone);
+		p->zone = z;
+		p->settings.zone = z;
+		changed = 1;
+	}
+	if (!p->o->node_ips_given &&
+	    (n != p->settings.n_node_ips ||
+	     (n && memcmp(ips, p->settings.node_ips, n * sizeof(*ips))))) {
+		struct ipaddr *copy = malloc((n ? n : 1) * sizeof(*copy));
+
+		if (!copy)
+			return -ENOMEM;
+		if (n)
+			memcpy(copy, ips, n * sizeof(*ips));
+		free(p->node_ips);
+		p->node_ips = copy;
+		p->settings.node_ips = copy;
+		p->settings.n_node_ips = n;
+		changed = 1;
+	}
+	return changed;
 }
 
 int pipeline_set_addresses(struct pipeline *p, const struct ipaddr *a, size_t n)

@@ -71,6 +71,7 @@ enum option_given {
 	GIVEN_CT_UDP_STREAM = 1u << 21,
 	GIVEN_HARD_FAIL = 1u << 22,
 	GIVEN_VERBOSE = 1u << 23,
+	GIVEN_KUBECONFIG = 1u << 24,
 };
 
 /* Defaults of the daemon's options (kube-proxy's), for the daemon and
@@ -105,6 +106,10 @@ struct svcnat_options {
 	char *etcd_cacert;
 	char *etcd_cert;
 	char *etcd_key;
+	/* Kubernetes API (issue 15) */
+	char *kubeconfig;             /* --kubeconfig FILE */
+	char *master;                 /* --master URL */
+	bool kube;                    /* follow the API (kubeconfig, master or in-cluster) */
 	char **args;                  /* positional arguments (etcd-load FILE) */
 	size_t n_args;
 	/* kube-proxy drop-in (issue 16) */
@@ -158,6 +163,8 @@ bool pipeline_source_complete(const struct pipeline *p, size_t i);
 /*
  * All of them, then pipeline_take_conflicts(); reads every source and
  * returns the first error, or > 0 if some file was rejected whole, or 0.
+ * With the API source (o->kube), it is listed once too (kube_list_once():
+ * -ENOTCONN when the server cannot be listed, -EINVAL for a wrong kubeconfig).
  */
 int pipeline_read_sources(struct pipeline *p, struct diag_list *d);
 
@@ -168,6 +175,12 @@ size_t pipeline_take_conflicts(struct pipeline *p, struct diag_list *d);
 /* Fill settings.local_addrs from the system (getifaddrs) unless --node-ip
  * was given.  For --once/--diff/the daemon; the dry-run stays hermetic. */
 int pipeline_learn_addresses(struct pipeline *p, struct diag_list *d);
+/*
+ * This node as its Node object describes it (the API source): the zone
+ * unless --zone, the node IPs unless --node-ip.  Copies.  Returns 1 if
+ * something changed, 0 if not, -ENOMEM.
+ */
+int pipeline_set_node(struct pipeline *p, const char *zone, const struct ipaddr *ips, size_t n);
 /* Replace the learnt node addresses (the daemon's netlink watcher).  Takes
  * a copy.  Returns 1 if they changed, 0 if not, -ENOMEM. */
 int pipeline_set_addresses(struct pipeline *p, const struct ipaddr *a, size_t n);

@@ -37,7 +37,8 @@ static void print_diags(struct diag_list *d)
  */
 static int exit_code_for(int r)
 {
-	return r == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+	/* -ENOTCONN: the API server could not be listed (not the configuration). */
+	return r == -ENOMEM || r == -ENOTCONN ? EXIT_RUNTIME : EXIT_USAGE;
 }
 
 static int run_plan_modes(struct svcnat_options *o, struct pipeline *p, struct diag_list *d)

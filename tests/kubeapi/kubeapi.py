@@ -1,0 +1,631 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""A small Kubernetes API server for svcnat's tests (no kube-apiserver can be
+installed on the test machines).
+
+It speaks the documented list/watch protocol over HTTPS, for Services
+(/api/v1/services), EndpointSlices (/apis/discovery.k8s.io/v1/endpointslices)
+and Nodes (/api/v1/nodes), cluster-wide and per namespace:
+
+  - list: {"kind": "ServiceList", "apiVersion": "v1", "metadata":
+    {"resourceVersion": RV, "continue": TOKEN}, "items": [...]}, paged with
+    limit/continue at one resourceVersion (an expired token: 410 Expired);
+  - watch (watch=1): a chunked stream of newline-delimited events from
+    resourceVersion (none or "0": ADDED for every object first), BOOKMARK
+    events when allowWatchBookmarks=true, ended after timeoutSeconds; a
+    compacted resourceVersion gets an ERROR event with a 410 Status;
+  - labelSelector (key, !key, key=v, key==v, key!=v) and fieldSelector
+    (metadata.name, metadata.namespace), with watch semantics (an object
+    that stops matching is DELETED for that watch);
+  - authentication: a bearer token from --tokens FILE (re-read on every
+    request) or a client certificate signed by --client-ca; else 401;
+  - discovery (/api, /apis, /api/v1, /apis/discovery.k8s.io/v1, /version),
+    enough for kubectl.
+
+Test control on a plain-HTTP port (--ctl ADDR:PORT, loopback only):
+  POST /apply       body: an object or a List -> create or update each
+  POST /delete      body: {"kind", "namespace", "name"}
+  POST /compact     forget the event history (older versions expire)
+  POST /fault       body: {"name": ..., "count": N}: cut (the next watch event
+                    is cut in the middle and the connection dropped), garbage
+                    (a garbage line in the next watch stream), 500, 429 (with
+                    Retry-After: 1), 410 (a watch answered HTTP 410), stall
+                    (requests are read and never answered), drop (end every
+                    open watch now), clear
+  GET  /stats       request counts, the versions watches asked for
+With --state FILE the objects, the version and the history survive a
+restart (the "API server restarted" tests).
+
+Listens on loopback or an address of 198.18.0.0/15 only.
+"""
+import argparse
+import base64
+import copy
+import ipaddress
+import json
+import os
+import socket
+import ssl
+import sys
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+RESOURCES = {
+    # path prefix -> (resource, kind, apiVersion, namespaced)
+    "/api/v1/services": ("services", "Service", "v1", True),
+    "/apis/discovery.k8s.io/v1/endpointslices": ("endpointslices", "EndpointSlice",
+                                                 "discovery.k8s.io/v1", True),
+    "/api/v1/nodes": ("nodes", "Node", "v1", False),
+}
+KIND_RES = {"Service": "services", "EndpointSlice": "endpointslices", "Node": "nodes"}
+
+
+def allowed_addr(host):
+    a = ipaddress.ip_address(host)
+    return a.is_loopback or a in ipaddress.ip_network("198.18.0.0/15")
+
+
+class Store:
+    def __init__(self, state_file=None):
+        self.lock = threading.Condition()
+        self.rv = 1
+        self.objects = {r: {} for r in KIND_RES.values()}   # res -> key -> obj
+        self.history = []          # (rv, res, type, old, new)
+        self.compacted = 0         # versions <= this are gone
+        self.snapshots = {}        # rv -> {res: [objs sorted]}
+        self.state_file = state_file
+        if state_file and os.path.exists(state_file):
+            with open(state_file) as f:
+                st = json.load(f)
+            self.rv = st["rv"]
+            self.objects = st["objects"]
+            self.history = [tuple(h) for h in st["history"]]
+            self.compacted = st["compacted"]
+
+    def save(self):
+        if not self.state_file:
+            return
+        tmp = self.state_file + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump({"rv": self.rv, "objects": self.objects, "history": self.history,
+                       "compacted": self.compacted}, f)
+        os.replace(tmp, self.state_file)
+
+    @staticmethod
+    def key(obj):
+        m = obj.get("metadata", {})
+        return "%s/%s" % (m.get("namespace", ""), m.get("name", ""))
+
+    def apply(self, obj):
+        kind = obj.get("kind")
+        res = KIND_RES.get(kind)
+        if not res:
+            return False  # Endpoints and other kinds are not served
+        obj = copy.deepcopy(obj)
+        # Items of a real list carry no kind; get and watch add it back.
+        obj.pop("kind", None)
+        obj.pop("apiVersion", None)
+        m = obj.setdefault("metadata", {})
+        if res != "nodes":
+            m.setdefault("namespace", "default")
+        with self.lock:
+            k = self.key(obj)
+            old = self.objects[res].get(k)
+            self.rv += 1
+            m["resourceVersion"] = str(self.rv)
+            m.setdefault("uid", "uid-%d" % self.rv)
+            m.setdefault("creationTimestamp", "2026-01-01T00:00:00Z")
+            if old:
+                m["uid"] = old["metadata"].get("uid", m["uid"])
+            self.objects[res][k] = obj
+            self.history.append((self.rv, res, "MODIFIED" if old else "ADDED", old, obj))
+            self.lock.notify_all()
+        return True
+
+    def delete(self, kind, ns, name):
+        res = KIND_RES[kind]
+        with self.lock:
+            k = "%s/%s" % (ns if res != "nodes" else "", name)
+            old = self.objects[res].pop(k, None)
+            if old is None:
+                return False
+            self.rv += 1
+            gone = copy.deepcopy(old)
+            gone["metadata"]["resourceVersion"] = str(self.rv)
+            self.history.append((self.rv, res, "DELETED", old, gone))
+            self.lock.notify_all()
+            return True
+
+    def compact(self):
+        with self.lock:
+            self.compacted = self.rv
+            self.history = []
+            self.snapshots = {}
+
+
+def parse_labels(sel):
+    reqs = []
+    for part in filter(None, (p.strip() for p in (sel or "").split(","))):
+        if part.startswith("!"):
+            reqs.append(("!", part[1:], None))
+        elif "!=" in part:
+            k, v = part.split("!=", 1)
+            reqs.append(("!=", k, v))
+        elif "==" in part:
+            k, v = part.split("==", 1)
+            reqs.append(("=", k, v))
+        elif "=" in part:
+            k, v = part.split("=", 1)
+            reqs.append(("=", k, v))
+        else:
+            reqs.append(("exists", part, None))
+    return reqs
+
+
+def parse_fields(sel):
+    reqs = []
+    for part in filter(None, (p.strip() for p in (sel or "").split(","))):
+        neg = "!=" in part
+        k, v = part.split("!=" if neg else ("==" if "==" in part else "="), 1)
+        if k not in ("metadata.name", "metadata.namespace"):
+            raise ValueError("field label not supported: %s" % k)
+        reqs.append((k.split(".")[1], v, neg))
+    return reqs
+
+
+def matches(obj, labels, fields):
+    if obj is None:
+        return False
+    m = obj.get("metadata", {})
+    lab = m.get("labels") or {}
+    for op, k, v in labels:
+        if op == "!" and k in lab:
+            return False
+        if op == "exists" and k not in lab:
+            return False
+        if op == "=" and lab.get(k) != v:
+            return False
+        if op == "!=" and lab.get(k) == v:
+            return False
+    for k, v, neg in fields:
+        if (m.get(k, "") == v) == neg:
+            return False
+    return True
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "svcnat-test-apiserver"
+
+    def log_message(self, fmt, *args):
+        if self.server.verbose:
+            sys.stderr.write("kubeapi: %s\n" % (fmt % args))
+
+    # ---- answers ----
+    def send_json(self, code, obj, extra=None):
+        body = json.dumps(obj, separators=(",", ":")).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def status(self, code, reason, message, extra=None):
+        self.send_json(code, {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                              "status": "Failure", "message": message, "reason": reason,
+                              "code": code}, extra)
+
+    def authenticated(self):
+        cert = self.connection.getpeercert() if isinstance(self.connection, ssl.SSLSocket) else None
+        if cert:
+            return True
+        auth = self.headers.get("Authorization", "")
+        if auth.startswith("Bearer ") and self.server.tokens_file:
+            try:
+                with open(self.server.tokens_file) as f:
+                    tokens = {t.strip() for t in f if t.strip()}
+            except OSError:
+                tokens = set()
+            return auth[7:].strip() in tokens
+        return False
+
+    def take_fault(self, name):
+        with self.server.fault_lock:
+            n = self.server.faults.get(name, 0)
+            if n > 0:
+                self.server.faults[name] = n - 1
+                return True
+        return False
+
+    # ---- requests ----
+    def do_GET(self):
+        srv = self.server
+        u = urllib.parse.urlsplit(self.path)
+        q = dict(urllib.parse.parse_qsl(u.query, keep_blank_values=True))
+        with srv.fault_lock:
+            srv.stats["requests"] += 1
+        if srv.faults.get("stall", 0) > 0:
+            with srv.fault_lock:
+                srv.stats["stalled"] += 1
+            while srv.faults.get("stall", 0) > 0 and not srv.stopping:
+                time.sleep(0.1)
+            self.close_connection = True
+            return
+        if not self.authenticated():
+            with srv.fault_lock:
+                srv.stats["unauthorized"] += 1
+            return self.status(401, "Unauthorized", "Unauthorized")
+        if self.take_fault("500"):
+            return self.status(500, "InternalError", "injected: internal error")
+        if self.take_fault("429"):
+            return self.status(429, "TooManyRequests", "injected: too many requests",
+                               {"Retry-After": "1"})
+        path = u.path.rstrip("/")
+        disc = self.discovery(path)
+        if disc is not None:
+            return self.send_json(200, disc)
+        res, ns, name = self.route(path)
+        if res is None:
+            return self.status(404, "NotFound", "the server could not find the requested resource")
+        try:
+            labels = parse_labels(q.get("labelSelector"))
+            fields = parse_fields(q.get("fieldSelector"))
+        except ValueError as e:
+            return self.status(400, "BadRequest", str(e))
+        if ns is not None:
+            fields.append(("namespace", ns, False))
+        if name is not None:
+            return self.get_one(res, ns, name)
+        if q.get("watch") in ("1", "true"):
+            return self.watch(res, q, labels, fields)
+        return self.list(res, q, labels, fields)
+
+    def discovery(self, path):
+        if path == "/version":
+            return {"major": "1", "minor": "30", "gitVersion": "v1.30.0-svcnat-test",
+                    "platform": "linux/amd64"}
+        if path == "/api":
+            return {"kind": "APIVersions", "versions": ["v1"],
+                    "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0",
+                                                    "serverAddress": self.server.addr}]}
+        if path == "/apis":
+            gv = {"groupVersion": "discovery.k8s.io/v1", "version": "v1"}
+            return {"kind": "APIGroupList", "apiVersion": "v1",
+                    "groups": [{"name": "discovery.k8s.io", "versions": [gv],
+                                "preferredVersion": gv}]}
+        verbs = ["get", "list", "watch"]
+        if path == "/api/v1":
+            return {"kind": "APIResourceList", "groupVersion": "v1", "resources": [
+                {"name": "services", "singularName": "service", "namespaced": True,
+                 "kind": "Service", "verbs": verbs, "shortNames": ["svc"]},
+                {"name": "nodes", "singularName": "node", "namespaced": False,
+                 "kind": "Node", "verbs": verbs, "shortNames": ["no"]}]}
+        if path == "/apis/discovery.k8s.io/v1":
+            return {"kind": "APIResourceList", "apiVersion": "v1",
+                    "groupVersion": "discovery.k8s.io/v1", "resources": [
+                        {"name": "endpointslices", "singularName": "endpointslice",
+                         "namespaced": True, "kind": "EndpointSlice", "verbs": verbs}]}
+        return None
+
+    @staticmethod
+    def route(path):
+        for prefix, info in RESOURCES.items():
+            if path == prefix:
+                return info, None, None
+            if path.startswith(prefix + "/") and not info[3]:
+                return info, None, path[len(prefix) + 1:]
+            base, res = prefix.rsplit("/", 1)
+            if path.startswith(base + "/namespaces/") and info[3]:
+                rest = path[len(base) + len("/namespaces/"):].split("/")
+                if len(rest) >= 2 and rest[1] == res:
+                    return info, rest[0], rest[2] if len(rest) == 3 else None
+        return None, None, None
+
+    def get_one(self, info, ns, name):
+        res, kind, api, namespaced = info
+        with self.server.store.lock:
+            obj = self.server.store.objects[res].get("%s/%s" % (ns or "", name))
+            obj = copy.deepcopy(obj)
+        if obj is None:
+            return self.status(404, "NotFound", '%s "%s" not found' % (res, name))
+        obj["kind"], obj["apiVersion"] = kind, api
+        self.send_json(200, obj)
+
+    def list(self, info, q, labels, fields):
+        res, kind, api, _ = info
+        srv, store = self.server, self.server.store
+        with srv.fault_lock:
+            srv.stats["lists"][res] = srv.stats["lists"].get(res, 0) + 1
+        limit = int(q.get("limit") or 0)
+        cont = q.get("continue")
+        with store.lock:
+            if cont:
+                try:
+                    c = json.loads(base64.urlsafe_b64decode(cont.encode()))
+                    snap, start = store.snapshots[c["rv"]][res], c["start"]
+                    rv = c["rv"]
+                except (KeyError, ValueError, TypeError):
+                    return self.status(410, "Expired", "The provided continue parameter is too "
+                                       "old to display a consistent list result. You can start "
+                                       "a new list without the continue parameter.")
+            else:
+                rv = store.rv
+                snap = [copy.deepcopy(store.objects[res][k])
+                        for k in sorted(store.objects[res])]
+                snap = [o for o in snap if matches(o, labels, fields)]
+                start = 0
+                if limit and len(snap) > limit:
+                    store.snapshots.setdefault(rv, {})[res] = snap
+        items = snap[start:start + limit] if limit else snap[start:]
+        meta = {"resourceVersion": str(rv)}
+        if limit and start + limit < len(snap):
+            meta["continue"] = base64.urlsafe_b64encode(json.dumps(
+                {"rv": rv, "start": start + limit}).encode()).decode()
+            meta["remainingItemCount"] = len(snap) - start - limit
+        self.send_json(200, {"kind": kind + "List", "apiVersion": api, "metadata": meta,
+                             "items": items})
+
+    def chunk(self, data):
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def event(self, typ, obj, kind, api):
+        o = copy.deepcopy(obj)
+        o["kind"], o["apiVersion"] = kind, api
+        return json.dumps({"type": typ, "object": o}, separators=(",", ":")).encode() + b"\n"
+
+    def watch(self, info, q, labels, fields):
+        res, kind, api, _ = info
+        srv, store = self.server, self.server.store
+        rv_req = q.get("resourceVersion", "")
+        bookmarks = q.get("allowWatchBookmarks") in ("1", "true")
+        timeout = int(q.get("timeoutSeconds") or 1800)
+        deadline = time.monotonic() + timeout
+        with srv.fault_lock:
+            srv.stats["watches"][res] = srv.stats["watches"].get(res, 0) + 1
+            srv.stats["watch_rvs"].setdefault(res, []).append(rv_req)
+        if self.take_fault("410"):
+            return self.status(410, "Expired", "injected: too old resource version")
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+        gen = srv.drop_gen
+        pending = []
+        with store.lock:
+            if rv_req in ("", "0"):
+                for k in sorted(store.objects[res]):
+                    o = store.objects[res][k]
+                    if matches(o, labels, fields):
+                        pending.append(self.event("ADDED", o, kind, api))
+                pos_rv = store.rv
+            else:
+                try:
+                    pos_rv = int(rv_req)
+                except ValueError:
+                    pos_rv = -1
+                if pos_rv < store.compacted or pos_rv > store.rv:
+                    pending.append(json.dumps({"type": "ERROR", "object": {
+                        "kind": "Status", "apiVersion": "v1", "metadata": {},
+                        "status": "Failure", "reason": "Expired", "code": 410,
+                        "message": "too old resource version: %s (%d)" % (
+                            rv_req, store.compacted + 1)}}).encode() + b"\n")
+                    pos_rv = None
+        last_bookmark = time.monotonic()
+        try:
+            while True:
+                for ev in pending:
+                    if self.take_fault("garbage"):
+                        self.chunk(b"this is not a watch event\n")
+                    if self.take_fault("cut"):
+                        half = ev[:len(ev) // 2]
+                        self.wfile.write(b"%x\r\n%s" % (len(ev), half))
+                        self.wfile.flush()
+                        self.hard_close()
+                        return
+                    self.chunk(ev)
+                pending = []
+                if pos_rv is None or srv.stopping:
+                    break
+                with store.lock:
+                    now = time.monotonic()
+                    if now >= deadline or srv.drop_gen != gen:
+                        break
+                    new = [h for h in store.history if h[0] > pos_rv]
+                    if not new:
+                        store.lock.wait(min(0.2, deadline - now))
+                        new = [h for h in store.history if h[0] > pos_rv]
+                    for (hrv, hres, typ, old, obj) in new:
+                        pos_rv = max(pos_rv, hrv)
+                        if hres != res:
+                            continue
+                        was, now_m = matches(old, labels, fields), matches(obj, labels, fields)
+                        if typ == "DELETED":
+                            if was:
+                                pending.append(self.event("DELETED", obj, kind, api))
+                        elif now_m:
+                            pending.append(self.event("MODIFIED" if was else "ADDED", obj,
+                                                      kind, api))
+                        elif was:
+                            gone = copy.deepcopy(obj)
+                            pending.append(self.event("DELETED", gone, kind, api))
+                    if not new and pos_rv < store.rv:
+                        pos_rv = store.rv
+                if (bookmarks and not pending and
+                        time.monotonic() - last_bookmark >= srv.bookmark_interval):
+                    last_bookmark = time.monotonic()
+                    pending.append(json.dumps({"type": "BOOKMARK", "object": {
+                        "kind": kind, "apiVersion": api,
+                        "metadata": {"resourceVersion": str(pos_rv)}}}).encode() + b"\n")
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
+            self.close_connection = True
+
+    def hard_close(self):
+        self.close_connection = True
+        try:
+            s = self.connection
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            s.close()
+        except OSError:
+            pass
+
+
+class CtlHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def reply(self, code, obj):
+        body = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        api = self.server.api
+        if self.path == "/stats":
+            with api.fault_lock:
+                st = copy.deepcopy(api.stats)
+            st["resourceVersion"] = api.store.rv
+            st["faults"] = dict(api.faults)
+            return self.reply(200, st)
+        self.reply(404, {"error": "no such path"})
+
+    def do_POST(self):
+        api = self.server.api
+        n = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(n) or b"{}")
+        try:
+            if self.path == "/apply":
+                objs = body.get("items", []) if body.get("kind", "").endswith("List") else [body]
+                for o in objs:
+                    api.store.apply(o)
+            elif self.path == "/delete":
+                if not api.store.delete(body["kind"], body.get("namespace", ""), body["name"]):
+                    return self.reply(404, {"error": "not found"})
+            elif self.path == "/compact":
+                api.store.compact()
+            elif self.path == "/fault":
+                with api.fault_lock:
+                    if body["name"] == "clear":
+                        api.faults.clear()
+                    elif body["name"] == "drop":
+                        api.drop_gen += 1
+                    else:
+                        api.faults[body["name"]] = int(body.get("count", 1))
+                with api.store.lock:
+                    api.store.lock.notify_all()
+            else:
+                return self.reply(404, {"error": "no such path"})
+        except (KeyError, ValueError) as e:
+            return self.reply(400, {"error": str(e)})
+        api.store.save()
+        self.reply(200, {"resourceVersion": api.store.rv})
+
+
+def hostport(s):
+    host, port = s.rsplit(":", 1)
+    host = host.strip("[]")
+    if not allowed_addr(host):
+        raise SystemExit("kubeapi: %s: only loopback or 198.18.0.0/15 addresses" % host)
+    return host, int(port)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--listen", required=True, help="ADDR:PORT for the API (HTTPS)")
+    ap.add_argument("--ctl", required=True, help="ADDR:PORT for test control (HTTP)")
+    ap.add_argument("--cert", required=True)
+    ap.add_argument("--key", required=True)
+    ap.add_argument("--client-ca", help="CA whose client certificates are accepted")
+    ap.add_argument("--tokens", help="file of accepted bearer tokens, one a line")
+    ap.add_argument("--state", help="file that keeps the objects across restarts")
+    ap.add_argument("--data", help="objects (a List) to start with, when there is no state")
+    ap.add_argument("--bookmark-interval", type=float, default=2.0)
+    ap.add_argument("--pidfile")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    a = ap.parse_args()
+
+    store = Store(a.state)
+    if a.data and not (a.state and os.path.exists(a.state)):
+        with open(a.data) as f:
+            d = json.load(f)
+        for o in d.get("items", [d]) if d.get("kind", "").endswith("List") else [d]:
+            store.apply(o)
+        store.save()
+
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(a.cert, a.key)
+    if a.client_ca:
+        ctx.load_verify_locations(a.client_ca)
+        ctx.verify_mode = ssl.CERT_OPTIONAL
+
+    host, port = hostport(a.listen)
+
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+        address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+
+        def get_request(self):
+            sock, addr = self.socket.accept()
+            sock.settimeout(None)
+            try:
+                sock = ctx.wrap_socket(sock, server_side=True)
+            except (ssl.SSLError, OSError):
+                sock.close()
+                raise OSError("TLS handshake failed")
+            return sock, addr
+
+        def handle_error(self, request, client_address):
+            if self.verbose:
+                super().handle_error(request, client_address)
+
+    srv = Server((host, port), Handler)
+    srv.store = store
+    srv.tokens_file = a.tokens
+    srv.verbose = a.verbose
+    srv.addr = a.listen
+    srv.bookmark_interval = a.bookmark_interval
+    srv.faults = {}
+    srv.fault_lock = threading.Lock()
+    srv.stats = {"requests": 0, "unauthorized": 0, "stalled": 0, "lists": {}, "watches": {},
+                 "watch_rvs": {}}
+    srv.drop_gen = 0
+    srv.stopping = False
+
+    chost, cport = hostport(a.ctl)
+
+    class Ctl(ThreadingHTTPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+        address_family = socket.AF_INET6 if ":" in chost else socket.AF_INET
+
+    ctl = Ctl((chost, cport), CtlHandler)
+    ctl.api = srv
+    threading.Thread(target=ctl.serve_forever, daemon=True).start()
+    if a.pidfile:
+        with open(a.pidfile + ".tmp", "w") as f:
+            f.write("%d\n" % os.getpid())
+        os.replace(a.pidfile + ".tmp", a.pidfile)
+    print("kubeapi: serving https://%s (control http://%s), resourceVersion %d" %
+          (a.listen, a.ctl, store.rv), flush=True)
+    try:
+        srv.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    srv.stopping = True
+
+
+if __name__ == "__main__":
+    main()
