@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <systemd/sd-daemon.h>
 
 #include "core/duration.h"
 #include "core/syncpolicy.h"
@@ -17,6 +18,7 @@
 #include "sources/etcd.h"
 #include "sys/conntrack.h"
 #include "sys/fswatch.h"
+#include "sys/hcserver.h"
 #include "sys/http.h"
 #include "sys/log.h"
 #include "sys/loop.h"
@@ -65,6 +67,10 @@ struct daemon {
 	struct sync_job job;
 	bool conntrack_pending;      /* endpoints changed since the last cleanup */
 	bool conntrack_warned;
+	struct hc_servers *hc;       /* healthCheckNodePort servers */
+	bool notified_ready;         /* READY=1 sent to systemd (after the first good sync) */
+	struct loop_timer *watchdog; /* WATCHDOG=1 while the loop runs */
+	uint64_t watchdog_usec;
 };
 
 static double wall_now(void)
@@ -297,6 +303,7 @@ static void sync_finish(struct daemon *dm)
 	uint64_t t0 = job->t0, since = job->since, t1 = loop_now_usec();
 	bool had_pending = job->had_pending;
 	bool state_changed;
+	struct diag_list hd;
 	int r = job->r;
 
 	log_diags(&job->d);
@@ -358,6 +365,17 @@ static void sync_finish(struct daemon *dm)
 	dm->synced_generation = pipeline_desired_generation(dm->p);
 	dm->addrs_changed = false;
 	conntrack_after_sync(dm);
+	/* kube-proxy updates its service health checks after each sync. */
+	diag_list_init(&hd);
+	if (hc_servers_sync(dm->hc, pipeline_desired(dm->p), pipeline_settings(dm->p), &hd) < 0)
+		log_err("out of memory updating the health-check servers");
+	log_diags(&hd);
+	diag_list_done(&hd);
+	if (!dm->notified_ready) {
+		/* Type=notify: ready once the rules are in the kernel. */
+		dm->notified_ready = true;
+		(void)sd_notify(0, "READY=1\nSTATUS=rules synced");
+	}
 }
 
 /* On the worker thread: plan and write (see pipeline_sync_run()). */
@@ -571,6 +589,33 @@ static int h_livez(void *userdata, struct http_response *resp)
 	return r;
 }
 
+/* kube-proxy's /proxyMode on the metrics server. */
+static int h_proxy_mode(void *userdata, struct http_response *resp)
+{
+	resp->body = strdup("iptables");
+	if (!resp->body)
+		return -ENOMEM;
+	resp->len = strlen(resp->body);
+	resp->content_type = "text/plain; charset=utf-8";
+	return 0;
+}
+
+static bool proxy_healthy(void *userdata)
+{
+	struct daemon *dm = userdata;
+
+	return syncpolicy_healthy(&dm->policy, loop_now_usec(), dm->health_timeout_usec);
+}
+
+static int on_watchdog(struct loop *l, struct loop_timer *t, void *userdata)
+{
+	struct daemon *dm = userdata;
+
+	/* The loop turned: tell systemd we are alive (WatchdogSec=). */
+	(void)sd_notify(0, "WATCHDOG=1");
+	return loop_timer_arm(dm->watchdog, dm->watchdog_usec / 2);
+}
+
 static int h_metrics(void *userdata, struct http_response *resp)
 {
 	struct daemon *dm = userdata;
@@ -612,6 +657,7 @@ static const struct http_route healthz_routes[] = {
 static const struct http_route metrics_routes[] = {
 	{ "/metrics", h_metrics },
 	{ "/healthz", h_healthz },
+	{ "/proxyMode", h_proxy_mode },
 };
 
 static void on_etcd_event(struct etcd_source *s, enum etcd_event ev, const char *msg,
@@ -749,9 +795,11 @@ static int setup_http(struct daemon *dm, const char *flag, const char *addr,
 		return 0;
 	r = http_server_new(dm->loop, addr, routes, n, dm, ret);
 	if (r < 0) {
-		log_err("%s %s: %s", flag, addr,
-			r == -EINVAL ? "not an IP:PORT address" : strerror(-r));
-		return r;
+		log_err("%s %s: %s%s", flag, addr,
+			r == -EINVAL ? "not an IP:PORT address" : strerror(-r),
+			r == -EINVAL || dm->o->bind_address_hard_fail ? "" : ", serving without it");
+		/* kube-proxy goes on without the server unless --bind-address-hard-fail. */
+		return r == -EINVAL || dm->o->bind_address_hard_fail ? r : 0;
 	}
 	log_info("serving %s on %s", routes[0].path, addr);
 	return 0;
@@ -764,6 +812,8 @@ static void daemon_done(struct daemon *dm)
 	/* Joins a write in progress: the kernel's tables stay consistent. */
 	worker_free(dm->worker);
 	diag_list_done(&dm->job.d);
+	hc_servers_free(dm->hc);
+	loop_timer_free(dm->watchdog);
 	http_server_free(dm->healthz);
 	http_server_free(dm->metrics_srv);
 	kubed_free(dm->kube);
@@ -843,6 +893,16 @@ int daemon_main(struct svcnat_options *o)
 	r = loop_timer_new(dm.loop, on_sync_timer, &dm, &dm.sync_timer);
 	if (r < 0)
 		goto out;
+	r = hc_servers_new(dm.loop, proxy_healthy, &dm, &dm.hc);
+	if (r < 0)
+		goto out;
+	if (sd_watchdog_enabled(0, &dm.watchdog_usec) > 0 && dm.watchdog_usec) {
+		r = loop_timer_new(dm.loop, on_watchdog, &dm, &dm.watchdog);
+		if (r >= 0)
+			r = loop_timer_arm(dm.watchdog, dm.watchdog_usec / 2);
+		if (r < 0)
+			goto out;
+	}
 	syncpolicy_init(&dm.policy, &pc, loop_now_usec());
 	r = merge_handler_register(pipeline_merge(dm.p), MERGE_HANDLE_ALL, on_merged, &dm);
 	if (r < 0)
@@ -898,6 +958,7 @@ int daemon_main(struct svcnat_options *o)
 		 duration_fmt(pc.min_sync_usec, a, sizeof(a)),
 		 duration_fmt(pc.sync_period_usec, c, sizeof(c)));
 	r = loop_run(dm.loop);
+	(void)sd_notify(0, "STOPPING=1");
 	if (r < 0)
 		log_err("event loop failed: %s", strerror(-r));
 	else

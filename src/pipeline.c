@@ -210,6 +210,11 @@ int pipeline_family(const struct pipeline *p)
 	return p->settings.family;
 }
 
+const struct plan_settings *pipeline_settings(const struct pipeline *p)
+{
+	return &p->settings;
+}
+
 int pipeline_read_sources(struct pipeline *p, struct diag_list *d)
 {
 	int first = 0;

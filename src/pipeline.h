@@ -198,6 +198,9 @@ unsigned long pipeline_desired_generation(const struct pipeline *p);
 /* The address family the pipeline plans for (AF_INET). */
 int pipeline_family(const struct pipeline *p);
 
+/* The planner's settings, with the node's learnt addresses.  Owned by p. */
+const struct plan_settings *pipeline_settings(const struct pipeline *p);
+
 /*
  * The merge engine the sources feed: for registering change handlers,
  * flushing, and sources that register themselves (etcd).  Owned by p.

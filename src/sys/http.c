@@ -125,7 +125,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (!streq(method, MHD_HTTP_METHOD_GET) && !streq(method, MHD_HTTP_METHOD_HEAD))
 		return queue_simple(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 	for (i = 0; i < s->n_routes; i++)
-		if (streq(url, s->routes[i].path))
+		if (streq(s->routes[i].path, "*") || streq(url, s->routes[i].path))
 			break;
 	if (i == s->n_routes)
 		return queue_simple(c, MHD_HTTP_NOT_FOUND, "not found\n");

@@ -26,7 +26,7 @@ struct http_response {
 typedef int (*http_handler_fn)(void *userdata, struct http_response *resp);
 
 struct http_route {
-	const char *path; /* exact match, e.g. "/healthz" */
+	const char *path; /* exact match, e.g. "/healthz"; "*": every path */
 	http_handler_fn fn;
 };
 

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sys/hcserver.h"
+#include "sys/http.h"
+#include "sys/log.h"
+#include "util.h"
+
+struct hc_entry {
+	struct hc_servers *owner;
+	char *ns;
+	char *name;
+	uint16_t port;
+	unsigned local_endpoints;
+	struct http_server **srv; /* one per listening address */
+	size_t n_srv;
+};
+
+struct hc_servers {
+	struct loop *loop;
+	bool (*healthy)(void *ud);
+	void *ud;
+	struct hc_entry **v; /* sorted by ns, name */
+	size_t n;
+};
+
+static int want_cmp(const void *a, const void *b)
+{
+	const struct hc_want *x = a, *y = b;
+	int c = strcmp(x->ns, y->ns);
+
+	return c ? c : strcmp(x->name, y->name);
+}
+
+static bool ip_seen(const struct endpoint *eps, size_t upto, const struct ipaddr *a)
+{
+	for (size_t i = 0; i < upto; i++)
+		if (eps[i].ready && eps[i].is_local && ipaddr_cmp(&eps[i].addr, a) == 0)
+			return true;
+	return false;
+}
+
+int hc_wanted(const struct desired *d, struct hc_want **ret)
+{
+	struct hc_want *v = NULL;
+	size_t n = 0, out = 0;
+
+	for (size_t i = 0; i < d->n_ports; i++) {
+		const struct svc_port *sp = &d->ports[i];
+		struct hc_want *nv;
+
+		/* The API sets healthCheckNodePort only for these; kube-proxy
+		 * serves whatever port the service carries. */
+		if (sp->skipped || !sp->health_check_node_port || sp->type != SVC_LOAD_BALANCER ||
+		    sp->ext_policy != POLICY_LOCAL)
+			continue;
+		nv = reallocarray_z(v, n + 1, sizeof(*v));
+		if (!nv) {
+			free(v);
+			return -ENOMEM;
+		}
+		v = nv;
+		v[n] = (struct hc_want){ .ns = sp->ns, .name = sp->name,
+					 .port = sp->health_check_node_port };
+		/* Endpoints are sorted by address: count each ready local IP once. */
+		for (size_t k = 0; k < sp->n_endpoints; k++) {
+			const struct endpoint *ep = &sp->endpoints[k];
+
+			if (ep->ready && ep->is_local && !ip_seen(sp->endpoints, k, &ep->addr))
+				v[n].local_endpoints++;
+		}
+		n++;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), want_cmp);
+	/* A service's ports: one entry, the IPs of every port (kube-proxy keys
+	 * both maps by the service's namespaced name). */
+	for (size_t i = 0; i < n; i++) {
+		if (out && want_cmp(&v[out - 1], &v[i]) == 0) {
+			if (v[i].local_endpoints > v[out - 1].local_endpoints)
+				v[out - 1].local_endpoints = v[i].local_endpoints;
+			continue;
+		}
+		v[out++] = v[i];
+	}
+	*ret = v;
+	return (int)out;
+}
+
+char *hc_body(const char *ns, const char *name, unsigned local_endpoints, bool proxy_healthy)
+{
+	char *s = NULL;
+
+	/* Go's %q of a Kubernetes name is the name in quotes: names are DNS
+	 * labels, nothing to escape. */
+	if (asprintf(&s,
+		     "{\n\t\"service\": {\n\t\t\"namespace\": \"%s\",\n\t\t\"name\": \"%s\"\n\t},\n"
+		     "\t\"localEndpoints\": %u,\n\t\"serviceProxyHealthy\": %s\n}",
+		     ns, name, local_endpoints, proxy_healthy ? "true" : "false") < 0)
+		return NULL;
+	return s;
+}
+
+static int h_service(void *userdata, struct http_response *resp)
+{
+	struct hc_entry *e = userdata;
+	bool healthy = e->owner->healthy ? e->owner->healthy(e->owner->ud) : true;
+
+	resp->body = hc_body(e->ns, e->name, e->local_endpoints, healthy);
+	if (!resp->body)
+		return -ENOMEM;
+	resp->len = strlen(resp->body);
+	resp->status = e->local_endpoints && healthy ? 200 : 503;
+	resp->content_type = "application/json";
+	return 0;
+}
+
+/* Every path is the service's health (kube-proxy registers one handler). */
+static const struct http_route hc_routes[] = {
+	{ "*", h_service },
+};
+
+static void entry_free(struct hc_entry *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->n_srv; i++)
+		http_server_free(e->srv[i]);
+	free(e->srv);
+	free(e->ns);
+	free(e->name);
+	free(e);
+}
+
+int hc_servers_new(struct loop *l, bool (*healthy)(void *ud), void *ud, struct hc_servers **ret)
+{
+	struct hc_servers *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	h->loop = l;
+	h->healthy = healthy;
+	h->ud = ud;
+	*ret = h;
+	return 0;
+}
+
+void hc_servers_free(struct hc_servers *h)
+{
+	if (!h)
+		return;
+	for (size_t i = 0; i < h->n; i++)
+		entry_free(h->v[i]);
+	free(h->v);
+	free(h);
+}
+
+size_t hc_servers_count(const struct hc_servers *h)
+{
+	return h ? h->n : 0;
+}
+
+/*
+ * kube-proxy's nodeIPs for the servers: 0.0.0.0 when NodePorts answer on
+ * every address, else the node's addresses inside --nodeport-addresses.
+ * Fills addrs (at most max); returns the count (0: all addresses).
+ */
+static size_t listen_addrs(const struct plan_settings *s, struct ipaddr *addrs, size_t max)
+{
+	size_t n = 0, cidrs = 0;
+
+	for (size_t k = 0; k < s->n_nodeport_addresses; k++) {
+		const struct ipnet *c = &s->nodeport_addresses[k];
+
+		if (c->addr.family != s->family)
+			continue;
+		if (c->plen == 0)
+			return 0;
+		cidrs++;
+		for (size_t i = 0; i < s->n_local_addrs && n < max; i++) {
+			bool dup = false;
+
+			if (!ipnet_contains(c, &s->local_addrs[i]))
+				continue;
+			for (size_t j = 0; j < n; j++)
+				dup = dup || ipaddr_cmp(&addrs[j], &s->local_addrs[i]) == 0;
+			if (!dup)
+				addrs[n++] = s->local_addrs[i];
+		}
+	}
+	return cidrs ? n : 0;
+}
+
+static int entry_open(struct hc_servers *h, struct hc_entry *e, const struct plan_settings *s,
+		      struct diag_list *diags)
+{
+	struct ipaddr addrs[32];
+	size_t n = listen_addrs(s, addrs, ARRAY_SIZE(addrs)), want = n ? n : 1;
+
+	e->srv = calloc(want, sizeof(*e->srv));
+	if (!e->srv)
+		return -ENOMEM;
+	for (size_t i = 0; i < want; i++) {
+		char ip[64], bind[80];
+		int r;
+
+		if (n)
+			ipaddr_fmt(&addrs[i], ip, sizeof(ip));
+		else
+			snprintf(ip, sizeof(ip), "0.0.0.0");
+		snprintf(bind, sizeof(bind), "%s:%u", ip, e->port);
+		r = http_server_new(h->loop, bind, hc_routes, ARRAY_SIZE(hc_routes), e, &e->srv[i]);
+		if (r < 0) {
+			/* As kube-proxy: close what opened, try again next sync. */
+			diag_add(diags, DIAG_ERROR, NULL, NULL, NULL,
+				 "health check of service %s/%s on %s: %s (retrying at the next sync)",
+				 e->ns, e->name, bind, strerror(-r));
+			for (size_t k = 0; k < e->n_srv; k++)
+				http_server_free(e->srv[k]);
+			e->n_srv = 0;
+			return r == -ENOMEM ? r : -EADDRNOTAVAIL;
+		}
+		e->n_srv++;
+	}
+	return 0;
+}
+
+int hc_servers_sync(struct hc_servers *h, const struct desired *d, const struct plan_settings *s,
+		    struct diag_list *diags)
+{
+	_cleanup_free_ struct hc_want *w = NULL;
+	struct hc_entry **nv;
+	size_t out = 0, i = 0, j = 0;
+	int n = hc_wanted(d, &w), r;
+
+	if (n < 0)
+		return n;
+	nv = calloc((size_t)n + h->n + 1, sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	/* Merge the two sorted lists. */
+	while (i < h->n || j < (size_t)n) {
+		struct hc_entry *e = i < h->n ? h->v[i] : NULL;
+		int c = !e ? 1 : j == (size_t)n ? -1 : strcmp(e->ns, w[j].ns);
+
+		if (e && j < (size_t)n && c == 0)
+			c = strcmp(e->name, w[j].name);
+		if (c < 0 || (c == 0 && e->port != w[j].port)) {
+			log_info("closing the health check of service %s/%s on port %u", e->ns,
+				 e->name, e->port);
+			entry_free(e);
+			i++;
+			continue;
+		}
+		if (c == 0) {
+			e->local_endpoints = w[j].local_endpoints;
+			nv[out++] = e;
+			i++;
+			j++;
+			continue;
+		}
+		e = calloc(1, sizeof(*e));
+		if (!e || !(e->ns = strdup(w[j].ns)) || !(e->name = strdup(w[j].name))) {
+			entry_free(e);
+			r = -ENOMEM;
+			goto oom;
+		}
+		e->owner = h;
+		e->port = w[j].port;
+		e->local_endpoints = w[j].local_endpoints;
+		r = entry_open(h, e, s, diags);
+		if (r == -ENOMEM) {
+			entry_free(e);
+			goto oom;
+		}
+		if (r < 0) {
+			entry_free(e);
+		} else {
+			log_info("opened the health check of service %s/%s on port %u (%u local "
+				 "endpoints)", e->ns, e->name, e->port, e->local_endpoints);
+			nv[out++] = e;
+		}
+		j++;
+	}
+	free(h->v);
+	h->v = nv;
+	h->n = out;
+	return 0;
+oom:
+	/* Keep every server still open: the ones not merged yet follow. */
+	while (i < h->n)
+		nv[out++] = h->v[i++];
+	free(h->v);
+	h->v = nv;
+	h->n = out;
+	return r;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * kube-proxy's service health-check servers (pkg/proxy/healthcheck,
+ * service_health.go): for every LoadBalancer service with
+ * externalTrafficPolicy Local and a healthCheckNodePort, an HTTP server on
+ * that port of the node-port addresses (0.0.0.0 when NodePorts answer on
+ * every address).  Every path answers 200 when the service has ready
+ * endpoints on this node and the proxy is healthy, else 503, with
+ * kube-proxy's JSON body:
+ *
+ *   {
+ *   	"service": {
+ *   		"namespace": "ns",
+ *   		"name": "name"
+ *   	},
+ *   	"localEndpoints": 1,
+ *   	"serviceProxyHealthy": true
+ *   }
+ *
+ * (tab-indented, no final newline), Content-Type application/json and
+ * X-Content-Type-Options nosniff.  Servers run on the daemon's loop.
+ */
+#ifndef SVCNAT_SYS_HCSERVER_H
+#define SVCNAT_SYS_HCSERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/diag.h"
+#include "core/model.h"
+#include "core/plan.h"
+#include "sys/loop.h"
+
+/* One wanted health check: a service (not a port) of the desired state. */
+struct hc_want {
+	const char *ns;     /* borrowed from the desired state */
+	const char *name;
+	uint16_t port;      /* healthCheckNodePort */
+	unsigned local_endpoints; /* distinct IPs of ready endpoints on this node */
+};
+
+/*
+ * The health checks d asks for, sorted by namespace and name (a service
+ * with several ports counts once; its endpoints' IPs once each, as
+ * kube-proxy's LocalReadyEndpoints()).  *ret is the caller's (free()).
+ * Returns the count, or -ENOMEM.
+ */
+int hc_wanted(const struct desired *d, struct hc_want **ret);
+
+/* Write kube-proxy's body for one service into a malloc'd string. */
+char *hc_body(const char *ns, const char *name, unsigned local_endpoints, bool proxy_healthy);
+
+struct hc_servers;
+
+/* healthy() is asked at every request (kube-proxy's serviceProxyHealthy). */
+int hc_servers_new(struct loop *l, bool (*healthy)(void *ud), void *ud, struct hc_servers **ret);
+void hc_servers_free(struct hc_servers *h);
+
+/*
+ * Make the servers those of d: close the ones no longer wanted (or whose
+ * port changed), open the new ones on the node-port addresses of s (a
+ * listener that fails is reported in diags and tried again next time, as
+ * kube-proxy does), update every count.  0 or -ENOMEM.
+ */
+int hc_servers_sync(struct hc_servers *h, const struct desired *d, const struct plan_settings *s,
+		    struct diag_list *diags);
+
+/* How many services have open servers (tests, metrics). */
+size_t hc_servers_count(const struct hc_servers *h);
+
+#endif

@@ -1,0 +1,134 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# kube-proxy's service health checks, end to end in a node namespace: a
+# LoadBalancer service with externalTrafficPolicy Local and
+# healthCheckNodePort 32000
+#  - answers 200 with kube-proxy's JSON (localEndpoints 1) on the node that
+#    has one of its endpoints;
+#  - answers 503 (localEndpoints 0) once that endpoint moves to another node
+#    (the daemon follows the file), and 200 again when it is back;
+#  - answers 503 on a node without local endpoints (the daemon run as node-b);
+#  - is closed (connection refused) when the service goes away.
+# Also: /proxyMode says iptables, /livez answers, and the metrics text
+# passes `promtool check metrics` (when promtool is installed; contrib/install-deps
+# installs it).
+. "$(dirname "$0")/lib/topology.sh"
+e2e_init daemon-healthcheck
+command -v curl >/dev/null || e2e_skip "needs 'curl'"
+
+HC=32000
+ports='[{"name":"http","protocol":"TCP","port":8080}]'
+
+# config FILE [IP@NODE...]: the LoadBalancer service (no endpoints: none given;
+# "none": no service at all)
+config() {
+	local f=$1
+	shift
+	if [ "${1:-}" = none ]; then
+		k8s_list >"$f"
+		return
+	fi
+	k8s_list \
+		"$(k8s_service e2e lb '"type":"LoadBalancer","clusterIP":"198.19.0.20","externalTrafficPolicy":"Local","healthCheckNodePort":'$HC',"ports":[
+			{"name":"http","protocol":"TCP","port":80,"targetPort":8080,"nodePort":30080}]' \
+			'"loadBalancer":{"ingress":[{"ip":"198.18.200.1"}]}')" \
+		"$(k8s_slice e2e lb "$ports" "$@")" >"$f"
+}
+
+wait_for() {
+	local max=$1 desc=$2 i
+	shift 2
+	for i in $(seq 1 $((max * 10))); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	fail "$desc: not within ${max}s; last answer: $(cat "$E2E_TMP/hc" 2>/dev/null) ($(cat "$E2E_TMP/hc.code" 2>/dev/null)); daemon log: $(tail -n 20 "$E2E_TMP/daemon.log")"
+}
+
+# hc CODE LOCAL: the health check answers HTTP CODE with localEndpoints LOCAL
+hc() {
+	in_ns node curl -sS -D "$E2E_TMP/hc.hdr" -o "$E2E_TMP/hc" -w '%{http_code}' \
+		"http://$E2E_NODE_IP:$HC/" >"$E2E_TMP/hc.code" 2>&1 || return 1
+	[ "$(cat "$E2E_TMP/hc.code")" = "$1" ] || return 1
+	grep -q "\"localEndpoints\": $2," "$E2E_TMP/hc"
+}
+
+hc_closed() {
+	! in_ns node curl -sS -o /dev/null "http://$E2E_NODE_IP:$HC/" 2>/dev/null
+}
+
+daemon_start() {
+	ip netns exec "$(ns_name node)" timeout --kill-after=30 120 "$SVCNAT" \
+		--backend="$1" --hostname "$2" --node-ip "$E2E_NODE_IP" \
+		--cluster-cidr "$E2E_CLUSTER_CIDR" --config "$3" \
+		--iptables-min-sync-period 200ms --iptables-sync-period 5s \
+		</dev/null >>"$E2E_TMP/daemon.log" 2>&1 &
+	DAEMON=$!
+	E2E_BG_PIDS+=("$DAEMON")
+}
+
+daemon_stop() {
+	kill -TERM "$DAEMON"
+	wait "$DAEMON" || fail "daemon exited $? on SIGTERM: $(tail -n 20 "$E2E_TMP/daemon.log")"
+}
+
+run() {
+	local backend=$1 cfg=$E2E_TMP/conf/services.json want rc
+	mkdir -p "$E2E_TMP/conf"
+	: >"$E2E_TMP/daemon.log"
+
+	config "$cfg" 198.18.65.10@node-a 198.18.66.10@node-b
+	daemon_start "$backend" node-a "$cfg"
+	wait_for 10 "200 with one local endpoint on node-a" hc 200 1
+	want=$(printf '{\n\t"service": {\n\t\t"namespace": "e2e",\n\t\t"name": "lb"\n\t},\n\t"localEndpoints": 1,\n\t"serviceProxyHealthy": true\n}')
+	[ "$(cat "$E2E_TMP/hc")" = "$want" ] || fail "body differs from kube-proxy's: $(cat "$E2E_TMP/hc")"
+	grep -qi '^content-type: application/json' "$E2E_TMP/hc.hdr" || fail "headers: $(cat "$E2E_TMP/hc.hdr")"
+	grep -qi '^x-content-type-options: nosniff' "$E2E_TMP/hc.hdr" || fail "headers: $(cat "$E2E_TMP/hc.hdr")"
+	say "node-a: 200, localEndpoints 1, kube-proxy's body and headers"
+
+	config "$E2E_TMP/conf/.new" 198.18.66.10@node-b
+	mv "$E2E_TMP/conf/.new" "$cfg"
+	wait_for 10 "503 once the local endpoint left" hc 503 0
+	say "the local endpoint left: 503, localEndpoints 0"
+	config "$cfg" 198.18.65.10@node-a 198.18.65.11@node-a
+	wait_for 10 "200 with two local endpoints" hc 200 2
+	say "two local endpoints: 200, localEndpoints 2"
+
+	[ "$(in_ns node curl -sS "http://127.0.0.1:10249/proxyMode")" = iptables ] || fail "/proxyMode"
+	in_ns node curl -sS -o /dev/null -w '%{http_code}' "http://$E2E_NODE_IP:10256/livez" | grep -q 200 ||
+		fail "/livez on the node IP (default bind 0.0.0.0:10256)"
+	in_ns node curl -sS "http://127.0.0.1:10249/metrics" >"$E2E_TMP/metrics" || fail "curl /metrics"
+	if command -v promtool >/dev/null; then
+		# Exit 3 is lint advice only; the one piece of advice allowed is
+		# about kube-proxy's own gauge named ..._iptables_total (its name
+		# is kept for kube-proxy's dashboards).  Exit 1: a parse error.
+		promtool check metrics <"$E2E_TMP/metrics" >"$E2E_TMP/promtool" 2>&1
+		rc=$?
+		if [ "$rc" = 3 ]; then
+			! grep -v '^kubeproxy_sync_proxy_rules_iptables_total non-counter metrics should not have "_total" suffix$' \
+				"$E2E_TMP/promtool" | grep -q . || rc=1
+		fi
+		[ "$rc" = 0 ] || [ "$rc" = 3 ] || fail "promtool check metrics (exit $rc): $(cat "$E2E_TMP/promtool")"
+		say "/proxyMode iptables, /livez 200, metrics pass promtool check metrics"
+	elif [ "${CI:-}" = true ]; then
+		fail "promtool missing (contrib/install-deps installs Debian's prometheus)"
+	fi
+
+	config "$cfg" none
+	wait_for 10 "health check closed with its service" hc_closed
+	say "service gone: the health-check port is closed"
+	daemon_stop
+
+	say "node-b (no local endpoint): 503"
+	config "$cfg" 198.18.65.10@node-a
+	daemon_start "$backend" node-b "$cfg"
+	wait_for 10 "503 on node-b" hc 503 0
+	daemon_stop
+	if [ -n "${E2E_VERBOSE:-}" ]; then cat "$E2E_TMP/daemon.log"; fi
+}
+
+# The health checks do not depend on the rule writer: one backend.
+SVCNAT_E2E_BACKENDS=${SVCNAT_E2E_BACKENDS:-direct}
+SVCNAT_E2E_BACKENDS=${SVCNAT_E2E_BACKENDS%% *}
+e2e_for_each_backend run
