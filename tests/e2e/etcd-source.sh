@@ -218,6 +218,35 @@ expect_state "$LOG" '!S:default/during-outage' S:default/web:80
 st=$(status_of "$FPID" "$LOG")
 case $st in *full_reads=2\ *) ;; *) fail "no re-read after compaction: $st" ;; esac
 say "after compaction: $(grep '^EVENT compacted' "$LOG" | tail -n 1)"
+
+# --- compaction exactly one revision past the node's: the watch resumes at
+# the node's revision + 1, which is kept, so no re-read.  (Resuming at the
+# node's own revision would be refused as compacted and re-read: this is
+# the case that tells the two apart.)
+st=$(status_of "$FPID" "$LOG")
+node_rev=$(echo "$st" | sed -n 's/.* revision=\([0-9]*\).*/\1/p')
+[ "$node_rev" = "$(etcd_revision)" ] || fail "n1 not up to date before the cut: $st, etcd at $(etcd_revision)"
+reads0=$(echo "$st" | sed -n 's/.*full_reads=\([0-9]*\).*/\1/p')
+ncomp=$(grep -c '^EVENT compacted' "$LOG")
+ndisc=$(grep -Ec '^EVENT (disconnected|retry)' "$LOG")
+ip -n "$(ns_name n1)" link set eth0 down
+ip netns exec "$(ns_name n1)" ss -K dst "$ETCD_NET.0/24" >/dev/null 2>&1
+for _ in $(seq 1 600); do
+	[ "$(grep -Ec '^EVENT (disconnected|retry)' "$LOG")" -gt "$ndisc" ] && break
+	sleep 0.05
+done
+[ "$(grep -Ec '^EVENT (disconnected|retry)' "$LOG")" -gt "$ndisc" ] || fail "n1 did not notice the cut: $(tail -n 3 "$LOG")"
+ectl_retry put /registry/services/specs/default/one-past "$(svc default one-past 198.19.0.34 85)" >/dev/null || fail put
+rev=$(etcd_revision)
+[ "$rev" = $((node_rev + 1)) ] || fail "expected one write past n1's revision $node_rev, etcd is at $rev"
+ectl compact "$rev" --physical >/dev/null || fail "compact $rev"
+ip -n "$(ns_name n1)" link set eth0 up
+wait_for "$LOG" 'S:default/one-past:85' 30
+[ "$(grep -c '^EVENT compacted' "$LOG")" = "$ncomp" ] ||
+	fail "compaction at $rev, one past n1's revision $node_rev, made n1 re-read (the watch must resume at $rev): $(grep '^EVENT compacted' "$LOG" | tail -n 1)"
+st=$(status_of "$FPID" "$LOG")
+case $st in *full_reads=$reads0\ *) ;; *) fail "re-read after compaction one past the node ($reads0 before): $st" ;; esac
+say "compacted at $rev, one past n1's $node_rev: the watch resumed at $rev, no re-read"
 base_svcs=$(last_state "$LOG" | sed -n 's/.* services=\([0-9]*\) .*/\1/p')
 base_slices=$(last_state "$LOG" | sed -n 's/.* slices=\([0-9]*\).*/\1/p')
 kill "$FPID"
