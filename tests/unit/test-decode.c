@@ -351,6 +351,87 @@ static void test_bad_objects(void **state)
 	}
 }
 
+/*
+ * Every port field at its bounds: 0, 1, 65535, 65536.  A port is 1-65535
+ * (a 65536 truncated to uint16_t would be 0: no --dport at all); nodePort
+ * and targetPort also take 0 (unset).
+ */
+static void test_port_bounds(void **state)
+{
+	static const struct {
+		const char *fmt;  /* one %u */
+		const char *field;
+		unsigned min;     /* 0 or 1 */
+	} fields[] = {
+		{ SVC("\"ports\":[{\"port\":%u}]"), "svc.port", 1 },
+		{ SVC("\"type\":\"NodePort\",\"ports\":[{\"port\":80,\"nodePort\":%u}]"), "svc.nodePort", 0 },
+		{ SVC("\"ports\":[{\"port\":80,\"targetPort\":%u}]"), "svc.targetPort", 0 },
+		{ SVC("\"type\":\"LoadBalancer\",\"externalTrafficPolicy\":\"Local\","
+		      "\"healthCheckNodePort\":%u," PORT80), "svc.healthCheckNodePort", 0 },
+		{ SLICE("\"ports\":[{\"port\":%u}]"), "slice.port", 1 },
+		{ EPS("\"subsets\":[{\"addresses\":[{\"ip\":\"198.18.65.1\"}],\"ports\":[{\"port\":%u}]}]"),
+		  "endpoints.port", 1 },
+		{ LEGACY("{\"Name\":\"nodejs\",\"Port\":%u}"), "legacy.Port", 1 },
+	};
+	static const unsigned values[] = { 0, 1, 65535, 65536 };
+	size_t f, v;
+
+	for (f = 0; f < ARRAY_SIZE(fields); f++) {
+		for (v = 0; v < ARRAY_SIZE(values); v++) {
+			unsigned x = values[v];
+			bool ok = x >= fields[f].min && x <= 65535;
+			struct decoded d = { 0 };
+			struct diag_list dl;
+			char json[1024];
+			unsigned got;
+
+			const char *at = strstr(fields[f].fmt, "%u");
+
+			assert_non_null(at);
+			snprintf(json, sizeof(json), "%.*s%u%s", (int)(at - fields[f].fmt),
+				 fields[f].fmt, x, at + 2);
+			print_message("%s = %u: %s\n", fields[f].field, x, json);
+			diag_list_init(&dl);
+			assert_int_equal(run(json, &d, &dl), 0);
+			assert_int_equal(diag_count(&dl, DIAG_ERROR), ok ? 0 : 1);
+			if (!ok) {
+				_cleanup_free_ char *t = diag_text(&dl);
+
+				assert_non_null(strstr(t, "is not a valid"));
+				assert_int_equal(d.n_services, 0);
+				decoded_done(&d);
+				diag_list_done(&dl);
+				continue;
+			}
+			if (strncmp(fields[f].field, "svc.", 4) == 0 ||
+			    strncmp(fields[f].field, "legacy.", 7) == 0) {
+				const struct service *sv = d.services[0];
+
+				assert_int_equal(d.n_services, 1);
+				if (streq(fields[f].field, "svc.nodePort"))
+					got = sv->ports[0].node_port;
+				else if (streq(fields[f].field, "svc.healthCheckNodePort"))
+					got = sv->health_check_node_port;
+				else if (streq(fields[f].field, "svc.targetPort"))
+					got = (unsigned)strtoul(sv->ports[0].target_port, NULL, 10);
+				else
+					got = sv->ports[0].port;
+				/* targetPort 0 is unset: the API server defaults it to port */
+				if (streq(fields[f].field, "svc.targetPort") && x == 0)
+					assert_int_equal(got, 80);
+				else
+					assert_int_equal(got, x);
+			} else {
+				assert_int_equal(d.n_slices, 1);
+				assert_int_equal(d.slices[0]->n_ports, 1);
+				assert_int_equal(d.slices[0]->ports[0].port, x);
+			}
+			decoded_done(&d);
+			diag_list_done(&dl);
+		}
+	}
+}
+
 /* A rejected object is skipped, the rest applied. */
 static void test_skip_bad_keep_rest(void **state)
 {
@@ -1663,6 +1744,7 @@ int main(void)
 		cmocka_unit_test(test_legacy),
 		cmocka_unit_test(test_decode_object),
 		cmocka_unit_test(test_documents),
+		cmocka_unit_test(test_port_bounds),
 		cmocka_unit_test(test_walk),
 		cmocka_unit_test(test_corrupted_input),
 		cmocka_unit_test(test_example_cluster),
