@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/resolve.h"
@@ -397,8 +398,13 @@ int pipeline_backend(struct pipeline *p, struct backend **ret, struct diag_list 
 	if (!p->backend) {
 		if (!have_net_admin()) {
 			diag_add(d, DIAG_ERROR, NULL, NULL, NULL,
-				 "writing iptables rules needs CAP_NET_ADMIN: run svcnat as root "
-				 "(or use --dry-run, which needs no privileges)");
+				 p->o->mode == MODE_DIFF
+					 ? "reading the kernel's iptables rules needs CAP_NET_ADMIN: "
+					   "run svcnat --diff as root"
+				 : p->o->mode == MODE_CLEANUP
+					 ? "removing iptables rules needs CAP_NET_ADMIN: run svcnat as root"
+					 : "writing iptables rules needs CAP_NET_ADMIN: run svcnat as root "
+					   "(or use --dry-run, which needs no privileges)");
 			return -EPERM;
 		}
 		r = backend_new(&p->o->backend, &p->backend, d);
@@ -520,6 +526,123 @@ static int sysctl_write(const char *path, const char *v)
 	return n < 0 ? -errno : 0;
 }
 
+/* Write an integer sysctl unless it has the value already (as kube-proxy's
+ * setIntSysCtl).  1 if written, 0 if it was so, -errno. */
+static int sysctl_set_int(const char *path, long v, struct diag_list *d)
+{
+	char buf[32];
+	int cur = 0, r;
+
+	if (sysctl_read(path, &cur) >= 0 && cur == v)
+		return 0;
+	snprintf(buf, sizeof(buf), "%ld", v);
+	r = sysctl_write(path, buf);
+	if (r < 0) {
+		diag_add(d, DIAG_ERROR, NULL, NULL, NULL, "cannot set %s to %ld: %s",
+			 path + strlen("/proc/sys/"), v, strerror(-r));
+		return r;
+	}
+	diag_add(d, DIAG_NOTE, NULL, NULL, NULL, "set %s to %ld (was %d)",
+		 path + strlen("/proc/sys/"), v, cur);
+	return 1;
+}
+
+/* Whether this process is in the host's network namespace (that of pid 1). */
+static bool in_host_netns(void)
+{
+	struct stat a, b;
+
+	return stat("/proc/self/ns/net", &a) == 0 && stat("/proc/1/ns/net", &b) == 0 &&
+	       a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
+/*
+ * kube-proxy's conntrack settings (cmd/kube-proxy/app/server_linux.go,
+ * setupConntrack): nf_conntrack_max = max(max_per_core x CPUs, min) when
+ * max_per_core > 0, the TCP and UDP timeouts when > 0, tcp_be_liberal when
+ * true.  Only what a flag or the KubeProxyConfiguration gave is written.
+ */
+static int conntrack_sysctls(const struct conntrack_settings *ct, struct diag_list *d)
+{
+	static const char dir[] = "/proc/sys/net/netfilter/";
+	const struct {
+		const char *name;
+		uint64_t usec;
+	} timeouts[] = {
+		{ "nf_conntrack_tcp_timeout_established", ct->tcp_established_usec },
+		{ "nf_conntrack_tcp_timeout_close_wait", ct->tcp_close_wait_usec },
+		{ "nf_conntrack_udp_timeout", ct->udp_usec },
+		{ "nf_conntrack_udp_timeout_stream", ct->udp_stream_usec },
+	};
+	char path[128];
+	int r;
+
+	if (ct->max_per_core > 0 || (ct->max_per_core < 0 && ct->min >= 0)) {
+		long per = ct->max_per_core >= 0 ? ct->max_per_core : 32768;
+		long min = ct->min >= 0 ? ct->min : 131072;
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		long max = per * (cpus > 0 ? cpus : 1);
+		int hashsize = 0;
+
+		if (max < min)
+			max = min;
+		snprintf(path, sizeof(path), "%snf_conntrack_max", dir);
+		r = sysctl_set_int(path, max, d);
+		if (r == -EACCES || r == -EPERM || r == -EROFS) {
+			/* Read-only outside the host's namespace (recent kernels),
+			 * or /proc/sys read-only: kube-proxy goes on, so do we. */
+			d->items[d->n - 1].level = DIAG_WARNING;
+		} else if (r < 0) {
+			return r;
+		}
+		/* The hash table: a module parameter shared by every network
+		 * namespace, so written only from the host's. */
+		if (in_host_netns() &&
+		    sysctl_read("/sys/module/nf_conntrack/parameters/hashsize", &hashsize) >= 0 &&
+		    hashsize < max / 4) {
+			char buf[32];
+
+			snprintf(buf, sizeof(buf), "%ld", max / 4);
+			if (sysctl_write("/sys/module/nf_conntrack/parameters/hashsize", buf) < 0)
+				diag_add(d, DIAG_WARNING, NULL, NULL, NULL,
+					 "cannot set nf_conntrack's hashsize to %ld (/sys read-only?)",
+					 max / 4);
+		}
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(timeouts); i++) {
+		if (timeouts[i].usec < 1000000)
+			continue;
+		snprintf(path, sizeof(path), "%s%s", dir, timeouts[i].name);
+		r = sysctl_set_int(path, (long)(timeouts[i].usec / 1000000), d);
+		if (r < 0)
+			return r;
+	}
+	if (ct->tcp_be_liberal) {
+		snprintf(path, sizeof(path), "%snf_conntrack_tcp_be_liberal", dir);
+		r = sysctl_set_int(path, 1, d);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int pipeline_set_oom_score(const struct svcnat_options *o, struct diag_list *d)
+{
+	char buf[16];
+	int r;
+
+	if (!o->oom_score_adj_set)
+		return 0;
+	snprintf(buf, sizeof(buf), "%d", o->oom_score_adj);
+	r = sysctl_write("/proc/self/oom_score_adj", buf);
+	if (r < 0)
+		/* As kube-proxy: logged, not fatal (lowering needs CAP_SYS_RESOURCE). */
+		diag_add(d, DIAG_WARNING, NULL, NULL, "--oom-score-adj",
+			 "cannot set /proc/self/oom_score_adj to %d: %s", o->oom_score_adj,
+			 strerror(-r));
+	return 0;
+}
+
 int pipeline_check_sysctls(struct pipeline *p, struct diag_list *d)
 {
 	static const struct {
@@ -556,5 +679,5 @@ int pipeline_check_sysctls(struct pipeline *p, struct diag_list *d)
 				 need[i].path + strlen("/proc/sys/"), need[i].why);
 		}
 	}
-	return 0;
+	return conntrack_sysctls(&p->o->conntrack, d);
 }

@@ -243,8 +243,15 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 
 /*
  * Check the sysctls the data path needs and warn (in d) when one is off;
- * with o->set_sysctls, turn them on.  0 or -errno.
+ * with o->set_sysctls, turn them on.  Then write the conntrack settings
+ * given (--conntrack-*, conntrack: in a KubeProxyConfiguration) as
+ * kube-proxy does: a failure is an error (-errno), except nf_conntrack_max
+ * read-only outside the host's namespace (a warning).  0 or -errno.
  */
 int pipeline_check_sysctls(struct pipeline *p, struct diag_list *d);
+
+/* --oom-score-adj: write /proc/self/oom_score_adj (a failure is a warning
+ * in d, as kube-proxy only logs it).  Returns 0. */
+int pipeline_set_oom_score(const struct svcnat_options *o, struct diag_list *d);
 
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * svcnat: wiring and exit codes (the command line is options.c).  Exit codes: 0 ok, 1 runtime
- * failure, 2 usage or bad configuration (for --diff: 1 = differs).
+ * failure, 2 usage or bad configuration; for --diff diff(1)'s: 0 equal, 1 different, 2 could
+ * not compare (whatever the reason).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -51,7 +52,7 @@ static int run_plan_modes(struct svcnat_options *o, struct pipeline *p, struct d
 	r = pipeline_read_sources(p, d);
 	if (r != 0) {
 		print_diags(d);
-		return exit_code_for(r);
+		return o->mode == MODE_DIFF ? EXIT_USAGE : exit_code_for(r);
 	}
 	if (o->mode == MODE_DUMP_STATE) {
 		r = pipeline_resolve(p, d);
@@ -79,23 +80,29 @@ static int run_plan_modes(struct svcnat_options *o, struct pipeline *p, struct d
 		}
 		return 0;
 	}
-	/* MODE_DIFF */
+	/* MODE_DIFF, diff(1)'s exit codes: 0 equal, 1 different, 2 could not compare. */
 	r = pipeline_backend(p, &b, d);
 	if (r < 0) {
 		ruleset_free(rs);
-		goto fail;
+		print_diags(d);
+		fputs("svcnat: --diff: could not compare with the kernel\n", stderr);
+		return EXIT_USAGE;
 	}
 	print_diags(d);
 	r = backend_diff(b, rs, stdout, d);
 	ruleset_free(rs);
 	print_diags(d);
-	fflush(stdout);
-	if (r < 0)
-		return EXIT_RUNTIME;
+	if (fflush(stdout) != 0 && r >= 0)
+		r = -errno;
+	if (r < 0) {
+		fprintf(stderr, "svcnat: --diff: could not compare with the kernel: %s\n",
+			strerror(-r));
+		return EXIT_USAGE;
+	}
 	return r == 0 ? 0 : 1;
 fail:
 	print_diags(d);
-	return EXIT_RUNTIME;
+	return o->mode == MODE_DIFF ? EXIT_USAGE : EXIT_RUNTIME;
 }
 
 static int run_once(struct pipeline *p, struct diag_list *d)
@@ -129,6 +136,15 @@ static int run_once(struct pipeline *p, struct diag_list *d)
 		 rep.apply.chains_created, rep.apply.chains_replaced, rep.apply.chains_deleted,
 		 rep.total_seconds, rep.plan_seconds);
 	return 0;
+}
+
+/* kube-proxy's --init-only: what needs full root (sysctls), then exit. */
+static int run_init_only(struct pipeline *p, struct diag_list *d)
+{
+	int r = pipeline_check_sysctls(p, d);
+
+	print_diags(d);
+	return r < 0 ? EXIT_RUNTIME : 0;
 }
 
 static int run_cleanup(struct pipeline *p, struct diag_list *d)
@@ -233,6 +249,11 @@ int main(int argc, char **argv)
 		code = run_etcd_load(&o, &d);
 		goto out;
 	}
+	if (o.mode == MODE_DAEMON || o.mode == MODE_ONCE || o.mode == MODE_INIT_ONLY) {
+		/* kube-proxy adjusts its OOM score first thing. */
+		pipeline_set_oom_score(&o, &d);
+		print_diags(&d);
+	}
 	if (o.mode == MODE_DAEMON) {
 		code = daemon_main(&o);
 		goto out;
@@ -249,6 +270,9 @@ int main(int argc, char **argv)
 		break;
 	case MODE_CLEANUP:
 		code = run_cleanup(p, &d);
+		break;
+	case MODE_INIT_ONLY:
+		code = run_init_only(p, &d);
 		break;
 	default:
 		code = run_plan_modes(&o, p, &d);

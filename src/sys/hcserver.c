@@ -35,12 +35,41 @@ static int want_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->name, y->name);
 }
 
-static bool ip_seen(const struct endpoint *eps, size_t upto, const struct ipaddr *a)
+static bool ip_in(const struct ipaddr *v, size_t n, const struct ipaddr *a)
 {
-	for (size_t i = 0; i < upto; i++)
-		if (eps[i].ready && eps[i].is_local && ipaddr_cmp(&eps[i].addr, a) == 0)
+	for (size_t i = 0; i < n; i++)
+		if (ipaddr_cmp(&v[i], a) == 0)
 			return true;
 	return false;
+}
+
+/* kube-proxy's LocalReadyEndpoints(): distinct IPs of ready endpoints on
+ * this node, over every port of the service. */
+static int count_local(const struct desired *d, const char *ns, const char *name, unsigned *ret)
+{
+	_cleanup_free_ struct ipaddr *ips = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->n_ports; i++) {
+		const struct svc_port *sp = &d->ports[i];
+
+		if (!streq(sp->ns, ns) || !streq(sp->name, name))
+			continue;
+		for (size_t k = 0; k < sp->n_endpoints; k++) {
+			const struct endpoint *ep = &sp->endpoints[k];
+			struct ipaddr *nv;
+
+			if (!ep->ready || !ep->is_local || ip_in(ips, n, &ep->addr))
+				continue;
+			nv = reallocarray_z(ips, n + 1, sizeof(*nv));
+			if (!nv)
+				return -ENOMEM;
+			ips = nv;
+			ips[n++] = ep->addr;
+		}
+	}
+	*ret = (unsigned)n;
+	return 0;
 }
 
 int hc_wanted(const struct desired *d, struct hc_want **ret)
@@ -63,28 +92,21 @@ int hc_wanted(const struct desired *d, struct hc_want **ret)
 			return -ENOMEM;
 		}
 		v = nv;
-		v[n] = (struct hc_want){ .ns = sp->ns, .name = sp->name,
-					 .port = sp->health_check_node_port };
-		/* Endpoints are sorted by address: count each ready local IP once. */
-		for (size_t k = 0; k < sp->n_endpoints; k++) {
-			const struct endpoint *ep = &sp->endpoints[k];
-
-			if (ep->ready && ep->is_local && !ip_seen(sp->endpoints, k, &ep->addr))
-				v[n].local_endpoints++;
-		}
-		n++;
+		v[n++] = (struct hc_want){ .ns = sp->ns, .name = sp->name,
+					   .port = sp->health_check_node_port };
 	}
 	if (n)
 		qsort(v, n, sizeof(*v), want_cmp);
-	/* A service's ports: one entry, the IPs of every port (kube-proxy keys
-	 * both maps by the service's namespaced name). */
+	/* One entry per service (kube-proxy keys both maps by its name). */
 	for (size_t i = 0; i < n; i++) {
-		if (out && want_cmp(&v[out - 1], &v[i]) == 0) {
-			if (v[i].local_endpoints > v[out - 1].local_endpoints)
-				v[out - 1].local_endpoints = v[i].local_endpoints;
+		if (out && want_cmp(&v[out - 1], &v[i]) == 0)
 			continue;
+		v[out] = v[i];
+		if (count_local(d, v[out].ns, v[out].name, &v[out].local_endpoints) < 0) {
+			free(v);
+			return -ENOMEM;
 		}
-		v[out++] = v[i];
+		out++;
 	}
 	*ret = v;
 	return (int)out;
