@@ -69,6 +69,9 @@ static void on_event(struct kube_source *s, enum kube_source_event ev, const cha
 		log_debug("api: %s", msg);
 		break;
 	case KUBE_SRC_DIAG:
+		log_warn("%s", msg); /* "api:<Kind>/<ns>/<name>: field: what" */
+		source_error(k);
+		break;
 	case KUBE_SRC_FATAL:
 		log_warn("api: %s", msg);
 		source_error(k);

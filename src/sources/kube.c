@@ -374,7 +374,7 @@ static void refresh_token(struct kube_source *s)
 		_cleanup_free_ char *line = diag_format(&d.items[0]);
 
 		if (line)
-			notify(s, KUBE_SRC_DIAG, "%s (keeping the previous token)", line);
+			notify(s, KUBE_SRC_DIAG, "api: %s (keeping the previous token)", line);
 	}
 	diag_list_done(&d);
 }

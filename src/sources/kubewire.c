@@ -271,7 +271,13 @@ int kube_event_parse(const char *line, size_t len, struct kube_event *ret, char 
 	size_t t;
 
 	if (kube_json_members(line, len, keys, 2, sp) < 0) {
-		snprintf(why, whylen, "a watch event that is not a JSON object: '%.60s'", line);
+		char shown[64];
+		size_t n = len < sizeof(shown) - 1 ? len : sizeof(shown) - 1;
+
+		for (size_t i = 0; i < n; i++)
+			shown[i] = (unsigned char)line[i] < 0x20 ? ' ' : line[i];
+		shown[n] = '\0';
+		snprintf(why, whylen, "a watch event that is not a JSON object: '%s'", shown);
 		return -EINVAL;
 	}
 	type = parse_span(&sp[0]);

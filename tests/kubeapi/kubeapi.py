@@ -34,7 +34,8 @@ Test control on a plain-HTTP port (--ctl ADDR:PORT, loopback only):
                     open watch now), clear
   GET  /stats       request counts, the versions watches asked for
 With --state FILE the objects, the version and the history survive a
-restart (the "API server restarted" tests).
+restart (the "API server restarted" tests); --apply FILE and --compact change
+them at start, as if done while the node was cut off.
 
 Listens on loopback or an address of 198.18.0.0/15 only.
 """
@@ -551,6 +552,9 @@ def main():
     ap.add_argument("--tokens", help="file of accepted bearer tokens, one a line")
     ap.add_argument("--state", help="file that keeps the objects across restarts")
     ap.add_argument("--data", help="objects (a List) to start with, when there is no state")
+    ap.add_argument("--apply", help="objects to create or update at start (after the state)")
+    ap.add_argument("--compact", action="store_true",
+                    help="forget the event history at start (older versions expire)")
     ap.add_argument("--bookmark-interval", type=float, default=2.0)
     ap.add_argument("--pidfile")
     ap.add_argument("-v", "--verbose", action="store_true")
@@ -563,6 +567,14 @@ def main():
         for o in d.get("items", [d]) if d.get("kind", "").endswith("List") else [d]:
             store.apply(o)
         store.save()
+    if a.apply:
+        with open(a.apply) as f:
+            d = json.load(f)
+        for o in d.get("items", [d]) if d.get("kind", "").endswith("List") else [d]:
+            store.apply(o)
+    if a.compact:
+        store.compact()
+    store.save()
 
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(a.cert, a.key)
