@@ -23,6 +23,7 @@
 #define LIST_TIMEOUT_MS 60000      /* the API server's own request timeout */
 #define WATCH_MIN_TIMEOUT_S 300    /* client-go's reflector: 5 min .. 10 min */
 #define WATCH_GRACE_S 60           /* past timeoutSeconds the server should have ended it */
+#define WATCH_ANSWER_USEC (15 * 1000000ull) /* a watch not answered by then is given up */
 #define ERROR_BODY_MAX (64u << 10)
 #define DEFAULT_PAGE 500
 #define KEEPALIVE_IDLE_S 15
@@ -235,6 +236,7 @@ static void watch_established(struct reflector *rf)
 
 	rf->connected = true;
 	rf->attempt = 0;
+	(void)loop_timer_arm(rf->retry_timer, 0);
 	notify(s, KUBE_SRC_CONNECTED, "watching %s from resourceVersion '%s'",
 	       kube_res_name(rf->res), rf->sink.rv);
 }
@@ -465,6 +467,9 @@ static int start_watch(struct reflector *rf)
 		return -ENOMEM;
 	rf->state = R_WATCHING;
 	kube_sink_watch_begin(&rf->sink);
+	/* A server that takes the request and never answers (the watch has no
+	 * overall timeout that would catch it): the retry timer gives it up. */
+	(void)loop_timer_arm(rf->retry_timer, WATCH_ANSWER_USEC);
 	return start_request(rf, true, url, (long)(timeout + WATCH_GRACE_S) * 1000);
 }
 
@@ -692,6 +697,12 @@ static int on_retry_timer(struct loop *l, struct loop_timer *t, void *userdata)
 {
 	struct reflector *rf = userdata;
 
+	if (rf->state == R_WATCHING) {
+		if (rf->req && !rf->req->established)
+			fail(rf, "watch: no answer within %llu s",
+			     (unsigned long long)(WATCH_ANSWER_USEC / 1000000));
+		return 0;
+	}
 	rf->src->reconnects++;
 	(void)connect_now(rf);
 	return 0;

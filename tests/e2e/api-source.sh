@@ -11,7 +11,8 @@
 #    it (api:Service/<ns>/<name>), the rest stays;
 #  - faults: a stream cut in the middle of an event (the event is applied
 #    once, after the reconnect), a garbage line, a 500 and a 429 with
-#    Retry-After on reconnect;
+#    Retry-After on reconnect; a server that stops answering (the watch
+#    is given up after 15 s, the rules stay);
 #  - the server killed: rules and traffic stay, /healthz and /metrics say
 #    so; restarted (same state): the watch resumes from the last
 #    resourceVersion with no new list; killed again, changed and compacted
@@ -169,6 +170,15 @@ wait_for 20 "the 429 logged" logged "HTTP 429 Too Many Requests (Retry-After 1)"
 logged "HTTP 500" || fail "the 500 was not noticed"
 logged "not a JSON object" || fail "the garbage line was not noticed"
 wait_for 20 "reconnected after the faults" health_is '"connected": true' 
+
+say "a stalled server: the watch is given up after 15 s, the rules stay; then followed"
+kapi_fault stall 1000000
+kapi_fault drop
+wait_for 60 "the stall noticed" logged "watch: no answer within 15 s"
+only_from 198.19.0.13 a1 || fail "a stalled server changed the rules"
+kapi_fault clear
+apply "$(k8s_slice e2e web3 "$ports" 198.18.66.10@node-b)"
+wait_for 30 "web3 after the stall" only_from 198.19.0.13 b1
 
 say "server killed: rules and traffic stay"
 lists_before=$(kapi_stat 's["lists"].get("services", 0)')
