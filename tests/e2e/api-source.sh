@@ -182,6 +182,9 @@ wait_for 30 "web3 after the stall" only_from 198.19.0.13 b1
 
 say "server killed: rules and traffic stay"
 lists_before=$(kapi_stat 's["lists"].get("services", 0)')
+# What the daemon has applied of services (a bookmark may still advance it
+# up to the server's version before the kill).
+have=$(health | python3 -c 'import json,sys; print(json.load(sys.stdin)["api"]["resourceVersion"]["services"])')
 rv=$(kapi_stat 's["resourceVersion"]')
 kapi_stop KILL
 wait_for 20 "loss logged" logged "the rules stay as they are"
@@ -189,15 +192,16 @@ only_from 198.19.0.10 a2 b1 || fail "traffic changed while the server is down"
 wait_for 10 "/healthz says disconnected" health_is '"connected": false, "synced": true' 
 [ "$(metric svcnat_api_connected)" = 0 ] || fail "svcnat_api_connected not 0"
 
-say "server restarted: the watch resumes from resourceVersion $rv, no new list"
+say "server restarted: the watch resumes from resourceVersion $have..$rv, no new list"
 kapi_start node
 wait_for 20 "watches resumed" watches_resumed
 apply "$(k8s_slice e2e web "$ports" 198.18.65.10@node-a)"
 wait_for 20 "a change after the restart" only_from 198.19.0.10 a1
 [ "$(kapi_stat 's["lists"].get("services", 0)')" = 0 ] ||
 	fail "the source listed again after a restart with a valid resourceVersion: $(kapi_stats)"
-kapi_stat 's["watch_rvs"]["services"][0]' | grep -qx "$rv" ||
-	fail "services watch did not resume from $rv: $(kapi_stats)"
+resumed=$(kapi_stat 's["watch_rvs"]["services"][0]')
+[ "$resumed" -ge "$have" ] && [ "$resumed" -le "$rv" ] ||
+	fail "services watch did not resume from $have..$rv: $(kapi_stats)"
 say "  lists before the kill: $lists_before, after the restart: 0"
 
 say "killed again; changed and compacted meanwhile: 410, the source lists again"
