@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
 
+#include "core/changes.h"
 #include "core/duration.h"
 #include "core/syncpolicy.h"
 #include "daemon.h"
@@ -26,6 +27,9 @@
 #include "sys/nl.h"
 #include "sys/worker.h"
 #include "util.h"
+
+/* kube-proxy's ip_family label: svcnat programs IPv4. */
+#define V4 "ip_family=\"IPv4\""
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
@@ -68,6 +72,9 @@ struct daemon {
 	bool conntrack_pending;      /* endpoints changed since the last cleanup */
 	bool conntrack_warned;
 	struct hc_servers *hc;       /* healthCheckNodePort servers */
+	struct merge_snapshot *last_snap; /* for kube-proxy's change counts */
+	size_t service_changes_pending;   /* since the last sync started */
+	size_t endpoint_changes_pending;
 	bool notified_ready;         /* READY=1 sent to systemd (after the first good sync) */
 	struct loop_timer *watchdog; /* WATCHDOG=1 while the loop runs */
 	uint64_t watchdog_usec;
@@ -194,7 +201,24 @@ static void on_merged(const struct merge_snapshot *snap, unsigned changed, void 
 
 	syncpolicy_change(&dm->policy, now);
 	metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds",
-			  NULL, wall_now());
+			  V4, wall_now());
+	{
+		struct snapshot_changes ch;
+
+		snapshot_changes_count(dm->last_snap, snap, &ch);
+		metrics_counter_add(dm->metrics, "kubeproxy_sync_proxy_rules_service_changes_total",
+				    NULL, (double)ch.services);
+		metrics_counter_add(dm->metrics, "kubeproxy_sync_proxy_rules_endpoint_changes_total",
+				    NULL, (double)ch.slices);
+		dm->service_changes_pending += ch.services;
+		dm->endpoint_changes_pending += ch.slices;
+		metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_service_changes_pending",
+				  NULL, (double)dm->service_changes_pending);
+		metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_endpoint_changes_pending",
+				  NULL, (double)dm->endpoint_changes_pending);
+		merge_snapshot_unref(dm->last_snap);
+		dm->last_snap = merge_snapshot_ref((struct merge_snapshot *)snap);
+	}
 	if (changed & MERGE_HANDLE_ENDPOINTS || changed & MERGE_HANDLE_SERVICES)
 		dm->conntrack_pending = true;
 }
@@ -275,11 +299,21 @@ static void update_sync_metrics(struct daemon *dm, const struct sync_report *rep
 	size_t t;
 
 	for (t = 0; t < RS_NTABLES; t++) {
+		char v4lbl[96];
+
 		metrics_label(lbl, sizeof(lbl), "table", rs_table_name((enum rs_table)t));
-		metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_iptables_total", lbl,
+		snprintf(v4lbl, sizeof(v4lbl), V4 ",%s", lbl);
+		metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_iptables_total", v4lbl,
 				  (double)rep->rules[t]);
+		/* A table is written whole or not at all. */
+		metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_iptables_last", v4lbl,
+				  ar->committed[t] ? (double)rep->rules[t] : 0);
 		metrics_gauge_set(dm->metrics, "svcnat_chains", lbl, (double)rep->chains[t]);
 	}
+	metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_no_local_endpoints_total",
+			  V4 ",traffic_policy=\"internal\"", (double)st->no_local_internal);
+	metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_no_local_endpoints_total",
+			  V4 ",traffic_policy=\"external\"", (double)st->no_local_external);
 	metrics_gauge_set(dm->metrics, "svcnat_services", NULL, (double)st->services);
 	metrics_gauge_set(dm->metrics, "svcnat_endpoints", NULL, (double)st->endpoints);
 	metrics_counter_add(dm->metrics, "svcnat_sync_rules_written_total", NULL,
@@ -309,14 +343,21 @@ static void sync_finish(struct daemon *dm)
 	log_diags(&job->d);
 	diag_list_done(&job->d);
 	syncpolicy_sync_done(&dm->policy, t1, r >= 0);
-	metrics_histogram_observe(dm->metrics, "kubeproxy_sync_proxy_rules_duration_seconds", NULL,
+	metrics_histogram_observe(dm->metrics, "kubeproxy_sync_proxy_rules_duration_seconds", V4,
 				  (double)(t1 - t0) / 1e6);
+	/* kube-proxy's full syncs: the first, the periodic ones, those after a
+	 * failure; a sync for a change is a partial one. */
+	metrics_histogram_observe(dm->metrics,
+				  reason == SYNC_CHANGE
+					  ? "kubeproxy_sync_partial_proxy_rules_duration_seconds"
+					  : "kubeproxy_sync_full_proxy_rules_duration_seconds",
+				  V4, (double)(t1 - t0) / 1e6);
 	if (r < 0) {
 		char next[32];
 		uint64_t n = syncpolicy_next(&dm->policy, NULL);
 
 		metrics_counter_add(dm->metrics,
-				    "kubeproxy_sync_proxy_rules_iptables_restore_failures_total", NULL, 1);
+				    "kubeproxy_sync_proxy_rules_iptables_restore_failures_total", V4, 1);
 		log_err("sync (%s) failed: %s; the kernel keeps its previous rules, retrying in %s",
 			sync_reason_name(reason), strerror(-r),
 			duration_fmt(n > t1 ? n - t1 : 0, next, sizeof(next)));
@@ -329,12 +370,12 @@ static void sync_finish(struct daemon *dm)
 	state_changed = dm->synced_generation != pipeline_desired_generation(dm->p) ||
 			dm->addrs_changed;
 	dm->last_ok_wall = wall_now();
-	metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_last_timestamp_seconds", NULL,
+	metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_last_timestamp_seconds", V4,
 			  dm->last_ok_wall);
 	update_sync_metrics(dm, rep);
 	if (had_pending && state_changed)
 		metrics_histogram_observe(dm->metrics,
-					  "kubeproxy_network_programming_duration_seconds", NULL,
+					  "kubeproxy_network_programming_duration_seconds", V4,
 					  (double)(t1 - since) / 1e6);
 
 	if (wrote && !state_changed && reason != SYNC_INITIAL) {
@@ -419,6 +460,10 @@ static void do_sync(struct daemon *dm, enum sync_reason reason)
 	job->had_pending = syncpolicy_pending_since(&dm->policy, &job->since);
 	metrics_label(lbl, sizeof(lbl), "reason", sync_reason_name(reason));
 	metrics_counter_add(dm->metrics, "svcnat_syncs_total", lbl, 1);
+	/* The changes so far are in this sync: no longer pending. */
+	dm->service_changes_pending = dm->endpoint_changes_pending = 0;
+	metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_service_changes_pending", NULL, 0);
+	metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_endpoint_changes_pending", NULL, 0);
 	syncpolicy_sync_start(&dm->policy, job->t0);
 	r = pipeline_sync_prepare(dm->p, &job->d);
 	if (r >= 0)
@@ -581,6 +626,8 @@ static int h_livez(void *userdata, struct http_response *resp)
 	int r = http_health_response(healthy, dm->last_ok_wall, wall_now(), NULL, resp);
 	char *nl;
 
+	metrics_counter_add(dm->metrics, "kubeproxy_proxy_livez_total",
+			    healthy ? "code=\"200\"" : "code=\"503\"", 1);
 	/* /livez has the same body without nodeEligible. */
 	if (r >= 0 && (nl = strstr(resp->body, ", \"nodeEligible\""))) {
 		strcpy(nl, "}");
@@ -625,6 +672,7 @@ static int h_metrics(void *userdata, struct http_response *resp)
 	int r;
 
 	kubed_metrics(dm->kube);
+	metrics_update_process(dm->metrics);
 	if (dm->etcd) {
 		struct etcd_status es;
 
@@ -813,6 +861,7 @@ static void daemon_done(struct daemon *dm)
 	worker_free(dm->worker);
 	diag_list_done(&dm->job.d);
 	hc_servers_free(dm->hc);
+	merge_snapshot_unref(dm->last_snap);
 	loop_timer_free(dm->watchdog);
 	http_server_free(dm->healthz);
 	http_server_free(dm->metrics_srv);

@@ -441,6 +441,8 @@ class Suite:
             if line.startswith("#") or " " not in line:
                 continue
             k, v = line.rsplit(" ", 1)
+            # kube-proxy's families carry ip_family (always IPv4 here)
+            k = k.replace('{ip_family="IPv4"}', "")
             try:
                 out[k] = float(v)
             except ValueError:

@@ -73,6 +73,8 @@ struct plan_ctx {
 	size_t cap_eps;
 	size_t n_ports;
 	size_t n_seps;
+	size_t no_local_internal;      /* kube-proxy's serviceNoLocalEndpointsTotal{Internal,External} */
+	size_t no_local_external;
 };
 
 static bool detect_local(const struct plan_ctx *c)
@@ -831,10 +833,12 @@ static int port_chains(struct plan_ctx *c, struct port_plan *pp)
 		if (!pp->has_internal) {
 			pp->int_filter = RS_T_DROP;
 			pp->int_filter_comment = no_local;
+			c->no_local_internal++;
 		}
 		if (!pp->has_external) {
 			pp->ext_filter = RS_T_DROP;
 			pp->ext_filter_comment = no_local;
+			c->no_local_external++;
 		}
 	}
 
@@ -1609,6 +1613,8 @@ int plan_build(const struct desired *d, const struct plan_settings *s,
 	if (stats) {
 		stats->services = c.n_ports;
 		stats->endpoints = c.n_seps;
+		stats->no_local_internal = c.no_local_internal;
+		stats->no_local_external = c.no_local_external;
 		stats->chains = ruleset_count_chains(c.rs);
 		stats->rules = ruleset_count_rules(c.rs);
 		stats->dispatch_chains = dst.chains;

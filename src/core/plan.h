@@ -103,6 +103,11 @@ struct plan_stats {
 	size_t rules;
 	size_t dispatch_chains; /* KUBE-DSP- chains (both tables) */
 	size_t dispatch_trees;  /* chains dispatched as a tree (0 to 5) */
+	/* Service ports with endpoints, none of them usable under their Local
+	 * internal / external traffic policy (kube-proxy's
+	 * sync_proxy_rules_no_local_endpoints_total{traffic_policy}). */
+	size_t no_local_internal;
+	size_t no_local_external;
 };
 
 /*

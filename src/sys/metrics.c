@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "sys/metrics.h"
 #include "util.h"
@@ -195,6 +198,16 @@ int metrics_gauge_set(struct metrics *m, const char *name, const char *labels, d
 	return 0;
 }
 
+int metrics_touch(struct metrics *m, const char *name, const char *labels)
+{
+	struct family *f = find_family(m, name);
+	struct series *s;
+
+	if (!f)
+		return -ENOENT;
+	return get_series(f, labels, &s);
+}
+
 int metrics_histogram_observe(struct metrics *m, const char *name, const char *labels, double v)
 {
 	struct family *f = find_family(m, name);
@@ -374,6 +387,59 @@ int metrics_write(const struct metrics *m, FILE *f)
 	return 0;
 }
 
+#define V4 "ip_family=\"IPv4\""
+
+/* The series declared at 0 by metrics_declare_svcnat() (kube-proxy's with
+ * ip_family="IPv4": svcnat programs IPv4). */
+static const struct {
+	const char *name;
+	const char *labels;
+} initial_series[] = {
+	{ "kubeproxy_sync_proxy_rules_duration_seconds", V4 },
+	{ "kubeproxy_sync_full_proxy_rules_duration_seconds", V4 },
+	{ "kubeproxy_sync_partial_proxy_rules_duration_seconds", V4 },
+	{ "kubeproxy_network_programming_duration_seconds", V4 },
+	{ "kubeproxy_sync_proxy_rules_last_timestamp_seconds", V4 },
+	{ "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds", V4 },
+	{ "kubeproxy_sync_proxy_rules_iptables_total", V4 ",table=\"filter\"" },
+	{ "kubeproxy_sync_proxy_rules_iptables_total", V4 ",table=\"nat\"" },
+	{ "kubeproxy_sync_proxy_rules_iptables_last", V4 ",table=\"filter\"" },
+	{ "kubeproxy_sync_proxy_rules_iptables_last", V4 ",table=\"nat\"" },
+	{ "kubeproxy_sync_proxy_rules_iptables_restore_failures_total", V4 },
+	{ "kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total", V4 },
+	{ "kubeproxy_sync_proxy_rules_endpoint_changes_pending", NULL },
+	{ "kubeproxy_sync_proxy_rules_endpoint_changes_total", NULL },
+	{ "kubeproxy_sync_proxy_rules_service_changes_pending", NULL },
+	{ "kubeproxy_sync_proxy_rules_service_changes_total", NULL },
+	{ "kubeproxy_sync_proxy_rules_no_local_endpoints_total", V4 ",traffic_policy=\"external\"" },
+	{ "kubeproxy_sync_proxy_rules_no_local_endpoints_total", V4 ",traffic_policy=\"internal\"" },
+	{ "kubeproxy_proxy_healthz_total", "code=\"200\"" },
+	{ "kubeproxy_proxy_healthz_total", "code=\"503\"" },
+	{ "kubeproxy_proxy_livez_total", "code=\"200\"" },
+	{ "kubeproxy_proxy_livez_total", "code=\"503\"" },
+	{ "svcnat_syncs_total", "reason=\"initial\"" },
+	{ "svcnat_syncs_total", "reason=\"change\"" },
+	{ "svcnat_syncs_total", "reason=\"retry\"" },
+	{ "svcnat_syncs_total", "reason=\"periodic\"" },
+	{ "svcnat_sync_rules_written_total", NULL },
+	{ "svcnat_sync_chains_changed_total", "op=\"created\"" },
+	{ "svcnat_sync_chains_changed_total", "op=\"deleted\"" },
+	{ "svcnat_sync_chains_changed_total", "op=\"replaced\"" },
+	{ "svcnat_repairs_total", NULL },
+	{ "svcnat_chains", "table=\"filter\"" },
+	{ "svcnat_chains", "table=\"nat\"" },
+	{ "svcnat_services", NULL },
+	{ "svcnat_endpoints", NULL },
+	{ "svcnat_conntrack_entries_deleted_total", NULL },
+	{ "svcnat_conntrack_errors_total", NULL },
+	{ "process_cpu_seconds_total", NULL },
+	{ "process_resident_memory_bytes", NULL },
+	{ "process_virtual_memory_bytes", NULL },
+	{ "process_start_time_seconds", NULL },
+	{ "process_open_fds", NULL },
+	{ "process_max_fds", NULL },
+};
+
 int metrics_declare_svcnat(struct metrics *m)
 {
 	double sync_buckets[15], prog_buckets[80];
@@ -404,11 +470,34 @@ int metrics_declare_svcnat(struct metrics *m)
 		{ "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds", METRIC_GAUGE,
 		  "The last time a sync of proxy rules was queued" },
 		{ "kubeproxy_sync_proxy_rules_iptables_total", METRIC_GAUGE,
-		  "Number of iptables rules owned by svcnat, per table" },
+		  "Total number of iptables rules owned by svcnat, per table" },
+		{ "kubeproxy_sync_proxy_rules_iptables_last", METRIC_GAUGE,
+		  "Number of iptables rules written by svcnat in the last sync, per table" },
 		{ "kubeproxy_sync_proxy_rules_iptables_restore_failures_total", METRIC_COUNTER,
-		  "Cumulative proxy rules sync failures" },
+		  "Cumulative proxy rules sync failures (plan or commit)" },
+		{ "kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total", METRIC_COUNTER,
+		  "Cumulative partial restore failures (svcnat writes whole tables: always 0)" },
+		{ "kubeproxy_sync_proxy_rules_endpoint_changes_pending", METRIC_GAUGE,
+		  "Pending proxy rules Endpoint changes" },
+		{ "kubeproxy_sync_proxy_rules_endpoint_changes_total", METRIC_COUNTER,
+		  "Cumulative proxy rules Endpoint changes" },
+		{ "kubeproxy_sync_proxy_rules_service_changes_pending", METRIC_GAUGE,
+		  "Pending proxy rules Service changes" },
+		{ "kubeproxy_sync_proxy_rules_service_changes_total", METRIC_COUNTER,
+		  "Cumulative proxy rules Service changes" },
+		{ "kubeproxy_sync_proxy_rules_no_local_endpoints_total", METRIC_GAUGE,
+		  "Number of services with a Local traffic policy and no endpoints" },
 		{ "kubeproxy_proxy_healthz_total", METRIC_COUNTER,
-		  "Cumulative /healthz answers, by HTTP status code" },
+		  "Cumulative proxy healthz HTTP status" },
+		{ "kubeproxy_proxy_livez_total", METRIC_COUNTER, "Cumulative proxy livez HTTP status" },
+		{ "process_cpu_seconds_total", METRIC_COUNTER,
+		  "Total user and system CPU time spent in seconds." },
+		{ "process_resident_memory_bytes", METRIC_GAUGE, "Resident memory size in bytes." },
+		{ "process_virtual_memory_bytes", METRIC_GAUGE, "Virtual memory size in bytes." },
+		{ "process_start_time_seconds", METRIC_GAUGE,
+		  "Start time of the process since unix epoch in seconds." },
+		{ "process_open_fds", METRIC_GAUGE, "Number of open file descriptors." },
+		{ "process_max_fds", METRIC_GAUGE, "Maximum number of open file descriptors." },
 		{ "svcnat_syncs_total", METRIC_COUNTER, "Syncs run, by reason" },
 		{ "svcnat_sync_rules_written_total", METRIC_COUNTER,
 		  "Rules written to the kernel" },
@@ -431,6 +520,16 @@ int metrics_declare_svcnat(struct metrics *m)
 			    "SyncProxyRules latency in seconds", sync_buckets, ARRAY_SIZE(sync_buckets));
 	if (r < 0)
 		return r;
+	r = metrics_declare(m, "kubeproxy_sync_full_proxy_rules_duration_seconds", METRIC_HISTOGRAM,
+			    "SyncProxyRules latency in seconds for full resyncs", sync_buckets,
+			    ARRAY_SIZE(sync_buckets));
+	if (r < 0)
+		return r;
+	r = metrics_declare(m, "kubeproxy_sync_partial_proxy_rules_duration_seconds", METRIC_HISTOGRAM,
+			    "SyncProxyRules latency in seconds for partial resyncs", sync_buckets,
+			    ARRAY_SIZE(sync_buckets));
+	if (r < 0)
+		return r;
 	r = metrics_declare(m, "kubeproxy_network_programming_duration_seconds", METRIC_HISTOGRAM,
 			    "In Cluster Network Programming Latency in seconds: from a change to its commit",
 			    prog_buckets, n);
@@ -441,5 +540,77 @@ int metrics_declare_svcnat(struct metrics *m)
 		if (r < 0)
 			return r;
 	}
+	/* Every series exists from the start, at 0, as Prometheus clients
+	 * expect (a counter first seen at 1 loses that increase). */
+	for (i = 0; i < ARRAY_SIZE(initial_series); i++) {
+		r = metrics_touch(m, initial_series[i].name, initial_series[i].labels);
+		if (r < 0)
+			return r;
+	}
+	return metrics_update_process(m);
+}
+
+/* Linux's /proc/self/stat fields 14, 15 (utime, stime), 22 (starttime),
+ * 23 (vsize), 24 (rss, pages). */
+int metrics_update_process(struct metrics *m)
+{
+	static double start_time;
+	unsigned long long ut = 0, st = 0, starttime = 0, vsize = 0;
+	long long rss = 0;
+	double tck = (double)sysconf(_SC_CLK_TCK), page = (double)sysconf(_SC_PAGESIZE);
+	char buf[1024], *p;
+	struct rlimit rl;
+	size_t fds = 0;
+	FILE *f;
+	DIR *d;
+
+	f = fopen("/proc/self/stat", "re");
+	if (f) {
+		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+
+		fclose(f);
+		buf[n] = '\0';
+		/* Fields after the command name (which may contain spaces). */
+		p = strrchr(buf, ')');
+		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu "
+				  "%*d %*d %*d %*d %*d %*d %llu %llu %lld",
+				  &ut, &st, &starttime, &vsize, &rss) == 5) {
+			if (!start_time) {
+				/* boot time + starttime ticks */
+				FILE *s = fopen("/proc/stat", "re");
+				unsigned long long btime = 0;
+
+				while (s && fgets(buf, sizeof(buf), s))
+					if (sscanf(buf, "btime %llu", &btime) == 1)
+						break;
+				if (s)
+					fclose(s);
+				start_time = (double)btime + (double)starttime / tck;
+			}
+			metrics_gauge_set(m, "process_start_time_seconds", NULL, start_time);
+			metrics_gauge_set(m, "process_virtual_memory_bytes", NULL, (double)vsize);
+			metrics_gauge_set(m, "process_resident_memory_bytes", NULL, (double)rss * page);
+			/* A counter set to the kernel's total (which only grows). */
+			{
+				struct series *s;
+
+				if (lookup(m, "process_cpu_seconds_total", METRIC_COUNTER, NULL, &s) >= 0)
+					s->value = (double)(ut + st) / tck;
+			}
+		}
+	}
+	d = opendir("/proc/self/fd");
+	if (d) {
+		struct dirent *de;
+
+		while ((de = readdir(d)))
+			fds += de->d_name[0] != '.';
+		closedir(d);
+		/* minus the directory's own descriptor */
+		metrics_gauge_set(m, "process_open_fds", NULL, (double)(fds ? fds - 1 : 0));
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		metrics_gauge_set(m, "process_max_fds", NULL,
+				  rl.rlim_cur == RLIM_INFINITY ? INFINITY : (double)rl.rlim_cur);
 	return 0;
 }

@@ -8,15 +8,26 @@
  * e.g. `table="nat"`; build them with metrics_label() so values are
  * escaped.  No threads: the daemon's loop owns the registry.
  *
- * metrics_declare_svcnat() declares svcnat's families.  kube-proxy's names
- * are kept where kube-proxy has the metric, so its dashboards work:
- *   kubeproxy_sync_proxy_rules_duration_seconds        histogram: plan + apply of one sync
- *   kubeproxy_network_programming_duration_seconds     histogram: from the oldest change to its commit
- *   kubeproxy_sync_proxy_rules_last_timestamp_seconds  gauge: unix time of the last successful sync
- *   kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds gauge: unix time of the last change queued
- *   kubeproxy_sync_proxy_rules_iptables_total{table}   gauge: rules svcnat owns per table
- *   kubeproxy_sync_proxy_rules_iptables_restore_failures_total counter: failed syncs (commit or plan)
- *   kubeproxy_proxy_healthz_total{code}                counter: /healthz answers by status
+ * metrics_declare_svcnat() declares svcnat's families and creates every
+ * series it knows at 0.  kube-proxy's names, types, labels and buckets are
+ * kept where kube-proxy has the metric (pkg/proxy/metrics), so its
+ * dashboards work; ip_family is always "IPv4":
+ *   kubeproxy_sync_proxy_rules_duration_seconds{ip_family}        histogram: plan + apply of one sync
+ *   kubeproxy_sync_full_proxy_rules_duration_seconds{ip_family}   histogram: initial, periodic, retry syncs
+ *   kubeproxy_sync_partial_proxy_rules_duration_seconds{ip_family} histogram: syncs for a change
+ *   kubeproxy_network_programming_duration_seconds{ip_family}     histogram: from the oldest change to its commit
+ *   kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family}  gauge: unix time of the last successful sync
+ *   kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds{ip_family} gauge: of the last change queued
+ *   kubeproxy_sync_proxy_rules_iptables_total{ip_family,table}    gauge: rules svcnat owns per table
+ *   kubeproxy_sync_proxy_rules_iptables_last{ip_family,table}     gauge: rules written in the last sync
+ *   kubeproxy_sync_proxy_rules_iptables_restore_failures_total{ip_family} counter: failed syncs
+ *   kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total{ip_family} counter: always 0
+ *   kubeproxy_sync_proxy_rules_{service,endpoint}_changes_total    counter: objects added, replaced, removed
+ *   kubeproxy_sync_proxy_rules_{service,endpoint}_changes_pending  gauge: those since the last sync started
+ *   kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family,traffic_policy} gauge
+ *   kubeproxy_proxy_healthz_total{code}, kubeproxy_proxy_livez_total{code} counters
+ *   process_cpu_seconds_total, process_resident_memory_bytes, process_virtual_memory_bytes,
+ *   process_start_time_seconds, process_open_fds, process_max_fds (Prometheus' standard)
  * and svcnat's own, prefixed svcnat_:
  *   svcnat_syncs_total{reason}                 counter: syncs run, by why (initial, change, retry, periodic)
  *   svcnat_sync_rules_written_total            counter: rules written to the kernel
@@ -62,6 +73,14 @@ int metrics_declare(struct metrics *m, const char *name, enum metric_type type,
 int metrics_counter_add(struct metrics *m, const char *name, const char *labels, double v);
 int metrics_gauge_set(struct metrics *m, const char *name, const char *labels, double v);
 int metrics_histogram_observe(struct metrics *m, const char *name, const char *labels, double v);
+
+/* Create the series `labels` of a family at 0 if it does not exist (so it
+ * is written from the start).  0, -ENOENT, -ENOMEM. */
+int metrics_touch(struct metrics *m, const char *name, const char *labels);
+
+/* Refresh the process_* families (CPU, memory, start time, descriptors)
+ * from /proc/self; called before each scrape.  Returns 0. */
+int metrics_update_process(struct metrics *m);
 
 /* Read a counter or gauge series back (tests, /healthz detail).  0 or -ENOENT. */
 int metrics_get(const struct metrics *m, const char *name, const char *labels, double *ret);

@@ -102,8 +102,8 @@ run() {
 	grep -q '^{"lastUpdated": "[0-9-]* [0-9:.]* +0000 UTC","currentTime": ' "$o" ||
 		fail "/healthz body: $(cat "$o")"
 	in_ns node curl -sS http://127.0.0.1:10249/metrics >"$o" || fail "curl /metrics"
-	for m in 'kubeproxy_sync_proxy_rules_last_timestamp_seconds [0-9]' \
-		'kubeproxy_sync_proxy_rules_duration_seconds_count [1-9]' \
+	for m in 'kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv4"} [0-9]' \
+		'kubeproxy_sync_proxy_rules_duration_seconds_count{ip_family="IPv4"} [1-9]' \
 		'svcnat_services 1$' 'svcnat_endpoints 1$'; do
 		grep -q "^$m" "$o" || fail "/metrics lacks '$m': $(grep -v '^#' "$o" | head -n 40)"
 	done

@@ -10,7 +10,8 @@
 #    (the daemon follows the file), and 200 again when it is back;
 #  - answers 503 on a node without local endpoints (the daemon run as node-b);
 #  - is closed (connection refused) when the service goes away.
-# Also: /proxyMode says iptables, /livez answers, and the metrics text
+# Also: READY=1 to systemd after the first sync, WATCHDOG=1 from the loop,
+# STOPPING=1; /proxyMode says iptables, /livez answers, and the metrics text
 # passes `promtool check metrics` (when promtool is installed; contrib/install-deps
 # installs it).
 . "$(dirname "$0")/lib/topology.sh"
@@ -59,7 +60,8 @@ hc_closed() {
 }
 
 daemon_start() {
-	ip netns exec "$(ns_name node)" timeout --kill-after=30 120 "$SVCNAT" \
+	ip netns exec "$(ns_name node)" env ${NOTIFY_SOCKET:+NOTIFY_SOCKET=$NOTIFY_SOCKET} \
+		${WATCHDOG_USEC:+WATCHDOG_USEC=$WATCHDOG_USEC} timeout --kill-after=30 120 "$SVCNAT" \
 		--backend="$1" --hostname "$2" --node-ip "$E2E_NODE_IP" \
 		--cluster-cidr "$E2E_CLUSTER_CIDR" --config "$3" \
 		--iptables-min-sync-period 200ms --iptables-sync-period 5s \
@@ -100,15 +102,36 @@ run() {
 		fail "/livez on the node IP (default bind 0.0.0.0:10256)"
 	in_ns node curl -sS "http://127.0.0.1:10249/metrics" >"$E2E_TMP/metrics" || fail "curl /metrics"
 	if command -v promtool >/dev/null; then
-		# Exit 3 is lint advice only; the one piece of advice allowed is
-		# about kube-proxy's own gauge named ..._iptables_total (its name
-		# is kept for kube-proxy's dashboards).  Exit 1: a parse error.
+		# Exit 3 is lint advice only; the only advice allowed is about
+		# kube-proxy's own gauges named ..._total (the names are kept for
+		# kube-proxy's dashboards).  Exit 1: a parse error.
 		promtool check metrics <"$E2E_TMP/metrics" >"$E2E_TMP/promtool" 2>&1
 		rc=$?
 		if [ "$rc" = 3 ]; then
-			! grep -v '^kubeproxy_sync_proxy_rules_iptables_total non-counter metrics should not have "_total" suffix$' \
+			! grep -Ev '^kubeproxy_sync_proxy_rules_(iptables|no_local_endpoints)_total non-counter metrics should not have "_total" suffix$' \
 				"$E2E_TMP/promtool" | grep -q . || rc=1
 		fi
+		# Every kube-proxy series is there, with its labels.
+		for m in 'kubeproxy_sync_proxy_rules_duration_seconds_bucket{ip_family="IPv4",le="0.001"}' \
+			'kubeproxy_sync_full_proxy_rules_duration_seconds_count{ip_family="IPv4"}' \
+			'kubeproxy_sync_partial_proxy_rules_duration_seconds_count{ip_family="IPv4"}' \
+			'kubeproxy_network_programming_duration_seconds_bucket{ip_family="IPv4",le="0.25"}' \
+			'kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv4"}' \
+			'kubeproxy_sync_proxy_rules_iptables_total{ip_family="IPv4",table="nat"}' \
+			'kubeproxy_sync_proxy_rules_iptables_last{ip_family="IPv4",table="filter"}' \
+			'kubeproxy_sync_proxy_rules_endpoint_changes_total ' \
+			'kubeproxy_sync_proxy_rules_endpoint_changes_pending ' \
+			'kubeproxy_sync_proxy_rules_service_changes_total ' \
+			'kubeproxy_sync_proxy_rules_service_changes_pending ' \
+			'kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family="IPv4",traffic_policy="external"}' \
+			'kubeproxy_sync_proxy_rules_iptables_restore_failures_total{ip_family="IPv4"}' \
+			'kubeproxy_proxy_healthz_total{code="503"}' 'kubeproxy_proxy_livez_total{code="200"}' \
+			'process_cpu_seconds_total ' 'process_resident_memory_bytes ' 'process_start_time_seconds ' \
+			'process_open_fds ' 'process_max_fds '; do
+			grep -qF "$m" "$E2E_TMP/metrics" || fail "/metrics lacks $m"
+		done
+		grep -q '^kubeproxy_sync_proxy_rules_endpoint_changes_total [1-9]' "$E2E_TMP/metrics" ||
+			fail "endpoint changes not counted: $(grep endpoint_changes "$E2E_TMP/metrics")" 
 		[ "$rc" = 0 ] || [ "$rc" = 3 ] || fail "promtool check metrics (exit $rc): $(cat "$E2E_TMP/promtool")"
 		say "/proxyMode iptables, /livez 200, metrics pass promtool check metrics"
 	elif [ "${CI:-}" = true ]; then
@@ -120,11 +143,30 @@ run() {
 	say "service gone: the health-check port is closed"
 	daemon_stop
 
-	say "node-b (no local endpoint): 503"
+	say "node-b (no local endpoint): 503; sd_notify READY=1 and WATCHDOG=1"
 	config "$cfg" 198.18.65.10@node-a
-	daemon_start "$backend" node-b "$cfg"
+	# systemd's side of Type=notify: a datagram socket (bounded: 30 s).
+	timeout 30 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(10)
+with open(sys.argv[2], "a") as f:
+    while True:
+        try:
+            f.write(s.recv(4096).decode() + "\n")
+            f.flush()
+        except socket.timeout:
+            break
+' "$E2E_TMP/notify.sock" "$E2E_TMP/notify" &
+	E2E_BG_PIDS+=("$!")
+	wait_for 5 "notify socket" test -S "$E2E_TMP/notify.sock"
+	NOTIFY_SOCKET=$E2E_TMP/notify.sock WATCHDOG_USEC=400000 daemon_start "$backend" node-b "$cfg"
 	wait_for 10 "503 on node-b" hc 503 0
+	wait_for 10 "READY=1" grep -qx READY=1 "$E2E_TMP/notify"
+	wait_for 10 "WATCHDOG=1" grep -qx WATCHDOG=1 "$E2E_TMP/notify"
 	daemon_stop
+	grep -qx STOPPING=1 "$E2E_TMP/notify" || fail "no STOPPING=1: $(cat "$E2E_TMP/notify")"
 	if [ -n "${E2E_VERBOSE:-}" ]; then cat "$E2E_TMP/daemon.log"; fi
 }
 
