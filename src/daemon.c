@@ -395,10 +395,11 @@ static void sync_finish(struct daemon *dm)
 			duration_fmt(t1 - since, lat, sizeof(lat));
 		else
 			snprintf(lat, sizeof(lat), "-");
-		log_info("sync (%s): %zu service ports, %zu endpoints, %zu rules, %zu chains; "
-			 "%zu chains changed; took %s, change to commit %s",
+		log_info("sync (%s): %zu service ports, %zu endpoints, %zu rules, %zu chains "
+			 "(%zu dispatch); %zu chains changed, %zu rules written; took %s, "
+			 "change to commit %s",
 			 sync_reason_name(reason), st->services, st->endpoints, st->rules, st->chains,
-			 changed, took, lat);
+			 st->dispatch_chains, changed, ar->rules_written, took, lat);
 	} else {
 		log_debug("sync (%s): kernel already matches the plan, nothing written",
 			  sync_reason_name(reason));

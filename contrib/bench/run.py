@@ -240,16 +240,18 @@ class Suite:
         os.rename(path + ".tmp", path)
         return path
 
-    def svcnat_args(self, mode, config, cidr=None):
+    def svcnat_args(self, mode, config, cidr=None, dispatch=None):
         args = [self.bin["svcnat"], mode, "--config", config] + NODE_ARGS
         if cidr:
             args[args.index("--cluster-cidr") + 1] = cidr
         if mode == "--once":
             args += ["--backend", self.a.backend, "-v"]
+        if dispatch or self.a.dispatch:
+            args += ["--dispatch", dispatch or self.a.dispatch]
         return args
 
-    def render(self, config, out, cidr=None):
-        return self.run(self.svcnat_args("--dry-run", config, cidr), stdout=out)
+    def render(self, config, out, cidr=None, dispatch=None):
+        return self.run(self.svcnat_args("--dry-run", config, cidr, dispatch), stdout=out)
 
     def partial(self, triples):
         """kube-proxy's partial-sync inputs, one (old, new, out) each; their statistics."""
@@ -590,19 +592,35 @@ class Suite:
 
     @staticmethod
     def first_last(txt):
-        """(ip, port) of the first and the last cluster-IP rule of nat KUBE-SERVICES
-        for the generator's ports (80, 443: the backends serve their targets)."""
-        rules = []
+        """(ip, port) of the best- and the worst-placed cluster-IP rule reached from
+        nat KUBE-SERVICES for the generator's ports (80, 443: the backends serve
+        their targets), and the rules a packet to the worst one passes: its rule's
+        position in each chain on the way, summed (linear: the last rule; the
+        dispatch tree: the last leaf rule of the last sub-range at every level)."""
+        chains = {}
         table = None
         with open(txt) as f:
             for line in f:
                 if line.startswith("*"):
                     table = line[1:].strip()
-                elif table == "nat" and line.startswith("-A KUBE-SERVICES ") and "cluster IP" in line:
-                    m = re.search(r"-d ([0-9.]+)/32 .*--dport ([0-9]+)", line)
+                elif table == "nat" and line.startswith("-A "):
+                    name, rest = line[3:].split(" ", 1)
+                    chains.setdefault(name, []).append(rest)
+        found = []
+
+        def walk(name, cost, depth):
+            for i, rest in enumerate(chains.get(name, [])):
+                m = re.search(r"-j (KUBE-DSP-\S+)", rest)
+                if m and depth < 64:
+                    walk(m.group(1), cost + i + 1, depth + 1)
+                elif "cluster IP" in rest:
+                    m = re.search(r"-d ([0-9.]+)/32 .*--dport ([0-9]+)", rest)
                     if m and int(m.group(2)) in (80, 443):
-                        rules.append((m.group(1), int(m.group(2))))
-        return rules[0], rules[-1], len(rules)
+                        found.append((cost + i + 1, m.group(1), int(m.group(2))))
+        walk("KUBE-SERVICES", 0, 0)
+        best = min(found)
+        worst = max(found)
+        return best[1:], worst[1:], worst[0]
 
     def datapath(self, reps):
         d = os.path.join(self.work, "datapath")
@@ -646,13 +664,48 @@ class Suite:
                                                "ClusterIP, %s, target first" % label))
                 if last:
                     cases.append(self.connrate(C, N, lip, lport, reps,
-                                               "ClusterIP, %s, target last (rule %d)" % (label, nrules)))
+                                               "ClusterIP, %s, target last (%d rules on its path)" % (
+                                                   label, nrules)))
             if not self.a.quick:
                 cases.append(self.connrate(C, N, BACKENDS[0], SERVER_PORTS[0], reps,
                                            "direct through the node, %s loaded" % label))
             if n == 1 and not self.a.quick:
                 self.userspace(C, N, Bs, reps)
         self.res["datapath"] = dp
+
+    def dispatch_curve(self, sizes, reps):
+        """New connections/s through kube-proxy's linear chains and through the
+        dispatch tree (issue 13): to the worst-placed service and, not a service
+        packet, through the node to a backend, at each size; 1 service for the ratio."""
+        d = os.path.join(self.work, "curve")
+        os.makedirs(d, exist_ok=True)
+        cv = {"rows": [], "base": None}
+        self.res["curve"] = cv
+        C, N, Bs = self.topology()
+        for B in Bs:
+            for port in SERVER_PORTS:
+                self.bg(B, [self.bin["connrate"], "serve", str(port), "3600"])
+        time.sleep(0.5)
+        for n in [1] + sizes:
+            cfg = self.gen(os.path.join(d, "c-%d.json" % n), n, len(BACKENDS), target_ips=BACKENDS)
+            for mode in (["linear"] if n == 1 else ["linear", "tree"]):
+                txt = os.path.join(d, "c-%d-%s.txt" % (n, mode))
+                self.render(cfg, txt, dispatch=mode)
+                _, (lip, lport), cost = self.first_last(txt)
+                self.log("curve: %d service(s), %s, loading" % (n, mode))
+                r = self.run(self.svcnat_args("--once", cfg, dispatch=mode), ns=N)
+                svc = self.connrate(C, N, lip, lport, reps, "%d, %s, worst-placed service (%d rules)" % (
+                    n, mode, cost))
+                other = self.connrate(C, N, BACKENDS[0], SERVER_PORTS[0], reps,
+                                      "%d, %s, non-service through the node" % (n, mode))
+                row = {"services": n, "mode": mode, "path_rules": cost, "service": svc, "other": other,
+                       "once_s": r["seconds"]}
+                if n == 1:
+                    cv["base"] = row
+                else:
+                    cv["rows"].append(row)
+        for ns in [C, N] + Bs:
+            self.ns_del(ns)
 
     def userspace(self, C, N, Bs, reps):
         dp = self.res["datapath"]
@@ -895,6 +948,26 @@ def markdown(res):
             o.append("|---|---|")
             for c in dp["iperf"]:
                 o.append("| %s | %s |" % (c["case"], fmt_s(c["gbit_s"])))
+    cv = res.get("curve")
+    if cv and cv.get("base"):
+        b = cv["base"]
+        bs, bo = b["service"]["conn_per_s"]["median"], b["other"]["conn_per_s"]["median"]
+        o.append("")
+        o.append("**Dispatch** (issue 13; the data-path topology, one client thread): new connections/s to the "
+                 "worst-placed service and for non-service traffic through the node, linear (kube-proxy's "
+                 "chains) and the tree; 1 service: %.0f and %.0f conn/s." % (bs, bo))
+        o.append("")
+        o.append("| services | layout | rules on the worst path | worst-placed service conn/s | vs 1 service "
+                 "| p50 / p99 connect (us) | non-service conn/s | vs 1 service | p50 / p99 (us) |")
+        o.append("|---|---|---|---|---|---|---|---|---|")
+        for r in cv["rows"]:
+            s, t = r["service"], r["other"]
+            o.append("| %d | %s | %d | %.0f (%.0f–%.0f) | %.2fx | %.1f / %.1f | %.0f (%.0f–%.0f) | %.2fx | %.1f / %.1f |" % (
+                r["services"], r["mode"], r["path_rules"], s["conn_per_s"]["median"], s["conn_per_s"]["min"],
+                s["conn_per_s"]["max"], s["conn_per_s"]["median"] / bs, s["p50_us"]["median"],
+                s["p99_us"]["median"], t["conn_per_s"]["median"], t["conn_per_s"]["min"],
+                t["conn_per_s"]["max"], t["conn_per_s"]["median"] / bo, t["p50_us"]["median"],
+                t["p99_us"]["median"]))
     if res.get("goals"):
         o.append("")
         o.append("**Goals** (issue 7, at 10,000 x 10 unless said):")
@@ -939,6 +1012,12 @@ def main():
                     help="who writes the data-path rules (the same rules either way)")
     ap.add_argument("--dp-services", default="10000,20000",
                     help="service counts of the data-path cases (default 10000,20000; --quick: the first)")
+    ap.add_argument("--dispatch", choices=["auto", "linear", "tree"], default=None,
+                    help="svcnat's --dispatch in every run (default: svcnat's own default)")
+    ap.add_argument("--dp-curve", metavar="SIZES", default=None,
+                    help="issue 13's curve: linear vs tree at these service counts, e.g. "
+                         "1000,5000,10000,20000,50000 (new connections/s, worst-placed service and "
+                         "non-service traffic; not run by default)")
     ap.add_argument("--backend", choices=["direct", "libiptc"], default="direct",
                     help="svcnat's writer (default direct: the kernel's socket options without libiptc)")
     ap.add_argument("--builddir", default=".", help="where svcnat and contrib/bench/* were built")
@@ -986,6 +1065,8 @@ def main():
             suite.scale(*SCALE_SIZE)
         if not a.no_datapath:
             suite.datapath(a.reps)
+        if a.dp_curve:
+            suite.dispatch_curve([int(x) for x in a.dp_curve.split(",")], a.reps)
     except (BenchError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
         suite.warn("stopped early: %s" % e)
         rc = 1

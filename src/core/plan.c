@@ -25,7 +25,7 @@ void plan_settings_init(struct plan_settings *s)
 	s->random_fully = true;
 	s->large_cluster_threshold = 1000;
 	s->compact_endpoints_threshold = 250000;
-	s->dispatch = DISPATCH_LINEAR;
+	s->dispatch = DISPATCH_AUTO;
 	s->dispatch_threshold = PLAN_DISPATCH_THRESHOLD;
 	s->dispatch_leaf_max = 16;
 }
