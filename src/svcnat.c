@@ -147,16 +147,82 @@ static int run_init_only(struct pipeline *p, struct diag_list *d)
 	return r < 0 ? EXIT_RUNTIME : 0;
 }
 
-static int run_cleanup(struct pipeline *p, struct diag_list *d)
+/* Whether the host's legacy xtables has tables in this namespace (no
+ * module is loaded by looking). */
+static bool legacy_tables_present(void)
+{
+	FILE *f = fopen("/proc/net/ip_tables_names", "re");
+	char buf[64];
+	bool any = false;
+
+	if (!f)
+		return false;
+	while (fgets(buf, sizeof(buf), f))
+		any = any || strncmp(buf, "nat", 3) == 0 || strncmp(buf, "filter", 6) == 0;
+	fclose(f);
+	return any;
+}
+
+/* Whether `cmd` runs (the iptables-nft flavour is installed). */
+static bool have_command(const char *cmd)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "command -v %s >/dev/null 2>&1", cmd);
+	return system(buf) == 0;
+}
+
+/*
+ * Remove svcnat's (and kube-proxy's) chains and jump rules.  With
+ * --backend auto from every iptables flavour present: the legacy tables
+ * (direct writer) and the nft ones (iptables-nft-restore); a given
+ * --backend cleans what it writes.
+ */
+static int run_cleanup(struct svcnat_options *o, struct pipeline *p, struct diag_list *d)
 {
 	struct backend *b;
-	int r;
+	int r, failed = 0;
 
-	r = pipeline_backend(p, &b, d);
-	if (r >= 0)
-		r = backend_cleanup(b, d);
+	r = pipeline_backend(p, &b, d); /* also checks CAP_NET_ADMIN */
+	if (r < 0 || o->backend.kind != BACKEND_AUTO) {
+		if (r >= 0)
+			r = backend_cleanup(b, d);
+		print_diags(d);
+		return r < 0 ? EXIT_RUNTIME : 0;
+	}
+	const struct {
+		enum backend_kind kind;
+		const char *cmd;
+		const char *what;
+		bool present;
+	} flavours[] = {
+		{ BACKEND_DIRECT, NULL, "legacy", legacy_tables_present() },
+		{ BACKEND_RESTORE, "iptables-nft-restore", "nft",
+		  have_command("iptables-nft-restore") && have_command("iptables-nft-save") },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(flavours); i++) {
+		struct backend_options bo = o->backend;
+		struct backend *fb = NULL;
+
+		if (!flavours[i].present) {
+			log_debug("--cleanup: no %s iptables tables here", flavours[i].what);
+			continue;
+		}
+		bo.kind = flavours[i].kind;
+		bo.restore_cmd = flavours[i].cmd;
+		r = backend_new(&bo, &fb, d);
+		if (r >= 0)
+			r = backend_cleanup(fb, d);
+		backend_free(fb);
+		if (r < 0) {
+			log_err("--cleanup: the %s tables: %s", flavours[i].what, strerror(-r));
+			failed = 1;
+		} else {
+			log_debug("--cleanup: the %s tables are clean", flavours[i].what);
+		}
+	}
 	print_diags(d);
-	return r < 0 ? EXIT_RUNTIME : 0;
+	return failed ? EXIT_RUNTIME : 0;
 }
 
 /* `svcnat etcd-load --etcd-endpoints URLS FILE...`: populate the cluster store. */
@@ -269,7 +335,7 @@ int main(int argc, char **argv)
 		code = run_once(p, &d);
 		break;
 	case MODE_CLEANUP:
-		code = run_cleanup(p, &d);
+		code = run_cleanup(&o, p, &d);
 		break;
 	case MODE_INIT_ONLY:
 		code = run_init_only(p, &d);
