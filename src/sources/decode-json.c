@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <strings.h>
 
 #include "sources/decode-json.h"
@@ -154,13 +155,139 @@ int dec_type_error(struct dctx *c, const cJSON *j, const char *expected)
 }
 
 
+/* --- NUL characters, which cJSON's C strings cannot hold --- */
+
+bool dec_has_nul(const cJSON *j)
+{
+	return j && (j->type & DEC_NUL_VALUE);
+}
+
+/* Whether text can hold a NUL in a string at all (a raw byte or \u0000). */
+static bool may_hold_nul(const char *text, size_t len)
+{
+	return memchr(text, '\0', len) || memmem(text, len, "u0000", 5);
+}
+
+struct nul_string {
+	size_t ordinal; /* 1-based, in text order, keys and values alike */
+	bool key;
+};
+
+struct nul_marker {
+	const struct nul_string *v;
+	size_t n, next;
+	size_t seen;    /* strings visited so far */
+};
+
+static void mark_one(struct nul_marker *m, cJSON *node, bool key)
+{
+	m->seen++;
+	if (m->next < m->n && m->v[m->next].ordinal == m->seen) {
+		node->type |= key ? DEC_NUL_KEY : DEC_NUL_VALUE;
+		m->next++;
+	}
+}
+
+/* The tree's strings in text order: for each member its key, then its value. */
+static void mark_tree(struct nul_marker *m, cJSON *node)
+{
+	cJSON *ch;
+
+	if (cJSON_IsString(node))
+		mark_one(m, node, false);
+	if (!cJSON_IsArray(node) && !cJSON_IsObject(node))
+		return;
+	for (ch = node->child; ch; ch = ch->next) {
+		if (cJSON_IsObject(node))
+			mark_one(m, ch, true);
+		mark_tree(m, ch);
+	}
+}
+
+int dec_mark_nuls(cJSON *root, const char *text, size_t len, size_t *ret_key_off)
+{
+	_cleanup_free_ struct nul_string *v = NULL;
+	size_t n = 0, cap = 0, ordinal = 0, i = 0, start = 0, first_key = SIZE_MAX;
+	struct nul_marker m = { 0 };
+
+	if (!may_hold_nul(text, len))
+		return 0;
+	while (i < len) {
+		bool nul = false;
+		size_t k;
+
+		if (text[i] != '"') {
+			i++;
+			continue;
+		}
+		start = i++;
+		ordinal++;
+		while (i < len && text[i] != '"') {
+			if (text[i] == '\0') {
+				nul = true;
+			} else if (text[i] == '\\') {
+				if (i + 5 < len && text[i + 1] == 'u' && memcmp(text + i + 2, "0000", 4) == 0)
+					nul = true;
+				i++;
+			}
+			i++;
+		}
+		i++;
+		if (!nul)
+			continue;
+		if (GROW(v, cap, n + 1) < 0)
+			return -ENOMEM;
+		for (k = i; k < len && text[k] && strchr(" \t\r\n", text[k]); k++)
+			;
+		v[n] = (struct nul_string){ ordinal, k < len && text[k] == ':' };
+		if (v[n].key && first_key == SIZE_MAX)
+			first_key = start;
+		n++;
+	}
+	m.v = v;
+	m.n = n;
+	mark_tree(&m, root);
+	if (first_key == SIZE_MAX)
+		return 0;
+	*ret_key_off = first_key;
+	return 1;
+}
+
+size_t dec_depth_at(const char *text, size_t off)
+{
+	size_t depth = 0, i;
+	bool in_str = false;
+
+	for (i = 0; i < off; i++) {
+		if (in_str) {
+			if (text[i] == '\\')
+				i++;
+			else if (text[i] == '"')
+				in_str = false;
+		} else if (text[i] == '"') {
+			in_str = true;
+		} else if (text[i] == '[' || text[i] == '{') {
+			depth++;
+		} else if ((text[i] == ']' || text[i] == '}') && depth) {
+			depth--;
+		}
+	}
+	return depth;
+}
+
 /* --- JSON getters: null is absent; errors name the path --- */
 
+/* Go's encoding/json, and so the API server: of duplicate keys the last wins. */
 const cJSON *dec_get(const cJSON *obj, const char *key)
 {
-	const cJSON *j = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+	const cJSON *j, *found = NULL;
 
-	return cJSON_IsNull(j) ? NULL : j;
+	if (!obj)
+		return NULL;
+	cJSON_ArrayForEach(j, obj)
+		if (j->string && streq(j->string, key))
+			found = j;
+	return cJSON_IsNull(found) ? NULL : found;
 }
 
 /* Go's encoding/json: keys match case-insensitively and the last one wins. */
@@ -188,6 +315,8 @@ int dec_check_str(struct dctx *c, const cJSON *j, const char **ret)
 
 	if (!cJSON_IsString(j) || !j->valuestring)
 		return dec_type_error(c, j, "a string");
+	if (dec_has_nul(j))
+		return dec_fail(c, "contains a NUL character (\\u0000)");
 	n = strnlen(j->valuestring, DECODE_MAX_STRING + 1);
 	if (n > DECODE_MAX_STRING)
 		return dec_fail(c, "string longer than %d bytes", DECODE_MAX_STRING);

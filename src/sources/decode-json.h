@@ -65,9 +65,32 @@ const char *dec_describe(const cJSON *j, char *buf, size_t len);
 /* "expected <expected>, got <j>" as the object's error (-EINVAL). */
 int dec_type_error(struct dctx *c, const cJSON *j, const char *expected);
 
+/* --- NUL characters --- */
+
+/*
+ * cJSON decodes "\u0000" (and copies a raw NUL byte) into its C strings,
+ * which then end there: "we\u0000b" would read as "we".  dec_mark_nuls()
+ * finds every string of text (the exact span cJSON parsed into root) that
+ * holds a NUL and flags its node: DEC_NUL_VALUE for a string value,
+ * DEC_NUL_KEY for a member whose key holds one (bits of cJSON's type that
+ * cJSON itself leaves alone).  Returns 0, 1 when a key holds a NUL (the
+ * byte offset of the first such key in *ret_key_off), or -ENOMEM.  Costs a
+ * memchr/memmem pass when text holds neither a NUL byte nor "u0000".
+ */
+#define DEC_NUL_VALUE (1 << 12)
+#define DEC_NUL_KEY (1 << 13)
+int dec_mark_nuls(cJSON *root, const char *text, size_t len, size_t *ret_key_off);
+
+/* Whether string value j was cut short at a NUL (dec_check_str() refuses it). */
+bool dec_has_nul(const cJSON *j);
+
+/* How many arrays and objects are open at byte off of text (strings skipped). */
+size_t dec_depth_at(const char *text, size_t off);
+
 /* --- lookups (no diags) --- */
 
-/* Member key of obj (obj may be NULL); NULL when absent or null. */
+/* Member key of obj (obj may be NULL); NULL when absent or null.  Of
+ * duplicate keys the last wins, as in Go's encoding/json and the API server. */
 const cJSON *dec_get(const cJSON *obj, const char *key);
 
 /* Go's encoding/json: keys match case-insensitively and the last one wins.
@@ -77,7 +100,7 @@ const cJSON *dec_get_ci(const cJSON *obj, const char *key);
 
 /* --- typed checks of j at the current path, and getters of obj.key --- */
 
-/* A string within DECODE_MAX_STRING bytes. */
+/* A string within DECODE_MAX_STRING bytes, without a NUL. */
 int dec_check_str(struct dctx *c, const cJSON *j, const char **ret);
 
 /* *ret = string or NULL when absent. */

@@ -186,7 +186,7 @@ int decode_legacy_service(struct dctx *c, const cJSON *j, const char *key_ns,
 	if (cJSON_IsNumber(cp) && cp->valuedouble >= 1 && cp->valuedouble <= 65535 &&
 	    cp->valuedouble == floor(cp->valuedouble))
 		snprintf(buf, sizeof(buf), "%.0f", cp->valuedouble);
-	else if (cJSON_IsString(cp) && dec_is_port_name(cp->valuestring))
+	else if (cJSON_IsString(cp) && !dec_has_nul(cp) && dec_is_port_name(cp->valuestring))
 		snprintf(buf, sizeof(buf), "%s", cp->valuestring);
 	else
 		buf[0] = '\0';

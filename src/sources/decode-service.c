@@ -54,10 +54,13 @@ static int decode_service_port(struct dctx *c, const cJSON *j, struct service_po
 	p->node_port = (uint16_t)v;
 
 	tp = dec_get(j, "targetPort");
-	if (cJSON_IsString(tp) && tp->valuestring && *tp->valuestring) {
+	if (cJSON_IsString(tp) && tp->valuestring && (*tp->valuestring || dec_has_nul(tp))) {
 		size_t l = dec_path_key(c, "targetPort");
+		const char *str;
 
-		r = dec_check_name(c, tp->valuestring, dec_is_port_name, "port name");
+		r = dec_check_str(c, tp, &str);
+		if (r == 0)
+			r = dec_check_name(c, str, dec_is_port_name, "port name");
 		dec_path_pop(c, l);
 		if (r < 0)
 			return r;

@@ -142,6 +142,40 @@ static int walk_item(struct dctx *c, const cJSON *it, size_t i, const char *item
 	return r;
 }
 
+/*
+ * A List is {apiVersion, kind, metadata, items} (kubectl and the API print
+ * nothing else).  One without "items", or with another key ("itemz"), is
+ * not a shape svcnat knows: read as an empty List it would remove every
+ * service of the source, so it is refused whole.  items_elsewhere: the
+ * caller holds "items" outside root.  0 or -EINVAL with a diag.
+ */
+static int list_shape(struct dctx *c, const cJSON *root, bool items_elsewhere)
+{
+	static const char *const known[] = { "apiVersion", "kind", "metadata", "items" };
+	const cJSON *j;
+	char what[300];
+	size_t i;
+	int r;
+
+	cJSON_ArrayForEach(j, root) {
+		for (i = 0; i < ARRAY_SIZE(known); i++)
+			if (streq(j->string, known[i]))
+				break;
+		if (i < ARRAY_SIZE(known))
+			continue;
+		r = diag_add(c->diags, DIAG_ERROR, c->source, NULL, NULL,
+			     "%s is not a key of a List (apiVersion, kind, metadata, items): "
+			     "refusing a document of unknown shape",
+			     dec_quote(j->string, what, sizeof(what)));
+		return r < 0 ? r : -EINVAL;
+	}
+	if (items_elsewhere || cJSON_GetObjectItemCaseSensitive(root, "items"))
+		return 0;
+	r = diag_add(c->diags, DIAG_ERROR, c->source, NULL, NULL,
+		     "a List without \"items\": refusing it (an empty List is \"items\": [])");
+	return r < 0 ? r : -EINVAL;
+}
+
 /* The items of a List (plain or typed) root, in order. */
 static int walk_list(struct dctx *c, const cJSON *root, const char *list_kind, walk_fn fn,
 		     void *userdata)
@@ -157,6 +191,9 @@ static int walk_list(struct dctx *c, const cJSON *root, const char *list_kind, w
 		if (!item_kind)
 			return -ENOMEM;
 	}
+	r = list_shape(c, root, false);
+	if (r < 0)
+		return r;
 	items = dec_get(root, "items");
 	if (items) {
 		reset_place(c);
@@ -311,8 +348,22 @@ static int parse(const char *buf, size_t len, const char *source, struct diag_li
 		for (p = end; p < buf + len && *p && strchr(" \t\r\n", *p); p++)
 			;
 		if (p == buf + len) {
-			*ret = root;
-			return 0;
+			size_t key_off = 0;
+			int r = dec_mark_nuls(root, buf + off, (size_t)(end - buf - off), &key_off);
+
+			if (r == 0) {
+				*ret = root;
+				return 0;
+			}
+			cJSON_Delete(root);
+			if (r < 0)
+				return r;
+			/* A key cut short would silently become another key
+			 * ("it\u0000ems" -> "it"): the document is refused. */
+			line_col(buf, off + key_off, &line, &col);
+			return diag_add(diags, DIAG_ERROR, source, NULL, NULL,
+					"a key contains a NUL character (\\u0000) at line %zu, "
+					"column %zu", line, col) < 0 ? -ENOMEM : -EINVAL;
 		}
 		cJSON_Delete(root);
 		end = p;
@@ -329,6 +380,11 @@ static int parse(const char *buf, size_t len, const char *source, struct diag_li
 	if (!end || end < buf || end > buf + len)
 		end = buf + off;
 	line_col(buf, (size_t)(end - buf), &line, &col);
+	if (!root && end < buf + len && (*end == '[' || *end == '{') &&
+	    dec_depth_at(buf + off, (size_t)(end - buf - off)) >= CJSON_NESTING_LIMIT)
+		return diag_add(diags, DIAG_ERROR, source, NULL, NULL,
+				"arrays and objects nested deeper than %d levels at line %zu, "
+				"column %zu", CJSON_NESTING_LIMIT, line, col) < 0 ? -ENOMEM : -EINVAL;
 	off = (size_t)(buf + len - end);
 	memcpy(near, end, off < 16 ? off : 16);
 	near[off < 16 ? off : 16] = '\0';
@@ -487,6 +543,7 @@ static int stream_list(struct dctx *c, const char *text, size_t len, struct json
 	const char *p = skip_ws(text, text + len), *end = text + len, *q, *kind = NULL, *api = NULL;
 	cJSON *root = NULL, *key = NULL, *it = NULL;
 	bool items_seen = false, ok = false;
+	size_t key_off;
 	int r = 0;
 
 	*ret_done = false;
@@ -498,20 +555,26 @@ static int stream_list(struct dctx *c, const char *text, size_t len, struct json
 		if (*p != '"' ||
 		    !(key = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &q, false)))
 			goto out;
+		if (!cJSON_IsString(key) || dec_mark_nuls(key, p, (size_t)(q - p), &key_off) != 0 ||
+		    dec_has_nul(key))
+			goto out; /* the whole-tree path reports it */
 		p = skip_ws(q, end);
-		if (p == end || *p != ':' || !cJSON_IsString(key))
+		if (p == end || *p != ':')
 			goto out;
 		p = skip_ws(p + 1, end);
-		if (streq(key->valuestring, "items") && !items_seen && p < end && *p == '[') {
+		/* Of two "items" the last wins: the whole-tree path takes it. */
+		if (streq(key->valuestring, "items") && items_seen)
+			goto out;
+		if (streq(key->valuestring, "items") && p < end && *p == '[') {
 			items_seen = true;
 			for (p = skip_ws(p + 1, end); p < end && *p != ']';) {
 				struct jsonarena_mark m;
 
 				jsonarena_mark(arena, &m);
 				it = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &q, false);
-				if (!cJSON_IsObject(it) ||
-				    !cJSON_GetObjectItemCaseSensitive(it, "kind") ||
-				    n >= DECODE_MAX_ITEMS)
+				if (!cJSON_IsObject(it) || !dec_get(it, "kind") ||
+				    n >= DECODE_MAX_ITEMS ||
+				    dec_mark_nuls(it, p, (size_t)(q - p), &key_off) != 0)
 					goto out;
 				r = walk_item(c, it, n++, NULL, decode_walked, out);
 				cJSON_Delete(it);
@@ -537,8 +600,10 @@ static int stream_list(struct dctx *c, const char *text, size_t len, struct json
 		} else {
 			cJSON *value = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &q, false);
 
-			if (!value)
+			if (!value || dec_mark_nuls(value, p, (size_t)(q - p), &key_off) != 0) {
+				cJSON_Delete(value);
 				goto out;
+			}
 			cJSON_AddItemToObject(root, key->valuestring, value);
 			p = q;
 		}
@@ -562,7 +627,8 @@ static int stream_list(struct dctx *c, const char *text, size_t len, struct json
 
 		diag_list_init(&none);
 		c->diags = &none;
-		ok = get_kind(c, root, &kind, &api) == 0 && kind && streq(kind, "List");
+		ok = get_kind(c, root, &kind, &api) == 0 && kind && streq(kind, "List") &&
+		     list_shape(c, root, true) == 0;
 		diag_list_done(&none);
 	}
 out:
@@ -696,11 +762,34 @@ struct walk_adapter {
 	void *userdata;
 };
 
+/* The first string value under j that holds a NUL: its error at its path. */
+static int find_nul(struct dctx *c, const cJSON *j)
+{
+	const cJSON *ch;
+	size_t i = 0, l;
+	int r;
+
+	if (dec_has_nul(j))
+		return dec_fail(c, "contains a NUL character (\\u0000)");
+	for (ch = cJSON_IsArray(j) || cJSON_IsObject(j) ? j->child : NULL; ch; ch = ch->next) {
+		l = cJSON_IsObject(j) ? dec_path_key(c, ch->string) : dec_path_idx(c, i++);
+		r = find_nul(c, ch);
+		dec_path_pop(c, l);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* For decode_walk()'s callers, who store objects whole: one holding a NUL
+ * anywhere is rejected (printed again, its strings would be cut short). */
 static int walk_public(struct dctx *c, const struct decode_walk_item *it, void *userdata)
 {
 	const struct walk_adapter *a = userdata;
+	int r;
 
-	return a->fn(it, a->userdata);
+	r = find_nul(c, it->obj);
+	return r < 0 ? r : a->fn(it, a->userdata);
 }
 
 int decode_walk(const char *buf, size_t len, const char *source, decode_walk_fn fn,

@@ -17,8 +17,14 @@
  *
  * An invalid object is skipped with one DIAG_ERROR naming the source (file),
  * the object (ns/name) and the field path with the bad value; the rest is
- * decoded.  Text that is not JSON (or not an object/List) fails as a whole:
- * -EINVAL with a diag giving line:column.
+ * decoded.  A string holding a NUL (cJSON would cut it short) is such an
+ * error for its object.  Text that is not JSON (or not an object/List)
+ * fails as a whole: -EINVAL with a diag giving line:column; so does a key
+ * holding a NUL, nesting deeper than CJSON_NESTING_LIMIT (said as such),
+ * and a List svcnat does not know the shape of: without "items", or with a
+ * key but apiVersion, kind, metadata and items (a misspelled "itemz" would
+ * otherwise read as an empty List).  Of duplicate keys in an object the
+ * last wins, as in Go's encoding/json and so the API server.
  *
  * Details of the mapping:
  *  - JSON null is "absent" everywhere; numbers must be integral.  Names,

@@ -202,10 +202,21 @@ static int put_object(struct loader *ld, enum etcd_key_kind kk, const char *kind
 	return queue_put(ld, key, value);
 }
 
+/* obj's member key, of duplicates the last (as the decoder reads them). */
+static const cJSON *member(const cJSON *obj, const char *key)
+{
+	const cJSON *j, *found = NULL;
+
+	cJSON_ArrayForEach(j, obj)
+		if (j->string && streq(j->string, key))
+			found = j;
+	return found;
+}
+
 /* A Kubernetes object: its key from kind and metadata. */
 static int load_k8s(struct loader *ld, const struct decode_walk_item *it)
 {
-	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(it->obj, "metadata");
+	const cJSON *meta = member(it->obj, "metadata");
 	const char *where = it->where[0] ? it->where : NULL;
 	const char *ns = "default", *name = NULL;
 	enum etcd_key_kind kk;
@@ -222,10 +233,10 @@ static int load_k8s(struct loader *ld, const struct decode_walk_item *it)
 		kk = ETCD_KEY_SLICE;
 	else
 		kk = ETCD_KEY_ENDPOINTS;
-	v = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
+	v = member(meta, "namespace");
 	if (cJSON_IsString(v) && *v->valuestring)
 		ns = v->valuestring;
-	v = cJSON_GetObjectItemCaseSensitive(meta, "name");
+	v = member(meta, "name");
 	if (cJSON_IsString(v) && *v->valuestring)
 		name = v->valuestring;
 	if (!name) {
