@@ -226,11 +226,12 @@ int kpconfig_read(const char *path, struct kpconfig **ret, struct diag_list *d)
 
 	if (streq(path, "-"))
 		return 0;
+	/* A file that cannot be opened or read is no KubeProxyConfiguration
+	 * here: the file source reports it, in one format and with one exit
+	 * code for every reason (and the daemon waits for it). */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return errno == ENOENT || errno == EACCES ? 0 : -errno; /* the source reports it */
-	if (fstat(fd, &st) < 0)
-		return -errno;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return 0;
 	if (!S_ISREG(st.st_mode) || st.st_size > KPCONFIG_MAX_BYTES)
 		return 0;
 	buf = malloc((size_t)st.st_size + 1);
@@ -241,7 +242,7 @@ int kpconfig_read(const char *path, struct kpconfig **ret, struct diag_list *d)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return -errno;
+			return 0;
 		}
 		off += (size_t)n;
 	}

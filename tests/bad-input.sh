@@ -1,0 +1,197 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The bad-input corpus (issue 17).  Every case is a --config that is wrong
+# in one way: tests/data/bad/*.json (not JSON, not a shape svcnat knows,
+# wrong types at every level, bad addresses and ports, deep documents), and
+# cases made here at run time because git cannot hold them (a FIFO, a
+# symlink to /dev/zero, a symlink loop, a dangling symlink, /proc/self/mem
+# (open succeeds, read fails), a missing file, an unreadable file, a file
+# over 256 MiB, a List of 200,001 items, a directory with one truncated
+# file, a world-writable file and directory).
+#
+#  1. `svcnat --dry-run --config CASE`: the exit code and the whole of
+#     standard error must be what tests/data/bad/EXPECTED says (run from
+#     the case's directory, so diagnostics name it as given).
+#  2. As root, in a network and mount namespace of its own: with
+#     contrib/examples/cluster.json loaded, `svcnat --once --config CASE`
+#     must exit and print as EXPECTED says; when it exits 2 (the file is
+#     rejected whole) iptables-legacy-save must print exactly what it
+#     printed before (byte-identical, comment lines aside); when it exits 0
+#     (bad objects skipped, the rest applied) the kernel must equal the
+#     plan (--dry-run --diff), and the cluster is loaded again.
+#
+# Regenerate deliberately after a change meant to alter the diagnostics:
+#   REGEN=1 SVCNAT=/path/to/build/svcnat tests/bad-input.sh
+# (as root, to record the --once part too) and review `git diff tests/data/bad`.
+set -u
+
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+SVCNAT=${SVCNAT:-${top_builddir:-.}/svcnat}
+case $SVCNAT in /*) ;; *) SVCNAT=$PWD/$SVCNAT ;; esac
+DATA=$top_srcdir/tests/data/bad
+EXPECTED=$DATA/EXPECTED
+SETTINGS=(--node-ip 198.18.0.1 --hostname node-a --cluster-cidr 198.18.64.0/18)
+# The legacy tables, read back with iptables-legacy-save.
+ONCE=(--backend="${BAD_BACKEND:-direct}")
+
+[ -x "$SVCNAT" ] || { echo "FAIL: svcnat binary not found at '$SVCNAT'" >&2; exit 1; }
+
+if [ "$(id -u)" = 0 ] && [ -z "${BAD_IN_NS:-}" ]; then
+	# The --once part writes the tables: a namespace of our own.
+	export BAD_IN_NS=1
+	exec timeout 900 unshare -n -m bash "$0" "$@"
+fi
+if [ -n "${BAD_IN_NS:-}" ]; then
+	mount -t tmpfs -o mode=0755 tmpfs /run || { echo "FAIL: cannot mount a private /run" >&2; exit 1; }
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/svcnat-bad.XXXXXX") || exit 1
+trap 'chmod -R u+rwx "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'exit 1' INT TERM HUP
+chmod 0755 "$TMP"
+RUNTIME=$TMP/rt
+mkdir -p "$RUNTIME"
+
+# The cases made at run time, in $RUNTIME.
+make_runtime_cases() {
+	umask 022
+	cd "$RUNTIME" || exit 1
+	mkfifo fifo.json
+	ln -s /dev/zero dev-zero.json
+	ln -s loop-b.json loop.json
+	ln -s loop.json loop-b.json
+	ln -s /nonexistent/services.json dangling.json
+	ln -s /proc/self/mem proc-mem.json
+	: # missing.json: not created
+	printf '{"Services":[{"Name":"a","Port":80}]}' >unreadable.json
+	chmod 0000 unreadable.json
+	truncate -s $((256 * 1024 * 1024 + 1)) huge.json
+	awk 'BEGIN { printf "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[";
+		for (i = 0; i < 200001; i++) printf "%s{\"kind\":\"Pod\"}", (i ? "," : "");
+		printf "]}" }' >big-list.json
+	mkdir bad-dir
+	printf '{"Services":[{"Name":"a","Port":80}]}' >bad-dir/a.json
+	printf '{"Services":[{"Name":"b","Port":81}' >bad-dir/b.json
+	printf '{"Services":[{"Name":"ww","Port":80}]}' >world-writable.json
+	chmod 0666 world-writable.json
+	mkdir world-writable-dir
+	printf '{"Services":[{"Name":"a","Port":80}]}' >world-writable-dir/a.json
+	chmod 0777 world-writable-dir
+	mkdir dir-with-ww
+	printf '{"Services":[{"Name":"a","Port":80}]}' >dir-with-ww/a.json
+	printf '{"Services":[{"Name":"ww","Port":81}]}' >dir-with-ww/ww.json
+	chmod 0666 dir-with-ww/ww.json
+	ln -s "$RUNTIME/world-writable.json" symlink-to-ww.json
+	cd - >/dev/null || exit 1
+}
+
+RUNTIME_CASES="fifo.json dev-zero.json loop.json dangling.json proc-mem.json missing.json
+	unreadable.json huge.json big-list.json bad-dir world-writable.json world-writable-dir
+	dir-with-ww symlink-to-ww.json"
+
+# run_case MODE DIR NAME: "== MODE NAME exit RC" and the stderr, to stdout
+run_case() {
+	local mode=$1 dir=$2 name=$3 rc runas=()
+	if [ "$name" = unreadable.json ] && [ "$(id -u)" = 0 ]; then
+		# root reads anything: read it as nobody
+		runas=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	fi
+	(cd "$dir" && "${runas[@]}" timeout 120 "$SVCNAT" "--$mode" --config "$name" "${SETTINGS[@]}" \
+		$([ "$mode" = once ] && echo "${ONCE[@]}") \
+		>"$TMP/out" 2>"$TMP/err")
+	rc=$?
+	echo "== $mode $name exit $rc"
+	cat "$TMP/err"
+}
+
+all_cases() {
+	local f
+	for f in "$DATA"/*.json; do
+		echo "$DATA $(basename "$f")"
+	done
+	for f in $RUNTIME_CASES; do
+		echo "$RUNTIME $f"
+	done
+}
+
+make_runtime_cases
+fail=0
+
+# --- 1. --dry-run ---
+: >"$TMP/dry"
+while read -r dir name; do
+	run_case dry-run "$dir" "$name" >>"$TMP/dry"
+done < <(all_cases)
+
+# --- 2. --once over loaded rules ---
+: >"$TMP/once"
+save() { iptables-legacy-save | grep -v '^#'; }
+if [ -n "${BAD_IN_NS:-}" ] && command -v iptables-legacy-save >/dev/null; then
+	ip link set lo up
+	# ip_forward and route_localnet of this namespace only: later runs do
+	# not warn about them.
+	"$SVCNAT" --once --set-sysctls --config "$top_srcdir/contrib/examples/cluster.json" \
+		"${SETTINGS[@]}" "${ONCE[@]}" >/dev/null 2>"$TMP/load.err" ||
+		{ echo "FAIL: loading cluster.json: $(cat "$TMP/load.err")" >&2; exit 1; }
+	save >"$TMP/before"
+	grep -q KUBE-SVC- "$TMP/before" || { echo "FAIL: cluster.json loaded no rules" >&2; exit 1; }
+	n=0
+	while read -r dir name; do
+		block=$(run_case once "$dir" "$name")
+		echo "$block" >>"$TMP/once"
+		rc=${block%%$'\n'*}
+		rc=${rc##* }
+		n=$((n + 1))
+		if [ "$rc" = 2 ]; then
+			save >"$TMP/after"
+			cmp -s "$TMP/before" "$TMP/after" || {
+				echo "FAIL: --once $name exited 2 but changed the kernel's rules:" >&2
+				diff -u "$TMP/before" "$TMP/after" | head -n 20 >&2
+				fail=1
+			}
+		elif [ "$rc" = 0 ]; then
+			(cd "$dir" && "$SVCNAT" --dry-run --diff --config "$name" "${SETTINGS[@]}" "${ONCE[@]}" \
+				>"$TMP/diff" 2>&1) || {
+				echo "FAIL: --once $name: the kernel differs from the plan:" >&2
+				head -n 20 "$TMP/diff" >&2
+				fail=1
+			}
+			"$SVCNAT" --once --config "$top_srcdir/contrib/examples/cluster.json" \
+				"${SETTINGS[@]}" "${ONCE[@]}" >/dev/null 2>&1
+			save >"$TMP/after"
+			cmp -s "$TMP/before" "$TMP/after" || {
+				echo "FAIL: reloading cluster.json after $name did not restore the rules" >&2
+				fail=1
+			}
+		fi
+	done < <(all_cases)
+	echo "# --once: $n cases over loaded rules"
+elif [ "${CI:-}" = true ]; then
+	echo "FAIL: bad-input.sh: the --once part needs root (and iptables-legacy-save) under CI" >&2
+	fail=1
+else
+	echo "# --once part skipped: needs root"
+fi
+
+cat "$TMP/dry" "$TMP/once" >"$TMP/all"
+if [ -n "${REGEN:-}" ]; then
+	cp "$TMP/all" "$EXPECTED"
+	echo "regenerated $EXPECTED: review with git diff"
+	exit $fail
+fi
+# Without the --once part, compare only the --dry-run blocks.
+if [ -s "$TMP/once" ]; then
+	want=$EXPECTED
+else
+	awk '/^== once /{skip=1} /^== dry-run /{skip=0} !skip' "$EXPECTED" >"$TMP/want"
+	want=$TMP/want
+fi
+if ! diff -u "$want" "$TMP/all" >"$TMP/diffout"; then
+	echo "FAIL: the diagnostics or exit codes differ from tests/data/bad/EXPECTED:" >&2
+	head -n 80 "$TMP/diffout" >&2
+	fail=1
+fi
+echo "# $(grep -c '^== dry-run ' "$TMP/dry") cases"
+[ $fail = 0 ] && echo "PASS: bad-input"
+exit $fail
