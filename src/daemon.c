@@ -316,6 +316,9 @@ static void update_sync_metrics(struct daemon *dm, const struct sync_report *rep
 			  V4 ",traffic_policy=\"external\"", (double)st->no_local_external);
 	metrics_gauge_set(dm->metrics, "svcnat_services", NULL, (double)st->services);
 	metrics_gauge_set(dm->metrics, "svcnat_endpoints", NULL, (double)st->endpoints);
+	/* --dispatch: KUBE-DSP- chains, and how many chains are trees (0-5) */
+	metrics_gauge_set(dm->metrics, "svcnat_dispatch_chains", NULL, (double)st->dispatch_chains);
+	metrics_gauge_set(dm->metrics, "svcnat_dispatch_trees", NULL, (double)st->dispatch_trees);
 	metrics_counter_add(dm->metrics, "svcnat_sync_rules_written_total", NULL,
 			    (double)ar->rules_written);
 	metrics_counter_add(dm->metrics, "svcnat_sync_chains_changed_total", "op=\"created\"",

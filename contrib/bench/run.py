@@ -676,35 +676,56 @@ class Suite:
     def dispatch_curve(self, sizes, reps):
         """New connections/s through kube-proxy's linear chains and through the
         dispatch tree (issue 13): to the worst-placed service and, not a service
-        packet, through the node to a backend, at each size; 1 service for the ratio."""
+        packet, through the node to a backend, at each size.  The reference is a
+        second, identical topology with 1 service loaded, measured in turn with
+        each case (reference, case, reference, case, ...), so that a machine
+        whose load drifts compares like with like; the ratios are medians of the
+        pairs."""
         d = os.path.join(self.work, "curve")
         os.makedirs(d, exist_ok=True)
-        cv = {"rows": [], "base": None}
+        cv = {"rows": [], "base": None, "paired": True}
         self.res["curve"] = cv
-        C, N, Bs = self.topology()
-        for B in Bs:
-            for port in SERVER_PORTS:
-                self.bg(B, [self.bin["connrate"], "serve", str(port), "3600"])
+        tops = []
+        for _ in range(2):
+            C, N, Bs = self.topology()
+            for B in Bs:
+                for port in SERVER_PORTS:
+                    self.bg(B, [self.bin["connrate"], "serve", str(port), "3600"])
+            tops.append((C, N, Bs))
         time.sleep(0.5)
-        for n in [1] + sizes:
+        (C0, N0, _), (C, N, _) = tops
+        cfg1 = self.gen(os.path.join(d, "c-1.json"), 1, len(BACKENDS), target_ips=BACKENDS)
+        txt1 = os.path.join(d, "c-1.txt")
+        self.render(cfg1, txt1, dispatch="linear")
+        _, (bip, bport), _ = self.first_last(txt1)
+        self.run(self.svcnat_args("--once", cfg1, dispatch="linear"), ns=N0)
+
+        def pairs(ip, port, ref_ip, ref_port, label):
+            case, ref = [], []
+            for _ in range(reps):
+                ref.append(self.connrate(C0, N0, ref_ip, ref_port, 1, "  reference, 1 service"))
+                case.append(self.connrate(C, N, ip, port, 1, label))
+            agg = lambda runs, k: median_range([r[k]["median"] for r in runs])  # noqa: E731
+            return {"case": label, "conn_per_s": agg(case, "conn_per_s"), "p50_us": agg(case, "p50_us"),
+                    "p99_us": agg(case, "p99_us"), "ref_conn_per_s": agg(ref, "conn_per_s"),
+                    "ref_p50_us": agg(ref, "p50_us"), "ref_p99_us": agg(ref, "p99_us"),
+                    "ratio": median_range([c["conn_per_s"]["median"] / r["conn_per_s"]["median"]
+                                           for c, r in zip(case, ref) if r["conn_per_s"]["median"]]),
+                    "failed": sum(r["failed"] for r in case), "loadavg": loadavg()}
+        for n in sizes:
             cfg = self.gen(os.path.join(d, "c-%d.json" % n), n, len(BACKENDS), target_ips=BACKENDS)
-            for mode in (["linear"] if n == 1 else ["linear", "tree"]):
+            for mode in ("linear", "tree"):
                 txt = os.path.join(d, "c-%d-%s.txt" % (n, mode))
                 self.render(cfg, txt, dispatch=mode)
                 _, (lip, lport), cost = self.first_last(txt)
-                self.log("curve: %d service(s), %s, loading" % (n, mode))
+                self.log("curve: %d services, %s, loading" % (n, mode))
                 r = self.run(self.svcnat_args("--once", cfg, dispatch=mode), ns=N)
-                svc = self.connrate(C, N, lip, lport, reps, "%d, %s, worst-placed service (%d rules)" % (
-                    n, mode, cost))
-                other = self.connrate(C, N, BACKENDS[0], SERVER_PORTS[0], reps,
-                                      "%d, %s, non-service through the node" % (n, mode))
-                row = {"services": n, "mode": mode, "path_rules": cost, "service": svc, "other": other,
-                       "once_s": r["seconds"]}
-                if n == 1:
-                    cv["base"] = row
-                else:
-                    cv["rows"].append(row)
-        for ns in [C, N] + Bs:
+                svc = pairs(lip, lport, bip, bport, "%d, %s, worst-placed service (%d rules)" % (n, mode, cost))
+                other = pairs(BACKENDS[0], SERVER_PORTS[0], BACKENDS[0], SERVER_PORTS[0],
+                              "%d, %s, non-service through the node" % (n, mode))
+                cv["rows"].append({"services": n, "mode": mode, "path_rules": cost, "service": svc,
+                                   "other": other, "once_s": r["seconds"]})
+        for ns in [x for t in tops for x in [t[0], t[1]] + t[2]]:
             self.ns_del(ns)
 
     def userspace(self, C, N, Bs, reps):
@@ -949,25 +970,24 @@ def markdown(res):
             for c in dp["iperf"]:
                 o.append("| %s | %s |" % (c["case"], fmt_s(c["gbit_s"])))
     cv = res.get("curve")
-    if cv and cv.get("base"):
-        b = cv["base"]
-        bs, bo = b["service"]["conn_per_s"]["median"], b["other"]["conn_per_s"]["median"]
+    if cv and cv.get("rows"):
         o.append("")
         o.append("**Dispatch** (issue 13; the data-path topology, one client thread): new connections/s to the "
                  "worst-placed service and for non-service traffic through the node, linear (kube-proxy's "
-                 "chains) and the tree; 1 service: %.0f and %.0f conn/s." % (bs, bo))
+                 "chains) and the tree, each measured in turn with the same figure through an identical "
+                 "topology with 1 service loaded (ratio: median of the pairs' ratios).")
         o.append("")
         o.append("| services | layout | rules on the worst path | worst-placed service conn/s | vs 1 service "
-                 "| p50 / p99 connect (us) | non-service conn/s | vs 1 service | p50 / p99 (us) |")
+                 "| p50 / p99 connect (us), 1 service | non-service conn/s | vs 1 service | p50 / p99 (us), 1 service |")
         o.append("|---|---|---|---|---|---|---|---|---|")
         for r in cv["rows"]:
             s, t = r["service"], r["other"]
-            o.append("| %d | %s | %d | %.0f (%.0f–%.0f) | %.2fx | %.1f / %.1f | %.0f (%.0f–%.0f) | %.2fx | %.1f / %.1f |" % (
-                r["services"], r["mode"], r["path_rules"], s["conn_per_s"]["median"], s["conn_per_s"]["min"],
-                s["conn_per_s"]["max"], s["conn_per_s"]["median"] / bs, s["p50_us"]["median"],
-                s["p99_us"]["median"], t["conn_per_s"]["median"], t["conn_per_s"]["min"],
-                t["conn_per_s"]["max"], t["conn_per_s"]["median"] / bo, t["p50_us"]["median"],
-                t["p99_us"]["median"]))
+            o.append("| %d | %s | %d | %.0f | %.2fx (%.2f–%.2f) | %.1f / %.1f, %.1f / %.1f | %.0f | %.2fx (%.2f–%.2f) | %.1f / %.1f, %.1f / %.1f |" % (
+                r["services"], r["mode"], r["path_rules"], s["conn_per_s"]["median"],
+                s["ratio"]["median"], s["ratio"]["min"], s["ratio"]["max"],
+                s["p50_us"]["median"], s["p99_us"]["median"], s["ref_p50_us"]["median"], s["ref_p99_us"]["median"],
+                t["conn_per_s"]["median"], t["ratio"]["median"], t["ratio"]["min"], t["ratio"]["max"],
+                t["p50_us"]["median"], t["p99_us"]["median"], t["ref_p50_us"]["median"], t["ref_p99_us"]["median"]))
     if res.get("goals"):
         o.append("")
         o.append("**Goals** (issue 7, at 10,000 x 10 unless said):")

@@ -41,7 +41,7 @@ daemon_start() {
 		--backend="$1" --hostname "$E2E_HOSTNAME" --node-ip "$E2E_NODE_IP" \
 		--cluster-cidr "$E2E_CLUSTER_CIDR" --config "$2" --dispatch="$3" \
 		--min-sync-period 200ms --sync-period 1h \
-		--healthz-bind-address "" --metrics-bind-address "" \
+		--healthz-bind-address "" --metrics-bind-address 127.0.0.1:10249 \
 		</dev/null >>"$E2E_TMP/daemon.log" 2>&1 &
 	DAEMON=$!
 	E2E_BG_PIDS+=("$DAEMON")
@@ -82,6 +82,14 @@ churn() {
 		[ "$c" -gt "$maxc" ] && maxc=$c
 		[ "$r" -gt "$maxr" ] && maxr=$r
 	done
+	# the tree is in the metrics too (the node namespace's own loopback)
+	if [ "$mode" = tree ] && command -v curl >/dev/null; then
+		in_ns node curl -sS http://127.0.0.1:10249/metrics >"$E2E_TMP/metrics" ||
+			fail "curl /metrics"
+		grep -q '^svcnat_dispatch_trees [1-9]' "$E2E_TMP/metrics" &&
+			grep -q '^svcnat_dispatch_chains [1-9]' "$E2E_TMP/metrics" ||
+			fail "no dispatch tree in /metrics: $(grep dispatch "$E2E_TMP/metrics")"
+	fi
 	kill -TERM "$DAEMON"
 	wait "$DAEMON"
 	echo "$maxc $maxr"

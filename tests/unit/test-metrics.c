@@ -121,6 +121,8 @@ static void test_svcnat_families(void **state)
 		"kubeproxy_sync_proxy_rules_iptables_restore_failures_total",
 		"svcnat_services",
 		"svcnat_endpoints",
+		"svcnat_dispatch_chains",
+		"svcnat_dispatch_trees",
 		"svcnat_source_errors_total",
 		"svcnat_conntrack_entries_deleted_total",
 	};

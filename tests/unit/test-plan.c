@@ -2545,13 +2545,13 @@ static size_t dispatch_changes(const struct ruleset *a, const struct ruleset *b,
 }
 
 /*
- * Stability: services added one at a time to 2,000 (and removed again)
+ * Stability: services added one at a time to 1,000 (and removed again)
  * rewrite a few dispatch chains each, not the whole chain: measured here
  * (printed) and bounded.  Linear, each add rewrites KUBE-SERVICES whole.
  */
 static void test_tree_churn(void **state)
 {
-	enum { BASE = 2000, STEPS = 200 };
+	enum { BASE = 1000, STEPS = 60 };
 	struct fx *f = *state;
 	size_t hist[64] = { 0 }, max = 0, total = 0, rules = 0, max_rules = 0;
 	struct ruleset *prev;
