@@ -361,8 +361,10 @@ static void sync_finish(struct daemon *dm)
 
 		metrics_counter_add(dm->metrics,
 				    "kubeproxy_sync_proxy_rules_iptables_restore_failures_total", V4, 1);
-		log_err("sync (%s) failed: %s; the kernel keeps its previous rules, retrying in %s",
-			sync_reason_name(reason), strerror(-r),
+		log_err("sync (%s) failed: %s; %s, retrying in %s", sync_reason_name(reason),
+			strerror(-r),
+			ar->partial ? "the tables are half written (see above)"
+				   : "the kernel keeps its previous rules",
 			duration_fmt(n > t1 ? n - t1 : 0, next, sizeof(next)));
 		return;
 	}

@@ -75,14 +75,6 @@ struct pipeline {
 	unsigned long desired_generation;
 };
 
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Files writable by others are refused where svcnat writes rules. */
 static enum file_mode_check mode_check(const struct svcnat_options *o)
 {
@@ -444,7 +436,7 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 {
 	struct sync_report local = { 0 };
 	struct ruleset *rs = NULL;
-	double t0 = now_seconds(), t1;
+	double t0 = monotonic_seconds(), t1;
 	int r;
 
 	if (!rep)
@@ -455,7 +447,7 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 	r = plan_build(&p->desired, &p->settings, &rs, &rep->plan, d);
 	if (r < 0)
 		return r;
-	t1 = now_seconds();
+	t1 = monotonic_seconds();
 	rep->plan_seconds = t1 - t0;
 	count_tables(rs, rep);
 	if (p->o->mode == MODE_ONCE) {
@@ -471,13 +463,13 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 	}
 	r = backend_apply(p->backend, rs, &rep->apply, d);
 	ruleset_free(rs);
-	rep->total_seconds = now_seconds() - t0;
+	rep->total_seconds = monotonic_seconds() - t0;
 	return r;
 }
 
 int pipeline_sync(struct pipeline *p, struct sync_report *rep, struct diag_list *d)
 {
-	double t0 = now_seconds(), resolve;
+	double t0 = monotonic_seconds(), resolve;
 	int r;
 
 	if (rep)
@@ -485,7 +477,7 @@ int pipeline_sync(struct pipeline *p, struct sync_report *rep, struct diag_list 
 	r = pipeline_sync_prepare(p, d);
 	if (r < 0)
 		return r;
-	resolve = now_seconds() - t0;
+	resolve = monotonic_seconds() - t0;
 	r = pipeline_sync_run(p, rep, d);
 	if (rep) {
 		/* The resolve counts as planning, as it did before the split. */

@@ -125,7 +125,9 @@ static int run_once(struct pipeline *p, struct diag_list *d)
 	r = pipeline_sync(p, &rep, d);
 	print_diags(d);
 	if (r < 0) {
-		log_err("sync failed; the kernel keeps its previous rules");
+		log_err("sync failed; %s", rep.apply.partial
+				? "the tables are half written (see above)"
+				: "the kernel keeps its previous rules");
 		return EXIT_RUNTIME;
 	}
 	if (!rep.apply.committed[RS_NAT] && !rep.apply.committed[RS_FILTER])

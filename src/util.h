@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Small helpers shared by every layer: cleanup attributes, array sizes,
- * overflow-checked allocation.  Header-only, no state.
+ * overflow-checked allocation, the monotonic clock.  Header-only, no state.
  */
 #ifndef SVCNAT_UTIL_H
 #define SVCNAT_UTIL_H
@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -105,6 +106,23 @@ static inline bool streq_null(const char *a, const char *b)
 	if (!a || !b)
 		return a == b;
 	return strcmp(a, b) == 0;
+}
+
+/* The monotonic clock, in microseconds and in seconds. */
+static inline uint64_t monotonic_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
+}
+
+static inline double monotonic_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 #endif

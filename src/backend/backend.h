@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Backends apply a planned ruleset to the kernel.  Three implementations of
- * one interface: libiptc (in-process, legacy xtables), direct (in-process,
- * legacy xtables through the kernel's socket options without libiptc) and
- * restore (pipes rendered text to iptables-restore --noflush /
- * iptables-nft-restore).
+ * Backends apply a planned ruleset to the kernel: one transaction
+ * (backend.c) over one of three writers (writer.h): libiptc (in-process,
+ * legacy xtables), direct (in-process, legacy xtables through the kernel's
+ * socket options without libiptc) and restore (pipes rendered text to
+ * iptables-restore --noflush / iptables-nft-restore).
  *
  * Ownership: svcnat owns chains named KUBE-* in filter and nat, and its
  * jump rules in the built-in chains; nothing else is touched.
@@ -42,6 +42,10 @@ struct apply_result {
 	size_t jumps_added;
 	size_t rules_written;
 	double seconds;
+	/* After a failed apply: some table kept the new rules because putting
+	 * it back failed too (the diags say which); false: the kernel keeps
+	 * its previous rules. */
+	bool partial;
 };
 
 struct backend;
@@ -56,11 +60,16 @@ int backend_new(const struct backend_options *o, struct backend **ret, struct di
 void backend_free(struct backend *b);
 enum backend_kind backend_kind_of(const struct backend *b);
 
+/* A backend over writer w (taken over, also on failure): for tests. */
+struct writer;
+int backend_new_over(const struct backend_options *o, struct writer *w, struct backend **ret);
+
 /*
- * Make the kernel's owned chains and jump rules equal the plan, one atomic
- * commit per table, no commit for a table that already matches.  On failure
- * the kernel keeps its previous rules; returns -errno and a diag with the
- * kernel's error in words.
+ * Make the kernel's owned chains and jump rules equal the plan: every
+ * table is read and encoded before the first is written, no commit for a
+ * table that already matches.  On failure returns -errno with a diag with
+ * the kernel's error in words, and the tables are as they were (a table
+ * already committed is put back), unless res->partial says otherwise.
  */
 int backend_apply(struct backend *b, const struct ruleset *rs, struct apply_result *res,
 		  struct diag_list *d);

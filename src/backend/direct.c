@@ -17,7 +17,10 @@
  * Jump offsets are relocated by chain name, and every kept entry gets its
  * packet and byte counters back (IPT_SO_SET_ADD_COUNTERS), as libiptc's
  * commit does.  The kernel refuses the replace with EAGAIN when another
- * writer changed the table since the read; then it is read again.
+ * writer changed the table since the read (the driver, backend.c, then
+ * has it read again).  A table the driver may want put back keeps what
+ * was read until then; the others free it before the replace, so the
+ * kernel's copy of a large nat table is not held twice.
  *
  * This is what iptc_init + iptc_commit do, without libiptc's per-rule
  * lists and sorted chain inserts, which dominated syncs at 10,000 services
@@ -35,8 +38,9 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter_ipv4/ip_tables.h>
 
-#include "backend/internal.h"
+#include "backend/writer.h"
 #include "backend/xtentry.h"
+#include "backend/xtsnap.h"
 #include "util.h"
 
 static const char *const hook_names[NF_INET_NUMHOOKS] = {
@@ -126,6 +130,10 @@ struct otable {
 struct dsync {
 	int fd;
 	bool verbose;
+	bool keep;                /* put_back may follow: keep k and oldc */
+	bool committed;
+	struct xt_counters *oldc; /* the replaced table's counters (keep) */
+	double t_read, t_build;   /* for the verbose note */
 	enum rs_table t;
 	const char *table;
 	const struct ruleset *rs;
@@ -183,7 +191,7 @@ static void big_free(void *p, size_t len)
 
 static int dfail(struct dsync *s, const char *what, const char *chain, int err, bool commit)
 {
-	const char *mean = backend_xt_errno_meaning(err, commit);
+	const char *mean = xt_errno_meaning(err, commit);
 
 	if (!err)
 		err = EIO;
@@ -418,7 +426,7 @@ static bool kentry_same(struct dsync *s, size_t idx, const struct rs_rule *r)
 
 	if (xt_entry_decode(kentry(&s->k, idx), klabel, &s->k, &dec, why, sizeof(why)) < 0)
 		return false;
-	return backend_rule_same(&dec, r);
+	return owned_rule_same(&dec, r);
 }
 
 /* --- deciding what changes --- */
@@ -468,7 +476,7 @@ static int plan_user_chains(struct dsync *s, bool *changed)
 		struct kchain *kc = k->by_name[i];
 
 		if (!kc->pc)
-			kc->fate = backend_chain_owned(s->t, kc->name) ? F_DROP : F_KEEP;
+			kc->fate = owned_chain(s->t, kc->name) ? F_DROP : F_KEEP;
 	}
 	/* Another program's rule may still jump to a chain we would drop. */
 	for (size_t i = 0; i < k->n_by_name; i++) {
@@ -522,7 +530,7 @@ static bool live_jump_same(void *ctx, size_t i, size_t j)
 
 /*
  * svcnat's jump rules in a built-in chain (every rule whose target is one
- * of our chains), as backend_jumps_match() decides: one in place stays
+ * of our chains), as owned_jumps_match() decides: one in place stays
  * where it is (kube-proxy's -C then -I 1), a missing one goes right after
  * its kept planned predecessor or at the top.
  */
@@ -551,11 +559,11 @@ static int plan_builtin(struct dsync *s, struct kchain *kc, bool *changed)
 	for (size_t i = 0; i < nk; i++) {
 		const struct kchain *to = kjump(&s->k, kc->first_idx + i);
 
-		if (to && backend_chain_ours(s->rs, s->t, to->name))
+		if (to && owned_chain_ours(s->rs, s->t, to->name))
 			at[n_ours++] = i;
 	}
 	lj = (struct live_jumps){ .s = s, .kc = kc, .pc = bc->pc, .at = at };
-	r = backend_jumps_match(n_ours, np, live_jump_same, &lj, match, kept_as);
+	r = owned_jumps_match(n_ours, np, live_jump_same, &lj, match, kept_as);
 	if (r < 0)
 		return r;
 	bc->changed = r > 0;
@@ -882,14 +890,18 @@ static int commit(struct dsync *s)
 	if (!oldc)
 		return -ENOMEM;
 	repl->counters = oldc;
-	/* The old table is no longer needed: free it before the kernel
-	 * allocates the new one. */
-	ktable_done(&s->k);
+	/* Unless it may have to be put back, the old table is no longer
+	 * needed: free it before the kernel allocates the new one. */
+	if (!s->keep)
+		ktable_done(&s->k);
 	if (setsockopt(s->fd, SOL_IP, IPT_SO_SET_REPLACE, repl, (socklen_t)s->o.len) < 0) {
 		if (errno == EAGAIN)
 			return -EAGAIN;
 		return dfail(s, "replacing the table (IPT_SO_SET_REPLACE)", NULL, errno, true);
 	}
+	s->committed = true;
+	if (s->keep)
+		s->oldc = TAKE_PTR(oldc);
 	addlen = sizeof(*add) + s->o.n_ent * sizeof(add->counters[0]);
 	/* The built table is no longer needed either. */
 	big_free(s->o.buf, s->o.cap);
@@ -905,7 +917,7 @@ static int commit(struct dsync *s)
 	add->num_counters = (unsigned)s->o.n_ent;
 	for (size_t i = 0; i < s->o.n_ent; i++) {
 		if (s->o.cmap[i] && s->o.cmap[i] <= n_old) {
-			add->counters[i] = oldc[s->o.cmap[i] - 1];
+			add->counters[i] = (s->oldc ? s->oldc : oldc)[s->o.cmap[i] - 1];
 			any = any || add->counters[i].pcnt || add->counters[i].bcnt;
 		}
 	}
@@ -916,19 +928,17 @@ static int commit(struct dsync *s)
 	return 0;
 }
 
-static int sync_table(struct dsync *s, bool *ret_committed)
+/* Read, compare and, when something differs, build the new table. */
+static int prepare_table(struct dsync *s, bool *ret_changed)
 {
 	const struct rs_chains *cs = &s->rs->t[s->t];
 	bool changed = false;
+	double t0 = monotonic_seconds();
 	int r;
-
-	double t0 = backend_now(), t1, t2, t3;
-	size_t old_size;
 
 	r = read_table(s);
 	if (r < 0)
 		return r;
-	old_size = s->k.info.size;
 	for (size_t i = 0; i < cs->n; i++) {
 		const struct rs_chain *pc = cs->chains[i];
 		bool found = false;
@@ -955,101 +965,18 @@ static int sync_table(struct dsync *s, bool *ret_committed)
 		if (r < 0)
 			return r;
 	}
-	*ret_committed = false;
-	t1 = backend_now();
+	s->t_read = monotonic_seconds() - t0;
+	*ret_changed = changed;
 	if (!changed) {
 		if (s->verbose)
 			diag_add(s->d, DIAG_NOTE, "direct", s->table, NULL,
-				 "read %zu bytes and compared in %.3f s: unchanged", old_size,
-				 t1 - t0);
+				 "read %u bytes and compared in %.3f s: unchanged", s->k.info.size,
+				 s->t_read);
 		return 0;
 	}
 	r = build_table(s);
-	if (r < 0)
-		return r;
-	t2 = backend_now();
-	r = commit(s);
-	if (r < 0)
-		return r;
-	t3 = backend_now();
-	if (s->verbose)
-		diag_add(s->d, DIAG_NOTE, "direct", s->table, NULL,
-			 "read %zu bytes and compared in %.3f s, built %zu bytes in %.3f s, "
-			 "replaced in %.3f s", old_size, t1 - t0, s->o.len, t2 - t1, t3 - t2);
-	*ret_committed = true;
-	return 0;
-}
-
-static int open_socket(struct diag_list *d, const char *table, int *ret_fd)
-{
-	int fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
-
-	if (fd < 0) {
-		int err = errno;
-		const char *mean = backend_xt_errno_meaning(err, false);
-
-		diag_add(d, DIAG_ERROR, "direct", table, NULL,
-			 "opening the raw socket failed: errno %d (%s)%s%s", err, strerror(err),
-			 mean ? ": " : "", mean ? mean : "");
-		return -err;
-	}
-	*ret_fd = fd;
-	return 0;
-}
-
-static int direct_apply(struct backend *b, const struct ruleset *rs, struct apply_result *res,
-			struct diag_list *d)
-{
-	_cleanup_close_ int lock = -1, fd = -1;
-	double t0 = backend_now();
-	int r;
-
-	/* Jump targets are checked when the table is built, before any
-	 * write: a separate pass over the plan cost 5% of a full sync. */
-	memset(res, 0, sizeof(*res));
-	r = backend_xtables_lock(b->o.lock_path, b->o.lock_wait_ms, &lock, d);
-	if (r < 0)
-		return r;
-	r = open_socket(d, NULL, &fd);
-	if (r < 0)
-		return r;
-	for (int t = 0; t < RS_NTABLES; t++) {
-		const char *table = rs_table_name((enum rs_table)t);
-		unsigned attempt = 0;
-
-		for (;;) {
-			struct apply_result saved = *res;
-			struct dsync s = {
-				.fd = fd, .verbose = b->o.verbose, .t = (enum rs_table)t,
-				.table = table, .rs = rs, .res = res, .d = d,
-			};
-			bool committed = false;
-
-			r = sync_table(&s, &committed);
-			dsync_done(&s);
-			if (r == -EAGAIN && attempt < b->o.commit_retries) {
-				*res = saved;
-				attempt++;
-				diag_add(d, DIAG_NOTE, "direct", table, NULL,
-					 "the table changed while svcnat wrote it; reading it again "
-					 "(retry %u of %u)", attempt, b->o.commit_retries);
-				continue;
-			}
-			if (r == -EAGAIN) {
-				diag_add(d, DIAG_ERROR, "direct", table, NULL,
-					 "replacing the table failed: %s; gave up after %u retries, "
-					 "the table keeps its previous rules",
-					 backend_xt_errno_meaning(EAGAIN, true), b->o.commit_retries);
-				return -EAGAIN;
-			}
-			if (r < 0)
-				return r;
-			res->committed[t] = committed;
-			break;
-		}
-	}
-	res->seconds = backend_now() - t0;
-	return 0;
+	s->t_build = monotonic_seconds() - t0 - s->t_read;
+	return r;
 }
 
 /* --- reading the live owned state (--diff) --- */
@@ -1067,7 +994,7 @@ static int read_owned(struct dsync *s, const struct ruleset *plan, struct rulese
 		bool builtin = kc->hook >= 0;
 		struct rs_chain *oc;
 
-		if (!builtin && !backend_chain_ours(plan, s->t, kc->name))
+		if (!builtin && !owned_chain_ours(plan, s->t, kc->name))
 			continue;
 		oc = ruleset_add_chain(out, s->t, kc->name);
 		if (!oc)
@@ -1079,20 +1006,20 @@ static int read_owned(struct dsync *s, const struct ruleset *plan, struct rulese
 			if (builtin) {
 				const struct kchain *to = kjump(k, kc->first_idx + j);
 
-				if (!to || !backend_chain_ours(plan, s->t, to->name))
+				if (!to || !owned_chain_ours(plan, s->t, to->name))
 					continue;
 			}
 			if (xt_entry_decode(kentry(k, kc->first_idx + j), klabel, k, &dec, why,
 					    sizeof(why)) < 0) {
 				memset(&dec, 0, sizeof(dec));
-				dec.t.kind = BACKEND_T_FOREIGN;
+				dec.t.kind = OWNED_T_FOREIGN;
 				dec.n_matches = 1;
 				dec.m[0].kind = RS_M_COMMENT;
 				dec.m[0].u.comment =
 					ruleset_printf(out, "rule %zu uses %s", j + 1, why);
 				if (!dec.m[0].u.comment)
 					return -ENOMEM;
-			} else if (backend_rule_copy_strings(out, &dec) < 0) {
+			} else if (owned_rule_copy_strings(out, &dec) < 0) {
 				return -ENOMEM;
 			}
 			nr = rs_chain_append(oc);
@@ -1104,55 +1031,142 @@ static int read_owned(struct dsync *s, const struct ruleset *plan, struct rulese
 	return 0;
 }
 
-static int direct_read(struct backend *b, const struct ruleset *plan, struct ruleset **ret,
-		       struct diag_list *d)
-{
-	_cleanup_close_ int fd = -1;
-	struct ruleset *rs;
-	int r;
+/* --- the writer --- */
 
-	/* A read takes no lock, as iptables-save takes none. */
-	(void)b;
-	r = open_socket(d, NULL, &fd);
-	if (r < 0)
-		return r;
-	rs = ruleset_new();
-	if (!rs)
-		return -ENOMEM;
-	for (int t = 0; r >= 0 && t < RS_NTABLES; t++) {
-		struct dsync s = { .fd = fd, .t = (enum rs_table)t,
-				   .table = rs_table_name((enum rs_table)t), .d = d };
-
-		for (unsigned attempt = 0;; attempt++) {
-			r = read_owned(&s, plan, rs);
-			ktable_done(&s.k);
-			if (r != -EAGAIN || attempt >= 3)
-				break;
-		}
-	}
-	if (r < 0) {
-		ruleset_free(rs);
-		return r;
-	}
-	ruleset_sort(rs);
-	*ret = rs;
-	return 0;
-}
-
-static void direct_done(struct backend *b)
-{
-	(void)b;
-}
-
-static const struct backend_ops direct_ops_impl = {
-	.apply = direct_apply,
-	.read = direct_read,
-	.done = direct_done,
+struct direct_writer {
+	struct writer w;
+	int fd; /* the raw socket, opened at the first use */
+	struct dsync t[RS_NTABLES];
 };
 
-int backend_direct_init(struct backend *b, struct diag_list *d)
+static int dw_socket(struct direct_writer *dw, struct diag_list *d)
 {
+	if (dw->fd >= 0)
+		return 0;
+	return xt_socket("direct", &dw->fd, d);
+}
+
+static struct dsync *dw_table(struct writer *w, const struct writer_table *tab)
+{
+	struct direct_writer *dw = (struct direct_writer *)w;
+
+	return tab->family == WRITER_IPV4 && tab->table < RS_NTABLES ? &dw->t[tab->table] : NULL;
+}
+
+static void dsync_free(struct dsync *s)
+{
+	dsync_done(s);
+	free(s->oldc);
+	memset(s, 0, sizeof(*s));
+}
+
+static int direct_prepare(struct writer *w, const struct writer_table *tab,
+			  const struct ruleset *plan, bool keep, bool *ret_changed,
+			  struct apply_result *res, struct diag_list *d)
+{
+	struct direct_writer *dw = (struct direct_writer *)w;
+	struct dsync *s = dw_table(w, tab);
+	int r;
+
+	if (!s)
+		return -EAFNOSUPPORT;
+	r = dw_socket(dw, d);
+	if (r < 0)
+		return r;
+	dsync_free(s);
+	*s = (struct dsync){ .fd = dw->fd, .verbose = w->cfg.verbose, .keep = keep,
+			     .t = tab->table, .table = rs_table_name(tab->table), .rs = plan,
+			     .res = res, .d = d };
+	return prepare_table(s, ret_changed);
+}
+
+static int direct_commit(struct writer *w, const struct writer_table *tabs, size_t n,
+			 bool *ret_done, struct diag_list *d)
+{
+	struct dsync *s = n == 1 ? dw_table(w, &tabs[0]) : NULL;
+	double t0 = monotonic_seconds();
+	int r;
+
+	if (!s)
+		return -EINVAL;
+	s->d = d;
+	r = commit(s);
+	ret_done[0] = s->committed;
+	if (r >= 0 && s->verbose)
+		diag_add(d, DIAG_NOTE, "direct", s->table, NULL,
+			 "read and compared in %.3f s, built %zu bytes in %.3f s, replaced in %.3f s",
+			 s->t_read, s->o.len, s->t_build, monotonic_seconds() - t0);
+	return r;
+}
+
+static int direct_put_back(struct writer *w, const struct writer_table *tab, struct diag_list *d)
+{
+	struct dsync *s = dw_table(w, tab);
+
+	if (!s || !s->committed || !s->keep || !s->k.ge)
+		return -EINVAL;
+	return xt_put_back(s->fd, &s->k.info, s->k.blob, s->oldc, "direct", d);
+}
+
+static void direct_reset(struct writer *w)
+{
+	struct direct_writer *dw = (struct direct_writer *)w;
+
+	for (size_t i = 0; i < RS_NTABLES; i++)
+		dsync_free(&dw->t[i]);
+}
+
+static int direct_read(struct writer *w, const struct writer_table *tab,
+		       const struct ruleset *plan, struct ruleset *out, struct diag_list *d)
+{
+	struct direct_writer *dw = (struct direct_writer *)w;
+	struct dsync s = { .t = tab->table, .table = rs_table_name(tab->table), .d = d };
+	int r;
+
+	if (tab->family != WRITER_IPV4)
+		return -EAFNOSUPPORT;
+	r = dw_socket(dw, d);
+	if (r < 0)
+		return r;
+	s.fd = dw->fd;
+	r = read_owned(&s, plan, out);
+	ktable_done(&s.k);
+	return r;
+}
+
+static void direct_free(struct writer *w)
+{
+	struct direct_writer *dw = (struct direct_writer *)w;
+
+	if (!w)
+		return;
+	direct_reset(w);
+	if (dw->fd >= 0)
+		close(dw->fd);
+	free(dw);
+}
+
+static const struct writer_ops direct_ops = {
+	.name = "direct",
+	.needs_xtables_lock = true,
+	.prepare = direct_prepare,
+	.commit = direct_commit,
+	.put_back = direct_put_back,
+	.reset = direct_reset,
+	.read = direct_read,
+	.free = direct_free,
+};
+
+int writer_direct_new(const struct writer_config *cfg, struct writer **ret, struct diag_list *d)
+{
+	struct direct_writer *dw = calloc(1, sizeof(*dw));
+
 	(void)d;
-	b->ops = &direct_ops_impl;
+	if (!dw)
+		return -ENOMEM;
+	dw->w.ops = &direct_ops;
+	dw->w.cfg = *cfg;
+	dw->fd = -1;
+	*ret = &dw->w;
 	return 0;
 }

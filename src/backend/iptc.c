@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The libiptc backend: one iptc_init .. iptc_commit transaction per table,
- * written only when the kernel differs from the plan.  The only file that
- * includes libiptc; entries are encoded and decoded by xtentry.c.
+ * The libiptc writer: per table one iptc_init, the changes made to the
+ * handle at prepare, one iptc_commit, only when the kernel differs from
+ * the plan.  A table the driver may want put back is also read as raw
+ * bytes (xtsnap.c) before iptc_init.  The only file that includes libiptc;
+ * entries are encoded and decoded by xtentry.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,8 +13,9 @@
 
 #include <libiptc/libiptc.h>
 
-#include "backend/internal.h"
+#include "backend/writer.h"
 #include "backend/xtentry.h"
+#include "backend/xtsnap.h"
 #include "util.h"
 
 static void iptc_freep(struct xtc_handle **h)
@@ -39,7 +42,7 @@ static bool entry_same(const struct ipt_entry *e, struct xtc_handle *h, const st
 
 	if (decode_entry(e, h, &k, why, sizeof(why)) < 0)
 		return false;
-	return backend_rule_same(&k, r);
+	return owned_rule_same(&k, r);
 }
 
 /* --- errors --- */
@@ -47,7 +50,7 @@ static bool entry_same(const struct ipt_entry *e, struct xtc_handle *h, const st
 static int iptc_fail(struct diag_list *d, const char *table, const char *what, const char *chain,
 		     int err, bool commit)
 {
-	const char *mean = backend_xt_errno_meaning(err, commit);
+	const char *mean = xt_errno_meaning(err, commit);
 
 	if (!err)
 		err = EIO;
@@ -58,7 +61,7 @@ static int iptc_fail(struct diag_list *d, const char *table, const char *what, c
 
 /* --- the sync of one table --- */
 
-struct kchain {
+struct ichain {
 	xt_chainlabel name;
 	bool builtin;
 	bool planned;
@@ -91,7 +94,7 @@ struct tsync {
 	struct apply_result *res;
 	struct diag_list *d;
 
-	struct kchain *kc;
+	struct ichain *kc;
 	size_t n_kc, cap_kc;
 	struct cop *ops;
 	size_t n_ops, cap_ops;
@@ -102,10 +105,14 @@ struct tsync {
 	const struct ipt_entry **ke; /* scratch: one chain's kernel entries */
 	size_t cap_ke;
 	bool changed;
+	bool committed;
+	bool keep;
+	struct xt_snap snap; /* the table as read, when keep */
 };
 
 static void tsync_done(struct tsync *s)
 {
+	xt_snap_done(&s->snap);
 	free(s->kc);
 	free(s->ops);
 	free(s->stale);
@@ -121,12 +128,12 @@ static void tsync_done(struct tsync *s)
 
 static int kc_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct kchain *)a)->name, ((const struct kchain *)b)->name);
+	return strcmp(((const struct ichain *)a)->name, ((const struct ichain *)b)->name);
 }
 
-static struct kchain *kc_find(struct tsync *s, const char *name)
+static struct ichain *kc_find(struct tsync *s, const char *name)
 {
-	struct kchain key;
+	struct ichain key;
 
 	if (!s->n_kc)
 		return NULL;
@@ -149,7 +156,7 @@ static int load_entries(struct tsync *s, const char *chain, size_t *ret_n)
 }
 
 /* Compare an existing planned chain; queue a replace when it differs. */
-static int plan_chain(struct tsync *s, const struct rs_chain *pc, struct kchain *k)
+static int plan_chain(struct tsync *s, const struct rs_chain *pc, struct ichain *k)
 {
 	size_t nk, p = 0, sfx = 0;
 	int r;
@@ -193,7 +200,7 @@ static bool live_jump_same(void *ctx, size_t i, size_t j)
 
 /*
  * svcnat's jump rules in a built-in chain (every rule whose target is one
- * of our chains), as backend_jumps_match() decides: one in place stays
+ * of our chains), as owned_jumps_match() decides: one in place stays
  * where it is (kube-proxy's -C then -I 1), a missing one goes right after
  * its kept planned predecessor or at the top.
  */
@@ -221,12 +228,12 @@ static int plan_jumps(struct tsync *s, const char *builtin)
 	for (size_t i = 0; i < nk; i++) {
 		const char *tgt = iptc_get_target(s->ke[i], s->h);
 
-		if (tgt && backend_chain_ours(s->rs, s->t, tgt))
+		if (tgt && owned_chain_ours(s->rs, s->t, tgt))
 			at[n_ours++] = i;
 	}
 	lj = (struct live_jumps){ .s = s, .pc = pc, .at = at };
 	/* kpos first holds the live jump each plan jump is... */
-	r = backend_jumps_match(n_ours, np, live_jump_same, &lj, match, kpos);
+	r = owned_jumps_match(n_ours, np, live_jump_same, &lj, match, kpos);
 	if (r <= 0)
 		return r;
 	for (size_t k = 0; k < n_ours; k++)
@@ -390,9 +397,9 @@ static unsigned refs_from_ours(struct tsync *s, const char *name)
 	unsigned n = 0;
 
 	for (size_t i = 0; i < s->n_kc; i++) {
-		const struct kchain *k = &s->kc[i];
+		const struct ichain *k = &s->kc[i];
 
-		if (!k->builtin && !backend_chain_owned(s->t, k->name))
+		if (!k->builtin && !owned_chain(s->t, k->name))
 			continue;
 		for (const struct ipt_entry *e = iptc_first_rule(k->name, s->h); e;
 		     e = iptc_next_rule(e, s->h)) {
@@ -418,11 +425,23 @@ static bool stale_needs_work(struct tsync *s, const char *name)
 	return refs_from_ours(s, name) > 0;
 }
 
-static int sync_table(struct tsync *s, bool *ret_committed)
+/* Read, compare and make the changes in the handle (not yet the kernel). */
+static int prepare_table(struct tsync *s, bool *ret_changed)
 {
 	const struct rs_chains *cs = &s->rs->t[s->t];
 	int r;
 
+	*ret_changed = false;
+	if (s->keep) {
+		_cleanup_close_ int fd = -1;
+
+		r = xt_socket("libiptc", &fd, s->d);
+		if (r < 0)
+			return r;
+		r = xt_snap_read(fd, s->table, &s->snap, "libiptc", s->d);
+		if (r < 0)
+			return r;
+	}
 	s->h = iptc_init(s->table);
 	if (!s->h)
 		return iptc_fail(s->d, s->table, "reading the table (iptc_init)", NULL, errno, false);
@@ -440,7 +459,7 @@ static int sync_table(struct tsync *s, bool *ret_committed)
 
 	for (size_t i = 0; i < cs->n; i++) {
 		const struct rs_chain *pc = cs->chains[i];
-		struct kchain *k;
+		struct ichain *k;
 
 		if (pc->builtin)
 			continue;
@@ -455,9 +474,9 @@ static int sync_table(struct tsync *s, bool *ret_committed)
 			return r;
 	}
 	for (size_t i = 0; i < s->n_kc; i++) {
-		struct kchain *k = &s->kc[i];
+		struct ichain *k = &s->kc[i];
 
-		if (k->builtin || k->planned || !backend_chain_owned(s->t, k->name))
+		if (k->builtin || k->planned || !owned_chain(s->t, k->name))
 			continue;
 		if (!stale_needs_work(s, k->name))
 			continue;
@@ -481,79 +500,10 @@ static int sync_table(struct tsync *s, bool *ret_committed)
 		}
 	}
 
-	*ret_committed = false;
 	if (!s->n_ops && !s->n_stale && !s->n_jf)
 		return 0;
-	r = execute(s);
-	if (r < 0)
-		return r;
-	if (!iptc_commit(s->h)) {
-		int err = errno;
-
-		if (err == EAGAIN)
-			return -EAGAIN;
-		return iptc_fail(s->d, s->table, "committing the table", NULL, err, true);
-	}
-	*ret_committed = true;
-	return 0;
-}
-
-static int iptc_apply(struct backend *b, const struct ruleset *rs, struct apply_result *res,
-		      struct diag_list *d)
-{
-	_cleanup_close_ int lock = -1;
-	double t0 = backend_now();
-	int r;
-
-	memset(res, 0, sizeof(*res));
-	for (int t = 0; t < RS_NTABLES; t++) {
-		r = backend_check_plan_targets(rs, (enum rs_table)t, d);
-		if (r < 0)
-			return r;
-	}
-	r = backend_xtables_lock(b->o.lock_path, b->o.lock_wait_ms, &lock, d);
-	if (r < 0)
-		return r;
-	for (int t = 0; t < RS_NTABLES; t++) {
-		unsigned attempt = 0;
-
-		for (;;) {
-			struct apply_result saved = *res;
-			struct tsync s = {
-				.t = (enum rs_table)t,
-				.table = rs_table_name((enum rs_table)t),
-				.rs = rs,
-				.res = res,
-				.d = d,
-			};
-			bool committed = false;
-
-			r = sync_table(&s, &committed);
-			tsync_done(&s);
-			if (r == -EAGAIN && attempt < b->o.commit_retries) {
-				*res = saved;
-				attempt++;
-				diag_add(d, DIAG_NOTE, "libiptc", rs_table_name((enum rs_table)t), NULL,
-					 "the table changed while svcnat wrote it; reading it again "
-					 "(retry %u of %u)", attempt, b->o.commit_retries);
-				continue;
-			}
-			if (r == -EAGAIN) {
-				iptc_fail(d, rs_table_name((enum rs_table)t), "committing the table",
-					  NULL, EAGAIN, true);
-				diag_add(d, DIAG_ERROR, "libiptc", rs_table_name((enum rs_table)t), NULL,
-					 "gave up after %u retries; the table keeps its previous rules",
-					 b->o.commit_retries);
-				return -EAGAIN;
-			}
-			if (r < 0)
-				return r;
-			res->committed[t] = committed;
-			break;
-		}
-	}
-	res->seconds = backend_now() - t0;
-	return 0;
+	*ret_changed = true;
+	return execute(s);
 }
 
 /* --- reading the live owned state (--diff) --- */
@@ -581,7 +531,7 @@ static int read_table(struct ruleset *out, const struct ruleset *plan, enum rs_t
 		struct rs_chain *c;
 		size_t idx = 0;
 
-		if (!builtin && !backend_chain_ours(plan, t, names[i]))
+		if (!builtin && !owned_chain_ours(plan, t, names[i]))
 			continue;
 		c = ruleset_add_chain(out, t, names[i]);
 		if (!c) {
@@ -596,12 +546,12 @@ static int read_table(struct ruleset *out, const struct ruleset *plan, enum rs_t
 			if (builtin) {
 				const char *tgt = iptc_get_target(e, h);
 
-				if (!tgt || !backend_chain_ours(plan, t, tgt))
+				if (!tgt || !owned_chain_ours(plan, t, tgt))
 					continue;
 			}
 			if (decode_entry(e, h, &dec, why, sizeof(why)) < 0) {
 				memset(&dec, 0, sizeof(dec));
-				dec.t.kind = BACKEND_T_FOREIGN;
+				dec.t.kind = OWNED_T_FOREIGN;
 				dec.n_matches = 1;
 				dec.m[0].kind = RS_M_COMMENT;
 				dec.m[0].u.comment = ruleset_printf(out, "rule %zu uses %s", idx + 1,
@@ -610,7 +560,7 @@ static int read_table(struct ruleset *out, const struct ruleset *plan, enum rs_t
 					r = -ENOMEM;
 					goto out;
 				}
-			} else if (backend_rule_copy_strings(out, &dec) < 0) {
+			} else if (owned_rule_copy_strings(out, &dec) < 0) {
 				r = -ENOMEM;
 				goto out;
 			}
@@ -627,41 +577,112 @@ out:
 	return r;
 }
 
-static int iptc_read(struct backend *b, const struct ruleset *plan, struct ruleset **ret,
-		     struct diag_list *d)
-{
-	struct ruleset *rs = ruleset_new();
-	int r = 0;
+/* --- the writer --- */
 
-	/* A read takes no lock, as iptables-save takes none. */
-	(void)b;
-	if (!rs)
-		return -ENOMEM;
-	for (int t = 0; r >= 0 && t < RS_NTABLES; t++)
-		r = read_table(rs, plan, (enum rs_table)t, d);
-	if (r < 0) {
-		ruleset_free(rs);
-		return r;
+struct iptc_writer {
+	struct writer w;
+	struct tsync t[RS_NTABLES];
+};
+
+static struct tsync *iw_table(struct writer *w, const struct writer_table *tab)
+{
+	struct iptc_writer *iw = (struct iptc_writer *)w;
+
+	return tab->family == WRITER_IPV4 && tab->table < RS_NTABLES ? &iw->t[tab->table] : NULL;
+}
+
+static int iptc_prepare(struct writer *w, const struct writer_table *tab,
+			const struct ruleset *plan, bool keep, bool *ret_changed,
+			struct apply_result *res, struct diag_list *d)
+{
+	struct tsync *s = iw_table(w, tab);
+
+	if (!s)
+		return -EAFNOSUPPORT;
+	tsync_done(s);
+	*s = (struct tsync){ .t = tab->table, .table = rs_table_name(tab->table), .rs = plan,
+			     .res = res, .d = d, .keep = keep };
+	return prepare_table(s, ret_changed);
+}
+
+static int iptc_commit_table(struct writer *w, const struct writer_table *tabs, size_t n,
+			     bool *ret_done, struct diag_list *d)
+{
+	struct tsync *s = n == 1 ? iw_table(w, &tabs[0]) : NULL;
+
+	if (!s || !s->h)
+		return -EINVAL;
+	ret_done[0] = false;
+	if (!iptc_commit(s->h)) {
+		int err = errno;
+
+		if (err == EAGAIN)
+			return -EAGAIN;
+		return iptc_fail(d, s->table, "committing the table", NULL, err, true);
 	}
-	ruleset_sort(rs);
-	*ret = rs;
+	s->committed = ret_done[0] = true;
 	return 0;
 }
 
-static void iptc_done(struct backend *b)
+static int iptc_put_back(struct writer *w, const struct writer_table *tab, struct diag_list *d)
 {
-	(void)b;
+	struct tsync *s = iw_table(w, tab);
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	if (!s || !s->committed || !s->snap.ge)
+		return -EINVAL;
+	r = xt_socket("libiptc", &fd, d);
+	if (r < 0)
+		return r;
+	return xt_put_back(fd, &s->snap.info, s->snap.ge->entrytable, NULL, "libiptc", d);
 }
 
-static const struct backend_ops iptc_ops_impl = {
-	.apply = iptc_apply,
+static void iptc_reset(struct writer *w)
+{
+	struct iptc_writer *iw = (struct iptc_writer *)w;
+
+	for (size_t i = 0; i < RS_NTABLES; i++)
+		tsync_done(&iw->t[i]);
+}
+
+static int iptc_read(struct writer *w, const struct writer_table *tab, const struct ruleset *plan,
+		     struct ruleset *out, struct diag_list *d)
+{
+	(void)w;
+	if (tab->family != WRITER_IPV4)
+		return -EAFNOSUPPORT;
+	return read_table(out, plan, tab->table, d);
+}
+
+static void iptc_writer_free(struct writer *w)
+{
+	if (!w)
+		return;
+	iptc_reset(w);
+	free(w);
+}
+
+static const struct writer_ops iptc_writer_ops = {
+	.name = "libiptc",
+	.needs_xtables_lock = true,
+	.prepare = iptc_prepare,
+	.commit = iptc_commit_table,
+	.put_back = iptc_put_back,
+	.reset = iptc_reset,
 	.read = iptc_read,
-	.done = iptc_done,
+	.free = iptc_writer_free,
 };
 
-int backend_iptc_init(struct backend *b, struct diag_list *d)
+int writer_iptc_new(const struct writer_config *cfg, struct writer **ret, struct diag_list *d)
 {
+	struct iptc_writer *iw = calloc(1, sizeof(*iw));
+
 	(void)d;
-	b->ops = &iptc_ops_impl;
+	if (!iw)
+		return -ENOMEM;
+	iw->w.ops = &iptc_writer_ops;
+	iw->w.cfg = *cfg;
+	*ret = &iw->w;
 	return 0;
 }

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The restore backend, for hosts whose iptables is nft-based: read the
+ * The restore writer, for hosts whose iptables is nft-based: read the
  * live tables with iptables-save, write what differs with one
- * `iptables-restore --noflush` transaction per table, as kube-proxy does.
+ * `iptables-restore --noflush` run for every table, as kube-proxy does.
+ * The tool commits table by table (iptables-nft-restore as well as the
+ * legacy one), so a table it committed before refusing a later one is
+ * found by saving it again, and put back from the save taken at prepare
+ * (with its counters) by one `iptables-restore -c` of that table.
  * Owned chains are declared (":KUBE-X - [0:0]" flushes them) and refilled,
  * stale ones flushed and deleted, and the jump rules in the built-in
  * chains fixed by number ("-D CHAIN N", "-I CHAIN N rule") in the same
@@ -14,7 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/internal.h"
+#include "backend/run.h"
+#include "backend/writer.h"
+#include "backend/xtlock.h"
+#include "core/owned.h"
 #include "core/parse.h"
 #include "core/render.h"
 #include "util.h"
@@ -185,9 +192,25 @@ static const char *sb_render(struct sbuf *b, const struct rs_rule *r)
 
 /* --- reading --- */
 
-static int save_table(struct backend *b, enum rs_table t, char **ret, struct diag_list *d)
+/* One table's part of a transaction. */
+struct rtable {
+	char *text;  /* what commit sends: "*table ... COMMIT" */
+	char *seen;  /* the save prepare read, without counters */
+	char *saved; /* the same with counters (keep), for put_back */
+	bool committed;
+};
+
+struct restore_writer {
+	struct writer w;
+	char *restore_cmd;
+	char *save_cmd;
+	struct rtable t[RS_NTABLES];
+};
+
+static int save_table(struct restore_writer *b, enum rs_table t, bool counters, char **ret,
+		      struct diag_list *d)
 {
-	const char *argv[] = { b->save_cmd, "-t", rs_table_name(t), NULL };
+	const char *argv[] = { b->save_cmd, "-t", rs_table_name(t), counters ? "-c" : NULL, NULL };
 	_cleanup_free_ char *err = NULL;
 	char *out = NULL;
 	int status, r;
@@ -210,6 +233,37 @@ static int save_table(struct backend *b, enum rs_table t, char **ret, struct dia
 }
 
 /*
+ * iptables-save -c text without its counters, as iptables-save prints it
+ * without -c: "[p:b] -A ..." loses its prefix, ":CHAIN P [p:b]" keeps
+ * them (iptables-save prints chain counters either way).
+ */
+static char *strip_counters(const char *in)
+{
+	char *out = malloc(strlen(in) + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (const char *p = in; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p);
+
+		if (p[0] == '[') {
+			const char *sp = memchr(p, ' ', len);
+
+			if (sp && sp[-1] == ']') {
+				len -= (size_t)(sp + 1 - p);
+				p = sp + 1;
+			}
+		}
+		memcpy(o, p, len);
+		o += len;
+		p += len;
+	}
+	*o = '\0';
+	return out;
+}
+
+/*
  * Keep only what svcnat owns: owned chains, and in built-in chains the
  * rules that jump to an owned (or planned) chain.
  */
@@ -223,7 +277,7 @@ static int filter_owned(const struct ruleset *in, const struct ruleset *plan, st
 			struct rs_chain *n;
 			size_t k = 0;
 
-			if (!c->builtin && !backend_chain_ours(plan, (enum rs_table)t, c->name))
+			if (!c->builtin && !owned_chain_ours(plan, (enum rs_table)t, c->name))
 				continue;
 			n = ruleset_copy_chain(out, c);
 			if (!n)
@@ -234,7 +288,7 @@ static int filter_owned(const struct ruleset *in, const struct ruleset *plan, st
 				const struct rs_target *tg = &n->rules[j].t;
 
 				if ((tg->kind == RS_T_JUMP || tg->kind == RS_T_GOTO) && tg->u.chain &&
-				    backend_chain_ours(plan, (enum rs_table)t, tg->u.chain))
+				    owned_chain_ours(plan, (enum rs_table)t, tg->u.chain))
 					n->rules[k++] = n->rules[j];
 			}
 			n->n_rules = k;
@@ -267,40 +321,31 @@ static int parse_live(const char *text, const struct ruleset *plan, struct rules
 	return 0;
 }
 
-static int restore_read(struct backend *b, const struct ruleset *plan, struct ruleset **ret,
-			struct diag_list *d)
+static int restore_read(struct writer *w, const struct writer_table *tab,
+			const struct ruleset *plan, struct ruleset *out, struct diag_list *d)
 {
-	_cleanup_free_ char *all = NULL;
-	size_t len = 0;
+	struct restore_writer *rw = (struct restore_writer *)w;
+	_cleanup_free_ char *text = NULL;
+	struct ruleset *live = NULL;
 	int r;
 
-	for (int t = 0; t < RS_NTABLES; t++) {
-		_cleanup_free_ char *text = NULL;
-		size_t n;
-		char *na;
-
-		r = save_table(b, (enum rs_table)t, &text, d);
-		if (r < 0)
-			return r;
-		n = strlen(text);
-		na = realloc(all, len + n + 1);
-		if (!na)
-			return -ENOMEM;
-		all = na;
-		memcpy(all + len, text, n + 1);
-		len += n;
-	}
-	r = parse_live(all ? all : "", plan, ret, d);
+	if (tab->family != WRITER_IPV4)
+		return -EAFNOSUPPORT;
+	r = save_table(rw, tab->table, false, &text, d);
 	if (r < 0)
 		return r;
-	ruleset_sort(*ret);
-	return 0;
+	r = ruleset_parse(text, strlen(text), PARSE_OWNED_ONLY, &live, d);
+	if (r < 0)
+		return r;
+	r = filter_owned(live, plan, out);
+	ruleset_free(live);
+	return r;
 }
 
 /* --- applying --- */
 
 struct rsync {
-	struct backend *b;
+	struct restore_writer *b;
 	enum rs_table t;
 	const char *table;
 	const struct ruleset *plan;
@@ -319,7 +364,7 @@ static bool chain_matches_live(struct rsync *s, const struct rs_chain *pc)
 	if (!lc || lc->n_rules != pc->n_rules)
 		return false;
 	for (size_t i = 0; i < pc->n_rules; i++)
-		if (!backend_rule_same(&lc->rules[i], &pc->rules[i]))
+		if (!owned_rule_same(&lc->rules[i], &pc->rules[i]))
 			return false;
 	return true;
 }
@@ -352,7 +397,7 @@ static bool live_line_same(void *ctx, size_t i, size_t j)
 	return strlen(ll->ptxt[j]) == l->args_len && memcmp(ll->ptxt[j], l->args, l->args_len) == 0;
 }
 
-/* The built-in chain's jump rules, as backend_jumps_match() decides. */
+/* The built-in chain's jump rules, as owned_jumps_match() decides. */
 static int fix_jumps(struct rsync *s, const char *builtin, struct sbuf *dels, struct sbuf *ins)
 {
 	const struct rs_chain *pc = ruleset_find_chain(s->plan, s->t, builtin);
@@ -380,11 +425,11 @@ static int fix_jumps(struct rsync *s, const char *builtin, struct sbuf *dels, st
 		struct sline *l = &s->sc.lines[i];
 
 		if (streq(l->chain, builtin) && l->target[0] &&
-		    backend_chain_ours(s->plan, s->t, l->target))
+		    owned_chain_ours(s->plan, s->t, l->target))
 			ours[n_ours++] = l;
 	}
 	/* kpos first holds the live jump each plan jump is... */
-	r = backend_jumps_match(n_ours, np, live_line_same, &ll, match, kpos);
+	r = owned_jumps_match(n_ours, np, live_line_same, &ll, match, kpos);
 	if (r <= 0)
 		goto out;
 	for (size_t k = 0; k < n_ours; k++)
@@ -431,67 +476,70 @@ static bool stale_referenced(struct rsync *s, const char *name)
 		const struct sline *l = &s->sc.lines[i];
 
 		if (streq(l->target, name) && !rs_chain_is_builtin(s->t, l->chain) &&
-		    !backend_chain_ours(s->plan, s->t, l->chain))
+		    !owned_chain_ours(s->plan, s->t, l->chain))
 			return true;
 	}
 	return false;
 }
 
-static int run_restore(struct rsync *s, const char *text, size_t len, bool *ret_again)
+/*
+ * Run restore_cmd with text on its stdin: args "--noflush" for a sync,
+ * "-c" for a put-back.  -EAGAIN: a table changed under it; -EBUSY: the
+ * xtables lock stayed taken; -EIO: refused (diag naming `what`).
+ */
+static int run_restore(struct restore_writer *b, const char *arg, const char *what,
+		       const char *text, size_t len, struct diag_list *d)
 {
 	char wait[16];
-	const char *argv[] = { s->b->restore_cmd, "--noflush", "-w", wait, NULL };
+	const char *argv[] = { b->restore_cmd, arg, "-w", wait, NULL };
+	const char *lock = b->w.cfg.lock_path ? b->w.cfg.lock_path : XTLOCK_DEFAULT_PATH;
 	_cleanup_free_ char *err = NULL;
 	int status, r;
 
-	snprintf(wait, sizeof(wait), "%u", (s->b->o.lock_wait_ms + 999) / 1000);
-	if (s->b->lock_path)
-		setenv("XTABLES_LOCKFILE", s->b->lock_path, 1);
+	snprintf(wait, sizeof(wait), "%u", (b->w.cfg.lock_wait_ms + 999) / 1000);
+	setenv("XTABLES_LOCKFILE", lock, 1);
 	r = backend_run(argv, text, len, NULL, &err, &status);
 	if (r < 0) {
-		diag_add(s->d, DIAG_ERROR, s->b->restore_cmd, s->table, NULL, "cannot run: %s",
-			 strerror(-r));
+		diag_add(d, DIAG_ERROR, b->restore_cmd, what, NULL, "cannot run: %s", strerror(-r));
 		return r;
 	}
-	*ret_again = false;
 	if (status == 0)
 		return 0;
 	if (strstr(err, "xtables lock")) {
-		err[strcspn(err, "\n")] = '\0';
-		diag_add(s->d, DIAG_ERROR, s->b->restore_cmd, s->table, NULL,
+		diag_add(d, DIAG_ERROR, b->restore_cmd, what, NULL,
 			 "could not take the xtables lock %s within %s s (another iptables "
-			 "writer holds it); the table keeps its previous rules",
-			 s->b->lock_path ? s->b->lock_path : "/run/xtables.lock", wait);
+			 "writer holds it)", lock, wait);
 		return -EBUSY;
 	}
 	/* iptables-restore's own message for a table changed under it. */
-	if (strstr(err, "Resource temporarily unavailable")) {
-		*ret_again = true;
+	if (strstr(err, "Resource temporarily unavailable"))
 		return -EAGAIN;
-	}
 	for (char *p = err; *p; p++)
 		if (*p == '\n' && p[1])
 			*p = ';';
 	err[strcspn(err, "\n")] = '\0';
-	diag_add(s->d, DIAG_ERROR, s->b->restore_cmd, s->table, NULL,
-		 "exit status %d, the table keeps its previous rules: %s", status,
+	diag_add(d, DIAG_ERROR, b->restore_cmd, what, NULL, "exit status %d: %s", status,
 		 err[0] ? err : "(no message)");
 	return -EIO;
 }
 
-static int sync_table(struct rsync *s, bool *ret_committed)
+/* Read the table and build the text that makes it equal the plan. */
+static int sync_table(struct rsync *s, bool keep, bool *ret_changed)
 {
 	const struct rs_chains *cs = &s->plan->t[s->t];
-	_cleanup_free_ char *text = NULL;
+	struct rtable *rt = &s->b->t[s->t];
+	const char *text;
 	struct sbuf dels = { 0 }, ins = { 0 }, stale = { 0 }, all = { 0 };
 	struct diag_list pd;
-	bool again = false;
 	int r;
 
-	*ret_committed = false;
-	r = save_table(s->b, s->t, &text, s->d);
+	*ret_changed = false;
+	r = save_table(s->b, s->t, keep, keep ? &rt->saved : &rt->seen, s->d);
 	if (r < 0)
 		return r;
+	if (keep && !(rt->seen = strip_counters(rt->saved)))
+		return -ENOMEM;
+	text = rt->seen;
 	r = scan_text(text, &s->sc);
 	if (r < 0)
 		return r;
@@ -519,7 +567,7 @@ static int sync_table(struct rsync *s, bool *ret_committed)
 	for (size_t i = 0; i < s->sc.n_chains; i++) {
 		const char *name = s->sc.chains[i];
 
-		if (rs_chain_is_builtin(s->t, name) || !backend_chain_owned(s->t, name) ||
+		if (rs_chain_is_builtin(s->t, name) || !owned_chain(s->t, name) ||
 		    ruleset_find_chain(s->plan, s->t, name))
 			continue;
 		if (stale_referenced(s, name)) {
@@ -558,9 +606,8 @@ static int sync_table(struct rsync *s, bool *ret_committed)
 	    (stale.len && (r = sb_add(&all, stale.p, stale.len)) < 0) ||
 	    (r = sb_printf(&all, "COMMIT\n")) < 0)
 		goto out;
-	r = run_restore(s, all.p, all.len, &again);
-	if (r == 0)
-		*ret_committed = true;
+	rt->text = TAKE_PTR(all.p);
+	*ret_changed = true;
 out:
 	free(dels.p);
 	free(ins.p);
@@ -579,60 +626,117 @@ static void rsync_done(struct rsync *s)
 	free(s->tail.p);
 }
 
-static int restore_apply(struct backend *b, const struct ruleset *rs, struct apply_result *res,
-			 struct diag_list *d)
+static void rtable_done(struct rtable *rt)
 {
-	double t0 = backend_now();
+	free(rt->text);
+	free(rt->seen);
+	free(rt->saved);
+	memset(rt, 0, sizeof(*rt));
+}
+
+static int restore_prepare(struct writer *w, const struct writer_table *tab,
+			   const struct ruleset *plan, bool keep, bool *ret_changed,
+			   struct apply_result *res, struct diag_list *d)
+{
+	struct restore_writer *rw = (struct restore_writer *)w;
+	struct rsync s = { .b = rw, .plan = plan, .res = res, .d = d };
 	int r;
 
-	memset(res, 0, sizeof(*res));
-	for (int t = 0; t < RS_NTABLES; t++) {
-		unsigned attempt = 0;
-
-		for (;;) {
-			struct apply_result saved = *res;
-			struct rsync s = {
-				.b = b,
-				.t = (enum rs_table)t,
-				.table = rs_table_name((enum rs_table)t),
-				.plan = rs,
-				.res = res,
-				.d = d,
-			};
-			bool committed = false;
-
-			r = sync_table(&s, &committed);
-			rsync_done(&s);
-			if (r == -EAGAIN && attempt++ < b->o.commit_retries) {
-				*res = saved;
-				diag_add(d, DIAG_NOTE, b->restore_cmd, rs_table_name((enum rs_table)t),
-					 NULL, "the table changed while svcnat wrote it; reading it "
-					 "again (retry %u of %u)", attempt, b->o.commit_retries);
-				continue;
-			}
-			if (r == -EAGAIN)
-				diag_add(d, DIAG_ERROR, b->restore_cmd, rs_table_name((enum rs_table)t),
-					 NULL, "the table kept changing under svcnat; gave up after %u "
-					 "retries", b->o.commit_retries);
-			if (r < 0)
-				return r;
-			res->committed[t] = committed;
-			break;
-		}
-	}
-	res->seconds = backend_now() - t0;
-	return 0;
+	if (tab->family != WRITER_IPV4)
+		return -EAFNOSUPPORT;
+	s.t = tab->table;
+	s.table = rs_table_name(tab->table);
+	rtable_done(&rw->t[tab->table]);
+	r = sync_table(&s, keep, ret_changed);
+	rsync_done(&s);
+	return r;
 }
 
-static void restore_done(struct backend *b)
+/* After a refused run: did the tool commit this table before it stopped? */
+static bool restore_landed(struct restore_writer *rw, enum rs_table t, struct diag_list *d)
 {
-	(void)b;
+	_cleanup_free_ char *now = NULL;
+	struct diag_list sd;
+	bool same;
+
+	diag_list_init(&sd);
+	same = save_table(rw, t, false, &now, &sd) >= 0 && rw->t[t].seen && streq(now, rw->t[t].seen);
+	if (!now)
+		diag_list_move(d, &sd);
+	diag_list_done(&sd);
+	/* Unknown counts as landed: the driver then puts it back. */
+	return !same;
 }
 
-static const struct backend_ops restore_ops = {
-	.apply = restore_apply,
+static int restore_commit(struct writer *w, const struct writer_table *tabs, size_t n,
+			  bool *ret_done, struct diag_list *d)
+{
+	struct restore_writer *rw = (struct restore_writer *)w;
+	struct sbuf all = { 0 };
+	int r = 0;
+
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		const char *text = rw->t[tabs[i].table].text;
+
+		ret_done[i] = false;
+		if (tabs[i].family != WRITER_IPV4 || !text)
+			return -EINVAL;
+		r = sb_add(&all, text, strlen(text));
+	}
+	if (r >= 0)
+		r = run_restore(rw, "--noflush", n == 1 ? rs_table_name(tabs[0].table) : NULL,
+				all.p, all.len, d);
+	free(all.p);
+	for (size_t i = 0; i < n; i++) {
+		/* The tool stops at the table it cannot commit: the last one
+		 * sent is never in when it fails. */
+		ret_done[i] = r >= 0 || (i + 1 < n && restore_landed(rw, tabs[i].table, d));
+		rw->t[tabs[i].table].committed = ret_done[i];
+	}
+	return r;
+}
+
+static int restore_put_back(struct writer *w, const struct writer_table *tab, struct diag_list *d)
+{
+	struct restore_writer *rw = (struct restore_writer *)w;
+	const struct rtable *rt = tab->family == WRITER_IPV4 ? &rw->t[tab->table] : NULL;
+
+	if (!rt || !rt->committed || !rt->saved)
+		return -EINVAL;
+	/* Without --noflush the tool replaces the whole table by the save,
+	 * counters included (-c). */
+	return run_restore(rw, "-c", rs_table_name(tab->table), rt->saved, strlen(rt->saved), d);
+}
+
+static void restore_reset(struct writer *w)
+{
+	struct restore_writer *rw = (struct restore_writer *)w;
+
+	for (size_t i = 0; i < RS_NTABLES; i++)
+		rtable_done(&rw->t[i]);
+}
+
+static void restore_free(struct writer *w)
+{
+	struct restore_writer *rw = (struct restore_writer *)w;
+
+	if (!w)
+		return;
+	restore_reset(w);
+	free(rw->restore_cmd);
+	free(rw->save_cmd);
+	free(rw);
+}
+
+static const struct writer_ops restore_ops = {
+	.name = "restore",
+	.one_commit = true,
+	.prepare = restore_prepare,
+	.commit = restore_commit,
+	.put_back = restore_put_back,
+	.reset = restore_reset,
 	.read = restore_read,
-	.done = restore_done,
+	.free = restore_free,
 };
 
 /* iptables-X-restore -> iptables-X-save, keeping any directory part. */
@@ -656,9 +760,17 @@ static char *save_for(const char *restore)
 	return s;
 }
 
-int backend_restore_init(struct backend *b, struct diag_list *d)
+int writer_restore_new(const struct writer_config *cfg, struct writer **ret, struct diag_list *d)
 {
-	if (!b->restore_cmd) {
+	struct restore_writer *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	b->w.ops = &restore_ops;
+	b->w.cfg = *cfg;
+	if (cfg->restore_cmd) {
+		b->restore_cmd = strdup(cfg->restore_cmd);
+	} else {
 		const char *argv[] = { "iptables", "--version", NULL };
 		_cleanup_free_ char *out = NULL;
 		int status = 127;
@@ -668,17 +780,18 @@ int backend_restore_init(struct backend *b, struct diag_list *d)
 			diag_add(d, DIAG_ERROR, "backend", NULL, NULL,
 				 "the restore backend needs the iptables command, which cannot "
 				 "be run");
+			free(b);
 			return -ENOENT;
 		}
 		legacy = strstr(out, "(legacy)") != NULL;
 		b->restore_cmd = strdup(legacy ? "iptables-legacy-restore" : "iptables-nft-restore");
-		if (!b->restore_cmd)
-			return -ENOMEM;
-		b->o.restore_cmd = b->restore_cmd;
 	}
-	b->save_cmd = save_for(b->restore_cmd);
-	if (!b->save_cmd)
+	b->save_cmd = b->restore_cmd ? save_for(b->restore_cmd) : NULL;
+	if (!b->save_cmd) {
+		restore_free(&b->w);
 		return -ENOMEM;
-	b->ops = &restore_ops;
+	}
+	b->w.cfg.restore_cmd = b->restore_cmd;
+	*ret = &b->w;
 	return 0;
 }

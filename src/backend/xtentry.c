@@ -27,7 +27,7 @@
 #include <linux/netfilter/xt_tcpudp.h>
 #include <linux/netfilter_ipv4/ipt_REJECT.h>
 
-#include "backend/internal.h"
+#include "core/owned.h"
 #include "backend/xtentry.h"
 #include "util.h"
 
@@ -395,7 +395,7 @@ int xt_entry_build(const struct rs_rule *r, bool labels, struct xt_entry_buf *bu
 
 		if (!mt)
 			goto too_big;
-		backend_mark_encode(&r->t, &mt->mark, &mt->mask);
+		owned_mark_encode(&r->t, &mt->mark, &mt->mask);
 		break;
 	}
 	case RS_T_MASQUERADE: {
@@ -734,4 +734,38 @@ bad_target:
 	snprintf(why, whylen, "options of target '%.29s' that svcnat does not write",
 		 t->u.user.name);
 	return -1;
+}
+
+/* --- errors --- */
+
+const char *xt_errno_meaning(int err, bool commit)
+{
+	switch (err) {
+	case EPERM:
+	case EACCES:
+		return "svcnat needs CAP_NET_ADMIN (run it as root)";
+	case EAGAIN:
+		return "another program changed the table while svcnat was writing it";
+	case ENOENT:
+		return commit ? "the kernel lacks a match or target this ruleset uses "
+				"(a missing xt_* module?)"
+			      : "the table or chain does not exist (is ip_tables / iptable_nat loaded?)";
+	case EINVAL:
+		return commit ? "the kernel refused a rule (an option it does not take, or a "
+				"target used in the wrong table or chain; dmesg has x_tables' reason)"
+			      : "the kernel refused the request";
+	case ENOMEM:
+		return "the table is too large for the kernel (legacy xtables stops at 512 MiB) "
+		       "or memory is short";
+	case ELOOP:
+		return "the chains would form a loop";
+	case ENOPROTOOPT:
+	case EAFNOSUPPORT:
+	case ENOSYS:
+		return "this kernel has no legacy iptables (ip_tables) support; try --backend=restore";
+	case EMLINK:
+		return "the chain is still referenced by a rule";
+	default:
+		return NULL;
+	}
 }

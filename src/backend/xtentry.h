@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Encoding planned rules as IPv4 kernel entries and decoding kernel entries
- * back into rules.  Shared by the libiptc backend (iptc.c) and the direct
- * backend (direct.c); neither libiptc nor a socket is needed here.
+ * back into rules, and what the kernel's errors mean.  Shared by the
+ * libiptc writer (iptc.c) and the direct writer (direct.c); neither libiptc
+ * nor a socket is needed here.
  */
 #ifndef SVCNAT_BACKEND_XTENTRY_H
 #define SVCNAT_BACKEND_XTENTRY_H
@@ -49,5 +50,12 @@ typedef const char *(*xt_label_fn)(const struct ipt_entry *e, void *ctx);
  */
 int xt_entry_decode(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,
 		    struct rs_rule *r, char *why, size_t whylen);
+
+/*
+ * What errno err from a legacy xtables call means for a user, in words;
+ * NULL when there is nothing to add to strerror().  commit: the error came
+ * from replacing the table (as opposed to reading it).
+ */
+const char *xt_errno_meaning(int err, bool commit);
 
 #endif

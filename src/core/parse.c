@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/owned.h"
 #include "core/parse.h"
 #include "util.h"
 
@@ -831,11 +832,6 @@ static int parse_rule_opts(struct parser *p, struct cur *c, struct rs_rule *r)
 	return RULE_OK;
 }
 
-static bool is_kube(const char *name)
-{
-	return strncmp(name, "KUBE-", 5) == 0;
-}
-
 /* "[packets:bytes]" */
 static bool parse_counters(const char *s)
 {
@@ -927,7 +923,7 @@ static int do_rule(struct parser *p)
 	name = opt_arg(&c);
 	if (!name)
 		return line_error(p, "'-A' needs a chain name");
-	if (owned_only(p) && !is_kube(name) && !rs_chain_is_builtin((enum rs_table)p->table, name))
+	if (owned_only(p) && !owned_kube_name(name) && !rs_chain_is_builtin((enum rs_table)p->table, name))
 		return 0;
 	/* A chain's rules come together: skip the lookup for the next one. */
 	chain = p->last && streq(p->last->name, name) ? p->last :
@@ -938,7 +934,7 @@ static int do_rule(struct parser *p)
 
 	k = parse_rule_opts(p, &c, &tmp);
 	if (k == RULE_OK && owned_only(p) && chain->builtin &&
-	    !((tmp.t.kind == RS_T_JUMP || tmp.t.kind == RS_T_GOTO) && is_kube(tmp.t.u.chain)))
+	    !((tmp.t.kind == RS_T_JUMP || tmp.t.kind == RS_T_GOTO) && owned_kube_name(tmp.t.u.chain)))
 		return 0;
 	if (k != RULE_OK) {
 		if (owned_only(p))
@@ -975,7 +971,7 @@ static int do_chain(struct parser *p)
 	policy = p->tok[1];
 	if (p->ntok == 3 && !parse_counters(p->tok[2]))
 		return line_error(p, "bad counters '%s'", p->tok[2]);
-	if (owned_only(p) && !builtin && !is_kube(name))
+	if (owned_only(p) && !builtin && !owned_kube_name(name))
 		return 0;
 	if (builtin ? !streq(policy, "ACCEPT") && !streq(policy, "DROP") : !streq(policy, "-"))
 		return line_error(p, "bad policy '%s' for chain '%s'", policy, name);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/chainname.h"
+#include "core/owned.h"
 #include "core/plan.h"
 #include "util.h"
 
@@ -1194,23 +1195,6 @@ static const struct jump_spec jump_specs[] = {
 	{ RS_FILTER, "OUTPUT", "KUBE-FIREWALL", NULL, false },
 };
 
-/* Chains kube-proxy declares in every sync, empty or not. */
-static const struct {
-	uint8_t table;
-	const char *name;
-} base_chains[] = {
-	{ RS_FILTER, "KUBE-SERVICES" },
-	{ RS_FILTER, "KUBE-EXTERNAL-SERVICES" },
-	{ RS_FILTER, "KUBE-FORWARD" },
-	{ RS_FILTER, "KUBE-NODEPORTS" },
-	{ RS_FILTER, "KUBE-PROXY-FIREWALL" },
-	{ RS_FILTER, "KUBE-FIREWALL" },
-	{ RS_NAT, "KUBE-SERVICES" },
-	{ RS_NAT, "KUBE-NODEPORTS" },
-	{ RS_NAT, "KUBE-POSTROUTING" },
-	{ RS_NAT, "KUBE-MARK-MASQ" },
-};
-
 static struct rs_chain *chain(struct plan_ctx *c, enum rs_table t, const char *name)
 {
 	return ruleset_get_chain(c->rs, t, name);
@@ -1565,8 +1549,11 @@ int plan_build(const struct desired *d, const struct plan_settings *s,
 	if (e < 0)
 		goto out;
 
-	for (size_t i = 0; i < ARRAY_SIZE(base_chains); i++) {
-		if (!chain(&c, base_chains[i].table, base_chains[i].name)) {
+	/* The chains kube-proxy declares in every sync, empty or not. */
+	for (size_t i = 0; i < owned_n_fixed_chains; i++) {
+		const struct owned_fixed *f = &owned_fixed_chains[i];
+
+		if ((f->flags & OWNED_F_BASE) && !chain(&c, (enum rs_table)f->table, f->name)) {
 			e = -ENOMEM;
 			goto out;
 		}

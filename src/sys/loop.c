@@ -48,10 +48,7 @@ struct loop {
 
 uint64_t loop_now_usec(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
+	return monotonic_usec();
 }
 
 int loop_new(struct loop **ret)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * backend_jumps_match(): which of svcnat's live jump rules in a built-in
+ * owned_jumps_match(): which of svcnat's live jump rules in a built-in
  * chain stay, which go, and which planned ones are inserted.  Rules are
  * letters here; equal letters are equal rules.
  */
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "backend/internal.h"
+#include "core/owned.h"
 #include "util.h"
 
 struct pair {
@@ -62,7 +62,7 @@ static void test_cases(void **state)
 
 		memset(match, 0x55, sizeof(match));
 		memset(kept, 0x55, sizeof(kept));
-		r = backend_jumps_match(nl, np, letter_same, &p, match, kept);
+		r = owned_jumps_match(nl, np, letter_same, &p, match, kept);
 		print_message("case %zu: live '%s' plan '%s'\n", c, p.live, p.plan);
 		assert_int_equal(r, cases[c].change);
 		for (size_t i = 0; i < nl; i++)

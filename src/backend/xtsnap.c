@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "backend/xtentry.h"
+#include "backend/xtsnap.h"
+#include "util.h"
+
+static int xfail(struct diag_list *d, const char *who, const char *table, const char *what,
+		 int err, bool commit)
+{
+	const char *mean = xt_errno_meaning(err, commit);
+
+	if (!err)
+		err = EIO;
+	diag_add(d, DIAG_ERROR, who, table, NULL, "%s failed: errno %d (%s)%s%s", what, err,
+		 strerror(err), mean ? ": " : "", mean ? mean : "");
+	return -err;
+}
+
+int xt_socket(const char *who, int *ret_fd, struct diag_list *d)
+{
+	int fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
+
+	if (fd < 0)
+		return xfail(d, who, NULL, "opening the raw socket", errno, false);
+	*ret_fd = fd;
+	return 0;
+}
+
+int xt_snap_read(int fd, const char *table, struct xt_snap *snap, const char *who,
+		 struct diag_list *d)
+{
+	socklen_t len = sizeof(snap->info);
+
+	memset(snap, 0, sizeof(*snap));
+	snprintf(snap->info.name, sizeof(snap->info.name), "%s", table);
+	if (getsockopt(fd, SOL_IP, IPT_SO_GET_INFO, &snap->info, &len) < 0)
+		return xfail(d, who, table, "reading the table (IPT_SO_GET_INFO)", errno, false);
+	len = (socklen_t)(sizeof(*snap->ge) + snap->info.size);
+	snap->ge = calloc(1, len);
+	if (!snap->ge)
+		return -ENOMEM;
+	snprintf(snap->ge->name, sizeof(snap->ge->name), "%s", table);
+	snap->ge->size = snap->info.size;
+	if (getsockopt(fd, SOL_IP, IPT_SO_GET_ENTRIES, snap->ge, &len) < 0) {
+		int err = errno;
+
+		xt_snap_done(snap);
+		/* EAGAIN: the table changed between the two calls. */
+		if (err == EAGAIN)
+			return -EAGAIN;
+		return xfail(d, who, table, "reading the table (IPT_SO_GET_ENTRIES)", err, false);
+	}
+	return 0;
+}
+
+void xt_snap_done(struct xt_snap *snap)
+{
+	free(snap->ge);
+	snap->ge = NULL;
+}
+
+int xt_put_back(int fd, const struct ipt_getinfo *info, const void *entries,
+		const struct xt_counters *counters, const char *who, struct diag_list *d)
+{
+	struct ipt_getinfo cur = { 0 };
+	socklen_t len = sizeof(cur);
+	size_t rlen = sizeof(struct ipt_replace) + info->size;
+	size_t alen = sizeof(struct xt_counters_info) + info->num_entries * sizeof(struct xt_counters);
+	_cleanup_free_ struct ipt_replace *repl = NULL;
+	_cleanup_free_ struct xt_counters *oldc = NULL;
+	_cleanup_free_ struct xt_counters_info *add = NULL;
+	const unsigned char *p = entries;
+
+	/* The replace names the number of entries it replaces: now, that of
+	 * the table this transaction wrote. */
+	snprintf(cur.name, sizeof(cur.name), "%s", info->name);
+	if (getsockopt(fd, SOL_IP, IPT_SO_GET_INFO, &cur, &len) < 0)
+		return xfail(d, who, info->name, "putting the table back (IPT_SO_GET_INFO)", errno,
+			     false);
+	repl = malloc(rlen);
+	oldc = calloc(cur.num_entries + 1, sizeof(*oldc));
+	add = calloc(1, alen);
+	if (!repl || !oldc || !add)
+		return -ENOMEM;
+	memset(repl, 0, sizeof(*repl));
+	snprintf(repl->name, sizeof(repl->name), "%s", info->name);
+	repl->valid_hooks = info->valid_hooks;
+	repl->num_entries = info->num_entries;
+	repl->size = info->size;
+	memcpy(repl->hook_entry, info->hook_entry, sizeof(repl->hook_entry));
+	memcpy(repl->underflow, info->underflow, sizeof(repl->underflow));
+	repl->num_counters = cur.num_entries;
+	repl->counters = oldc;
+	memcpy(repl->entries, entries, info->size);
+	if (setsockopt(fd, SOL_IP, IPT_SO_SET_REPLACE, repl, (socklen_t)rlen) < 0)
+		return xfail(d, who, info->name, "putting the table back (IPT_SO_SET_REPLACE)",
+			     errno, true);
+
+	/* The kernel zeroes the counters of a table it takes: add them back. */
+	snprintf(add->name, sizeof(add->name), "%s", info->name);
+	add->num_counters = info->num_entries;
+	for (size_t i = 0, off = 0; i < info->num_entries && off < info->size; i++) {
+		const struct ipt_entry *e = (const void *)(p + off);
+
+		add->counters[i] = counters ? counters[i] : e->counters;
+		if (e->next_offset < sizeof(*e))
+			break;
+		off += e->next_offset;
+	}
+	if (setsockopt(fd, SOL_IP, IPT_SO_SET_ADD_COUNTERS, add, (socklen_t)alen) < 0)
+		diag_add(d, DIAG_WARNING, who, info->name, NULL,
+			 "the rules are back, but their packet counters restart from 0: "
+			 "IPT_SO_SET_ADD_COUNTERS failed: %s", strerror(errno));
+	return 0;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A legacy xtables table's bytes as the kernel gave them, and putting a
+ * table back to them: what the direct and libiptc writers do when a later
+ * table of the same transaction is refused.
+ */
+#ifndef SVCNAT_BACKEND_XTSNAP_H
+#define SVCNAT_BACKEND_XTSNAP_H
+
+#include <stddef.h>
+
+#include <linux/netfilter_ipv4/ip_tables.h>
+
+#include "core/diag.h"
+
+/* A table as read: IPT_SO_GET_INFO, then IPT_SO_GET_ENTRIES. */
+struct xt_snap {
+	struct ipt_getinfo info;
+	struct ipt_get_entries *ge; /* malloc'ed */
+};
+
+/*
+ * Read table `table` through the raw socket fd into *snap.  -EAGAIN when
+ * it changed between the two calls; other -errno with a diag from `who`.
+ */
+int xt_snap_read(int fd, const char *table, struct xt_snap *snap, const char *who,
+		 struct diag_list *d);
+void xt_snap_done(struct xt_snap *snap);
+
+/*
+ * Replace the table named in info by the entries it describes (info->size
+ * bytes at entries, as IPT_SO_GET_ENTRIES returned them), then give every
+ * entry its packet and byte counters: counters[i] when counters is given
+ * (info->num_entries of them), else the entry's own.  0, or -errno with a
+ * diag from `who`.
+ */
+int xt_put_back(int fd, const struct ipt_getinfo *info, const void *entries,
+		const struct xt_counters *counters, const char *who, struct diag_list *d);
+
+/* A raw IPv4 socket for the xtables socket options; -errno with a diag. */
+int xt_socket(const char *who, int *ret_fd, struct diag_list *d);
+
+#endif
