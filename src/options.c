@@ -75,6 +75,7 @@ enum {
 	OPT_CT_UDP_STREAM,
 	OPT_INIT_ONLY,
 	OPT_LOGGING_FORMAT,
+	OPT_WRITE_CONFIG,
 	OPT_IGNORED = 0x400, /* + index in kp_ignored[] */
 };
 
@@ -141,6 +142,7 @@ static const struct option long_options[] = {
 	{ "conntrack-udp-timeout-stream", required_argument, NULL, OPT_CT_UDP_STREAM },
 	{ "init-only", optional_argument, NULL, OPT_INIT_ONLY },
 	{ "logging-format", required_argument, NULL, OPT_LOGGING_FORMAT },
+	{ "write-config-to", required_argument, NULL, OPT_WRITE_CONFIG },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -200,14 +202,24 @@ static void usage(FILE *f)
 	      "\n"
 	      "Modes (default: run as a daemon, following the sources):\n"
 	      "      --dry-run              print the rules as iptables-save text; no privileges\n"
-	      "      --dry-run --diff       compare the plan with the kernel; exit 1 if they differ\n"
+	      "      --dry-run --diff       compare the plan with the kernel: exit 0 equal,\n"
+	      "                             1 different, 2 could not compare\n"
 	      "      --once                 write the rules once and exit\n"
-	      "      --cleanup              remove every chain and jump rule svcnat (or kube-proxy) owns\n"
+	      "      --cleanup[=BOOL]       remove every chain and jump rule svcnat (or kube-proxy)\n"
+	      "                             owns, from every iptables flavour present\n"
+	      "      --init-only[=BOOL]     write the sysctls asked for (--conntrack-*,\n"
+	      "                             --set-sysctls) and exit\n"
 	      "      --dump-state           print the merged services and endpoints svcnat understood\n"
 	      "\n"
 	      "Sources:\n"
 	      "  -c, --config PATH          JSON file, directory of *.json, or - for stdin\n"
-	      "                             (repeatable; on conflicts the first wins)\n"
+	      "                             (repeatable; on conflicts the first wins).  A file\n"
+	      "                             (up to 1 MiB) whose top-level kind is\n"
+	      "                             KubeProxyConfiguration (kubeproxy.config.k8s.io/\n"
+	      "                             v1alpha1, YAML or JSON) sets settings instead: each\n"
+	      "                             field as the flag of the same meaning; flags given\n"
+	      "                             on the command line win; fields svcnat does not\n"
+	      "                             implement are named in a warning\n"
 	      "      --etcd-endpoints URLS  etcd v3 members, comma-separated (cluster mode)\n"
 	      "      --etcd-prefix PREFIX   key prefix (default " ETCD_DEFAULT_PREFIX ")\n"
 	      "      --etcd-cacert/--etcd-cert/--etcd-key FILE   TLS for etcd\n"
@@ -216,14 +228,22 @@ static void usage(FILE *f)
 	      "                             (neither, no other source and KUBERNETES_SERVICE_HOST\n"
 	      "                             set: the in-cluster service account is used)\n"
 	      "\n"
-	      "Node settings (named as kube-proxy's flags):\n"
-	      "      --hostname NAME        which endpoints are local (default: this host's name)\n"
+	      "Node settings (kube-proxy's flag names also work: svcnat(8), KUBE-PROXY FLAGS):\n"
+	      "      --hostname NAME        which endpoints are local (default: this host's name;\n"
+	      "                             also --hostname-override)\n"
 	      "      --node-ip IP           the node's address; repeatable, the first is primary\n"
+	      "                             (--bind-address IP: the primary)\n"
 	      "      --cluster-cidr CIDRS   pod network(s); traffic from outside is masqueraded\n"
-	      "      --masquerade-all       masquerade all service traffic\n"
-	      "      --nodeport-addresses CIDRS  addresses NodePorts answer on (default: all local)\n"
-	      "      --localhost-nodeports=BOOL  NodePorts on 127.0.0.1 (default true)\n"
-	      "      --masquerade-bit N     fwmark bit for masquerading (default 14)\n"
+	      "      --detect-local-mode M  ClusterCIDR (default), NodeCIDR (--node-pod-cidr CIDRS),\n"
+	      "                             BridgeInterface (--pod-bridge-interface NAME) or\n"
+	      "                             InterfaceNamePrefix (--pod-interface-name-prefix P)\n"
+	      "      --masquerade-all[=BOOL]  masquerade all service traffic\n"
+	      "      --nodeport-addresses CIDRS  addresses NodePorts answer on (default: all local;\n"
+	      "                             also primary, localhost, all)\n"
+	      "      --localhost-nodeports=BOOL  NodePorts on 127.0.0.1 (default true;\n"
+	      "                             --iptables-localhost-nodeports)\n"
+	      "      --masquerade-bit N     fwmark bit for masquerading (default 14;\n"
+	      "                             --iptables-masquerade-bit)\n"
 	      "      --zone ZONE            this node's zone, for topology hints\n"
 	      "      --no-random-fully      MASQUERADE without --random-fully\n"
 	      "\n"
@@ -232,6 +252,12 @@ static void usage(FILE *f)
 	      "                             direct, libiptc or restore\n"
 	      "      --lock-wait MS         wait at most MS for the xtables lock (default 5000)\n"
 	      "      --set-sysctls          turn on net.ipv4.ip_forward (and route_localnet)\n"
+	      "      --conntrack-max-per-core N, --conntrack-min N, --conntrack-tcp-be-liberal,\n"
+	      "      --conntrack-tcp-timeout-established D, --conntrack-tcp-timeout-close-wait D,\n"
+	      "      --conntrack-udp-timeout D, --conntrack-udp-timeout-stream D\n"
+	      "                             kube-proxy's conntrack sysctls, written when given\n"
+	      "      --oom-score-adj N      this process's OOM score adjustment (-1000..1000)\n"
+	      "      --proxy-mode MODE      iptables or empty (anything else is refused)\n"
 	      "      --compact-endpoints-threshold N  above N endpoints in all, no KUBE-SEP- chains:\n"
 	      "                             about a third of the table per endpoint; traffic from\n"
 	      "                             an endpoint to its own service is always masqueraded\n"
@@ -245,20 +271,31 @@ static void usage(FILE *f)
 	      "\n"
 	      "Daemon:\n"
 	      "      --min-sync-period D    batch changes arriving faster (default "
-	      OPT_DEFAULT_MIN_SYNC_PERIOD ")\n"
+	      OPT_DEFAULT_MIN_SYNC_PERIOD ";\n"
+	      "                             also --iptables-min-sync-period)\n"
 	      "      --sync-period D        full check and repair period (default "
-	      OPT_DEFAULT_SYNC_PERIOD ")\n"
-	      "      --healthz-bind-address ADDR:PORT  (default "
-	      OPT_DEFAULT_HEALTHZ_BIND ", empty = off)\n"
-	      "      --metrics-bind-address ADDR:PORT  (default "
-	      OPT_DEFAULT_METRICS_BIND ", empty = off)\n"
+	      OPT_DEFAULT_SYNC_PERIOD ";\n"
+	      "                             also --iptables-sync-period)\n"
+	      "      --healthz-bind-address ADDR:PORT  /healthz, /livez (default "
+	      OPT_DEFAULT_HEALTHZ_BIND ",\n"
+	      "                             empty = off; --healthz-port N)\n"
+	      "      --metrics-bind-address ADDR:PORT  /metrics, /proxyMode (default "
+	      OPT_DEFAULT_METRICS_BIND ",\n"
+	      "                             empty = off; --metrics-port N)\n"
+	      "      --bind-address-hard-fail[=BOOL]  a server that cannot listen is fatal\n"
+	      "                             (else logged and skipped)\n"
 	      "      --allow-insecure-config  accept config files writable by other users\n"
 	      "\n"
-	      "  -v, --verbose              more detail (repeat for more)\n"
+	      "  -v, --verbose              more detail (repeat for more; -v N / --v=N: 4+ is debug)\n"
 	      "  -h, --help                 this text\n"
 	      "      --version              print the version\n"
 	      "\n"
-	      "Exit status: 0 ok, 1 runtime failure (or --diff: differences), 2 usage or bad config.\n",
+	      "Health-check node ports of LoadBalancer services with externalTrafficPolicy Local\n"
+	      "are served as kube-proxy serves them.  kube-proxy's other flags are accepted and\n"
+	      "ignored with a warning; svcnat(8) lists every one.\n"
+	      "\n"
+	      "Exit status: 0 ok, 1 runtime failure, 2 usage or bad config (--diff: 0 equal,\n"
+	      "1 different, 2 could not compare).\n",
 	      f);
 }
 
@@ -794,6 +831,11 @@ static int apply_opt(struct pstate *ps, int c, const char *arg)
 		/* kube-proxy leaves out its INVALID drop rule in liberal mode. */
 		if (r >= 0 && o->conntrack.tcp_be_liberal)
 			o->plan.conntrack_tcp_liberal = true;
+		break;
+	case OPT_WRITE_CONFIG:
+		fprintf(stderr, "svcnat: %s: not supported: svcnat does not write a "
+			"KubeProxyConfiguration (it reads one: --config FILE)\n", ps->name);
+		r = -EINVAL;
 		break;
 	case OPT_LOGGING_FORMAT:
 		if (!streq(arg, "text") && *arg)

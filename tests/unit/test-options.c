@@ -370,6 +370,79 @@ static void test_kpconfig_parse(void **state)
 	diag_list_done(&d);
 }
 
+/* Run parse() with stderr in a file; returns the exit code, *ret_err the text. */
+static int parse_quiet(struct svcnat_options *o, char **ret_err, const char **args, size_t n)
+{
+	char path[300], *buf;
+	const char *v[16] = { NULL };
+	int saved = dup(2), r;
+	FILE *f;
+	long len;
+
+	assert_true(n < 16);
+	memcpy(v, args, n * sizeof(*args));
+	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
+	fflush(stderr);
+	assert_non_null(freopen(path, "w", stderr));
+	r = parse(o, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12],
+		  v[13], v[14], NULL);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	buf = calloc(1, (size_t)len + 1);
+	assert_true(fread(buf, 1, (size_t)len, f) == (size_t)len);
+	fclose(f);
+	*ret_err = buf;
+	return r;
+}
+
+/* README's examples: kubeadm's kube-proxy ConfigMap and a kube-proxy unit's
+ * flags work unchanged, without a single warning. */
+static void test_readme_examples(void **state)
+{
+	struct svcnat_options o;
+	const char *svc = write_tmp("svc.json", "{\"kind\": \"List\", \"items\": []}");
+	const char *cfg[] = { "--config", SRCDIR "/contrib/examples/kube-proxy-config.yaml",
+			      "--config", svc };
+	const char *unit[] = {
+		"--kubeconfig=/var/lib/kube-proxy/kubeconfig", "--hostname-override=node-a",
+		"--cluster-cidr=10.200.0.0/16", "--proxy-mode=iptables",
+		"--iptables-min-sync-period=1s", "--iptables-sync-period=30s",
+		"--conntrack-max-per-core=32768", "--conntrack-min=131072",
+		"--oom-score-adj=-999", "--healthz-bind-address=0.0.0.0:10256",
+		"--metrics-bind-address=127.0.0.1:10249", "--v=2",
+	};
+	char *err = NULL;
+
+	assert_int_equal(parse_quiet(&o, &err, cfg, ARRAY_SIZE(cfg)), 0);
+	assert_string_equal(err, "");
+	assert_string_equal(o.kubeconfig, "/var/lib/kube-proxy/kubeconfig.conf");
+	assert_int_equal(o.plan.n_cluster_cidrs, 1);
+	assert_int_equal(o.plan.masquerade_bit, 14);
+	assert_true(o.plan.localhost_nodeports);
+	assert_null(o.healthz_bind_address); /* "": kube-proxy's default, 0.0.0.0:10256 */
+	assert_int_equal(o.conntrack.max_per_core, -1);
+	assert_false(o.oom_score_adj_set);
+	assert_int_equal(o.n_configs, 1);
+	free(err);
+	options_done(&o);
+
+	assert_int_equal(parse_quiet(&o, &err, unit, ARRAY_SIZE(unit)), 0);
+	assert_string_equal(err, "");
+	assert_string_equal(o.hostname, "node-a");
+	assert_string_equal(o.kubeconfig, "/var/lib/kube-proxy/kubeconfig");
+	assert_int_equal(o.conntrack.max_per_core, 32768);
+	assert_int_equal(o.oom_score_adj, -999);
+	assert_string_equal(o.sync_period, "30s");
+	free(err);
+	options_done(&o);
+}
+
 static int setup(void **state)
 {
 	return mkdtemp(tmpdir) ? 0 : -1;
@@ -393,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_kpconfig_file),
 		cmocka_unit_test(test_kpconfig_refusals),
 		cmocka_unit_test(test_kpconfig_parse),
+		cmocka_unit_test(test_readme_examples),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
