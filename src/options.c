@@ -533,7 +533,10 @@ static int set_bind_address(struct pstate *ps, const char *arg)
 	nv[0] = a;
 	o->plan.node_ips = nv;
 	o->plan.n_node_ips++;
-	o->node_ips_given = true;
+	o->bind_address = a;
+	o->bind_address_set = true;
+	/* Only the primary: the node's other addresses are still learnt
+	 * (kube-proxy does not take the address list from it either). */
 	return 0;
 }
 

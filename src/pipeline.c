@@ -255,19 +255,28 @@ int pipeline_set_node(struct pipeline *p, const char *zone, const struct ipaddr 
 		p->settings.zone = z;
 		changed = 1;
 	}
-	if (!p->o->node_ips_given &&
-	    (n != p->settings.n_node_ips ||
-	     (n && memcmp(ips, p->settings.node_ips, n * sizeof(*ips))))) {
-		struct ipaddr *copy = malloc((n ? n : 1) * sizeof(*copy));
+	if (!p->o->node_ips_given) {
+		/* --bind-address (kube-proxy's) overrides the Node's primary IP. */
+		const struct ipaddr *bind = p->o->bind_address_set ? &p->o->bind_address : NULL;
+		struct ipaddr *copy = malloc((n + 1) * sizeof(*copy));
+		size_t m = 0;
 
 		if (!copy)
 			return -ENOMEM;
-		if (n)
-			memcpy(copy, ips, n * sizeof(*ips));
+		if (bind)
+			copy[m++] = *bind;
+		for (size_t i = 0; i < n; i++)
+			if (!bind || ipaddr_cmp(&ips[i], bind) != 0)
+				copy[m++] = ips[i];
+		if (m == p->settings.n_node_ips &&
+		    (!m || memcmp(copy, p->settings.node_ips, m * sizeof(*copy)) == 0)) {
+			free(copy);
+			return changed;
+		}
 		free(p->node_ips);
 		p->node_ips = copy;
 		p->settings.node_ips = copy;
-		p->settings.n_node_ips = n;
+		p->settings.n_node_ips = m;
 		changed = 1;
 	}
 	return changed;

@@ -118,6 +118,8 @@ struct svcnat_options {
 	bool nodeport_primary;        /* --nodeport-addresses primary */
 	char *pod_bridge_interface;   /* plan.pod_bridge_interface points here */
 	char *pod_interface_prefix;   /* plan.pod_interface_prefix points here */
+	bool bind_address_set;        /* --bind-address: the primary node IP, first */
+	struct ipaddr bind_address;
 	bool oom_score_adj_set;
 	int oom_score_adj;            /* --oom-score-adj, [-1000, 1000] */
 	struct conntrack_settings conntrack;

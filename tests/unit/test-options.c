@@ -91,6 +91,7 @@ static void test_kube_proxy_flags(void **state)
 	assert_string_equal(o.hostname, "node-a");
 	assert_int_equal(o.plan.n_node_ips, 1);
 	assert_string_equal(fmt_addr(&o.plan.node_ips[0]), "198.18.0.1");
+	assert_false(o.node_ips_given); /* the other addresses are still learnt */
 	assert_int_equal(o.plan.n_cluster_cidrs, 1);
 	assert_int_equal(o.plan.masquerade_bit, 12);
 	assert_false(o.plan.localhost_nodeports);
