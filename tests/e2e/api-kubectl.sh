@@ -8,6 +8,7 @@
 #  - svcnat --dump-state / --dry-run --kubeconfig print what the same objects
 #    give through a file (client certificate from -data fields);
 #  - svcnat --once --kubeconfig writes the rules;
+#  - this node's Node object: its zone label gives topology hints as --zone;
 #  - in-cluster (KUBERNETES_SERVICE_HOST/_PORT, the service account's token
 #    and ca.crt under /var/run/secrets/kubernetes.io/serviceaccount);
 #  - a wrong kubeconfig: one line naming the file and the field (exit 2); a
@@ -105,6 +106,40 @@ in_ns node "$SVCNAT" --dry-run --hostname node-a --node-ip 198.18.0.1 --kubeconf
 	>"$E2E_TMP/api.rules" 2>&1 || fail "--dry-run --kubeconfig: $(cat "$E2E_TMP/api.rules")"
 diff -u <(grep -v '^#' "$E2E_TMP/file.rules" | grep -v 'legacy-lb') <(grep -v '^#' "$E2E_TMP/api.rules") >&2 ||
 	fail "--dry-run differs"
+
+say "the Node object's zone label: topology hints as with --zone"
+cat >"$E2E_TMP/topo.json" <<'EOF'
+{"kind": "List", "apiVersion": "v1", "items": [
+ {"kind": "Service", "apiVersion": "v1", "metadata": {"namespace": "e2e", "name": "topo",
+  "annotations": {"service.kubernetes.io/topology-mode": "Auto"}},
+  "spec": {"type": "ClusterIP", "clusterIP": "198.19.0.90", "ports": [{"name": "http", "port": 80, "targetPort": 8080}]}},
+ {"kind": "EndpointSlice", "apiVersion": "discovery.k8s.io/v1", "metadata": {"namespace": "e2e",
+  "name": "topo-1", "labels": {"kubernetes.io/service-name": "topo"}}, "addressType": "IPv4",
+  "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}],
+  "endpoints": [
+   {"addresses": ["198.18.65.90"], "conditions": {"ready": true}, "nodeName": "node-a", "zone": "zone-a",
+    "hints": {"forZones": [{"name": "zone-a"}]}},
+   {"addresses": ["198.18.66.90"], "conditions": {"ready": true}, "nodeName": "node-b", "zone": "zone-b",
+    "hints": {"forZones": [{"name": "zone-b"}]}}]}]}
+EOF
+cat >"$E2E_TMP/node.json" <<'EOF'
+{"kind": "Node", "apiVersion": "v1", "metadata": {"name": "node-a",
+ "labels": {"topology.kubernetes.io/zone": "zone-a"}},
+ "status": {"addresses": [{"type": "InternalIP", "address": "198.18.0.1"}, {"type": "Hostname", "address": "node-a"}]}}
+EOF
+"$SVCNAT" --dry-run --hostname node-a --node-ip 198.18.0.1 --zone zone-a --config "$E2E_TMP/topo.json" |
+	grep 'e2e/topo' >"$E2E_TMP/zone.rules" || fail "--dry-run --zone"
+"$SVCNAT" --dry-run --hostname node-a --node-ip 198.18.0.1 --config "$E2E_TMP/topo.json" |
+	grep 'e2e/topo' >"$E2E_TMP/nozone.rules" || fail "--dry-run without --zone"
+cmp -s "$E2E_TMP/zone.rules" "$E2E_TMP/nozone.rules" && fail "fixture: the zone changes nothing"
+kapi_apply "$E2E_TMP/topo.json"
+kapi_apply "$E2E_TMP/node.json"
+in_ns node "$SVCNAT" --dry-run --hostname node-a --kubeconfig "$K/kc-token" 2>"$E2E_TMP/err" |
+	grep 'e2e/topo' >"$E2E_TMP/api-zone.rules" || fail "--dry-run --kubeconfig: $(cat "$E2E_TMP/err")"
+diff -u "$E2E_TMP/zone.rules" "$E2E_TMP/api-zone.rules" >&2 || fail "the Node's zone was not used"
+kapi_delete Service e2e topo
+kapi_delete EndpointSlice e2e topo-1
+kapi_delete Node "" node-a
 
 say "svcnat --once --kubeconfig writes the rules"
 in_ns node "$SVCNAT" --once --backend "$(e2e_backends | awk '{print $1}')" --lock-wait 30000 \
