@@ -1103,8 +1103,11 @@ static int direct_put_back(struct writer *w, const struct writer_table *tab, str
 {
 	struct dsync *s = dw_table(w, tab);
 
-	if (!s || !s->committed || !s->keep || !s->k.ge)
+	if (!s || !s->committed || !s->keep || !s->k.ge) {
+		diag_add(d, DIAG_ERROR, "direct", writer_table_name(tab), NULL,
+			 "cannot put the table back: what was read is gone");
 		return -EINVAL;
+	}
 	return xt_put_back(s->fd, &s->k.info, s->k.blob, s->oldc, "direct", d);
 }
 

@@ -16,6 +16,10 @@
  *                          the kernel refuses at commit
  *       dangle:N:M         as gen, plus a jump to a chain the plan lacks,
  *                          which the backend refuses before writing
+ *       failnat:N:M        as gen, plus a filter rule gen lacks and a REJECT
+ *                          rule in a nat chain, which the kernel refuses in
+ *                          nat only (REJECT is valid in filter alone): the
+ *                          filter table is written before nat is refused
  *       file:PATH          iptables-save text (svcnat --dry-run output)
  */
 #include <arpa/inet.h>
@@ -86,7 +90,7 @@ static int jump(struct rs_chain *from, const char *to, uint16_t ctstates, const 
 }
 
 static int generate(struct ruleset *rs, unsigned n, unsigned m, unsigned variant, bool fail,
-		    bool dangle)
+		    bool dangle, bool failnat)
 {
 	struct rs_chain *pre, *out, *post, *mm, *kpost, *ksvc, *knp, *fin, *ffwd, *fout, *fsvc,
 		*fext, *ffw;
@@ -315,6 +319,18 @@ static int generate(struct ruleset *rs, unsigned n, unsigned m, unsigned variant
 		r->t.kind = RS_T_DNAT;
 		r->t.u.dnat.addr = v4(ep_base + 1);
 	}
+	if (failnat) {
+		NEED(r = rs_chain_append(fsvc));
+		r->dst = net(vip_base + 9, 32);
+		r->proto = IPPROTO_TCP;
+		if (comment(r, ruleset_strdup(rs, "failnat: a filter rule gen lacks")) < 0)
+			return -ENOMEM;
+		r->t.kind = RS_T_REJECT;
+		NEED(r = rs_chain_append(ksvc));
+		r->dst = net(vip_base + 9, 32);
+		r->proto = IPPROTO_TCP;
+		r->t.kind = RS_T_REJECT;
+	}
 	if (dangle) {
 		NEED(r = rs_chain_append(ksvc));
 		r->t.kind = RS_T_JUMP;
@@ -370,13 +386,14 @@ static int load_spec(const char *spec, struct ruleset **ret, struct diag_list *d
 		return 0;
 	}
 	if ((strncmp(spec, "gen:", 4) != 0 && strncmp(spec, "fail:", 5) != 0 &&
-	     strncmp(spec, "dangle:", 7) != 0) ||
+	     strncmp(spec, "dangle:", 7) != 0 && strncmp(spec, "failnat:", 8) != 0) ||
 	    sscanf(strchr(spec, ':') + 1, "%u:%u:%u", &n, &m, &v) < 2)
 		return -EINVAL;
 	rs = ruleset_new();
 	if (!rs)
 		return -ENOMEM;
-	r = generate(rs, n, m, v, spec[0] == 'f', spec[0] == 'd');
+	r = generate(rs, n, m, v, strncmp(spec, "fail:", 5) == 0, spec[0] == 'd',
+		     strncmp(spec, "failnat:", 8) == 0);
 	if (r < 0) {
 		ruleset_free(rs);
 		return r;

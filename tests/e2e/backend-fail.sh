@@ -38,6 +38,32 @@ run_backend() {
 	$SAVE | _bk_strip | diff -u "$BK_TMP/before" - >&2 ||
 		fail "$BK_NAME: a failed write changed the tables"
 
+	# A plan whose filter table differs and whose nat table the kernel
+	# refuses: filter is written first and must be back as it was,
+	# counters included, when the apply returns (issue 11).
+	$IPT -t filter -A INPUT -s 198.18.1.4/32 -c 7 700 -j ACCEPT
+	$SAVE | _bk_strip >"$BK_TMP/before"
+	$SAVE -c -t filter | grep -- '-s 198.18.1.4/32' >"$BK_TMP/counters"
+	bk_plan filter gen:20:2 >"$BK_TMP/plan.gen"
+	bk_plan filter failnat:20:2:3 >"$BK_TMP/plan.failnat"
+	! cmp -s "$BK_TMP/plan.gen" "$BK_TMP/plan.failnat" || fail "failnat's filter plan is gen's"
+	case $1 in
+	libiptc) pat='libiptc: nat: committing the table failed: errno 22 (Invalid argument)' ;;
+	direct) pat='direct: nat: replacing the table (IPT_SO_SET_REPLACE) failed: errno 22' ;;
+	*) pat='-restore: exit status' ;;
+	esac
+	expect_fail "refused nat after a changed filter" "$pat" $DRV --check-lock apply failnat:20:2:3
+	grep -qx 'lock: free' "$BK_TMP/err" || fail "$BK_NAME: the xtables lock stayed held"
+	$SAVE | _bk_strip | diff -u "$BK_TMP/before" - >&2 ||
+		fail "$BK_NAME: a refused nat table left filter changed"
+	$SAVE -c -t filter | grep -- '-s 198.18.1.4/32' | diff -u "$BK_TMP/counters" - >&2 ||
+		fail "$BK_NAME: putting filter back lost its counters"
+	grep -q 'filter: already written; put back as it was' "$BK_TMP/err" ||
+		fail "$BK_NAME: filter was not put back: $(cat "$BK_TMP/err")"
+	grep -q 'the kernel keeps its previous rules' "$BK_TMP/err" ||
+		fail "$BK_NAME: no 'the kernel keeps its previous rules' in: $(cat "$BK_TMP/err")"
+	echo "  filter put back: $(cat "$BK_TMP/counters")"
+
 	# A plan that jumps to a chain it does not have is refused before
 	# anything is written, by every backend.
 	expect_fail "dangling jump" "jumps to 'KUBE-SVC-NOSUCHCHAIN', which is not a planned chain" \

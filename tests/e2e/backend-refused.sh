@@ -1,0 +1,151 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Both tables or neither, through svcnat itself (issue 11): a sync whose
+# filter table differs from the kernel's and whose nat table the kernel
+# refuses leaves both tables byte for byte as they were (counters aside),
+# with --once and in the daemon, on every backend; the daemon's next sync,
+# once the kernel takes it, lands.
+#
+# The refusal is the kernel's own and needs nothing but iptables: another
+# program's nat chain OTHER jumps to an endpoint chain (KUBE-SEP-) that
+# svcnat keeps, emptied, while the endpoint is gone; POSTROUTING then
+# jumps to OTHER.  When the endpoint comes back, its DNAT rule would be
+# reachable from POSTROUTING, where DNAT is not allowed: x_tables and
+# nf_tables refuse the nat table (EINVAL), after filter was written.
+
+. "$(dirname "$0")/backend-common.sh"
+bk_init "$@"
+# shellcheck source=tests/e2e/lib/k8s.sh
+. "$(dirname "$0")/lib/k8s.sh"
+: "${SVCNAT:=$top_builddir/svcnat}"
+[ -x "$SVCNAT" ] || fail "no svcnat at $SVCNAT"
+ip link set lo up
+
+CFG=$BK_TMP/cluster.json
+ARGS=(--config "$CFG" --hostname node-a --node-ip 198.18.0.1 --cluster-cidr 198.18.64.0/18)
+
+# web has 198.18.65.11 (A) or not (B); api has an endpoint (A) or none
+# (B: filter REJECTs it).  So A and B differ in both tables.
+write_cfg() {
+	local web_eps api_eps
+	if [ "$1" = A ]; then
+		web_eps="198.18.65.10@node-a 198.18.65.11@node-a" api_eps="198.18.65.12@node-a"
+	else
+		web_eps="198.18.65.10@node-a" api_eps=""
+	fi
+	# shellcheck disable=SC2086
+	k8s_list \
+		"$(k8s_service e2e web '"type":"ClusterIP","clusterIP":"198.19.0.10","ports":[
+			{"name":"http","protocol":"TCP","port":80,"targetPort":8080}]')" \
+		"$(k8s_slice e2e web '[{"name":"http","protocol":"TCP","port":8080}]' $web_eps)" \
+		"$(k8s_service e2e api '"type":"ClusterIP","clusterIP":"198.19.0.20","ports":[
+			{"name":"http","protocol":"TCP","port":80,"targetPort":8080}]')" \
+		"$(k8s_slice e2e api '[{"name":"http","protocol":"TCP","port":8080}]' $api_eps)" \
+		>"$CFG.tmp"
+	mv "$CFG.tmp" "$CFG"
+}
+
+# Both tables, counters stripped.
+snapshot() {
+	$SAVE | _bk_strip
+}
+
+# The plan's part of both tables equals what the kernel holds.
+check_plan() {
+	local t
+	"$SVCNAT" --dry-run "${ARGS[@]}" >"$BK_TMP/dry" 2>/dev/null || fail "svcnat --dry-run failed"
+	for t in filter nat; do
+		sed -n "/^\\*$t\$/,/^COMMIT\$/p" "$BK_TMP/dry" | _bk_owned_filter >"$BK_TMP/plan.$t"
+		bk_owned "$t" | diff -u "$BK_TMP/plan.$t" - >&2 ||
+			fail "$BK_NAME: $1: the kernel does not hold the plan ($t)"
+	done
+}
+
+run_backend() {
+	local kind=$1 sep i
+	bk_use "$1"
+	bk_reset
+	case $1 in
+	restore-*) kind=restore ;;
+	esac
+	# The restore backend picks its tool by `iptables --version`.
+	mkdir -p "$BK_TMP/bin"
+	case $1 in
+	restore-legacy) ln -sf "$(command -v iptables-legacy)" "$BK_TMP/bin/iptables" ;;
+	*) ln -sf "$(command -v iptables-nft)" "$BK_TMP/bin/iptables" ;;
+	esac
+	local svcnat=(env "PATH=$BK_TMP/bin:$PATH" "$SVCNAT" --backend "$kind" "${ARGS[@]}")
+
+	write_cfg A
+	"${svcnat[@]}" --once 2>"$BK_TMP/err" || fail "$BK_NAME: --once A: $(cat "$BK_TMP/err")"
+	sep=$("$SVCNAT" --dry-run "${ARGS[@]}" 2>/dev/null |
+		sed -n 's/^-A \(KUBE-SEP-[A-Z0-9]*\) .*--to-destination 198.18.65.11:8080$/\1/p')
+	[ -n "$sep" ] || fail "no endpoint chain for 198.18.65.11 in the plan"
+	$IPT -t nat -N OTHER
+	$IPT -t nat -A OTHER -s 198.18.1.7/32 -j "$sep"
+	write_cfg B
+	"${svcnat[@]}" --once 2>"$BK_TMP/err" || fail "$BK_NAME: --once B: $(cat "$BK_TMP/err")"
+	$IPT -t nat -I POSTROUTING -s 198.18.1.7/32 -j OTHER
+	$IPT -t filter -A INPUT -s 198.18.1.8/32 -c 5 500 -j ACCEPT
+	snapshot >"$BK_TMP/before"
+	$SAVE -c -t filter | grep -- '-s 198.18.1.8/32' >"$BK_TMP/counters"
+	grep -q 'KUBE-SERVICES .*198.19.0.20/32.*REJECT' "$BK_TMP/before" ||
+		fail "$BK_NAME: B has no REJECT for api: filter would not differ"
+
+	# --once with A: nat refused, filter (which differs) put back.
+	write_cfg A
+	if "${svcnat[@]}" --once 2>"$BK_TMP/err"; then
+		fail "$BK_NAME: --once A succeeded with DNAT reachable from POSTROUTING"
+	fi
+	snapshot | diff -u "$BK_TMP/before" - >&2 ||
+		fail "$BK_NAME: --once: a refused nat table changed the tables: $(cat "$BK_TMP/err")"
+	$SAVE -c -t filter | grep -- '-s 198.18.1.8/32' | diff -u "$BK_TMP/counters" - >&2 ||
+		fail "$BK_NAME: --once: the counters of filter changed"
+	grep -q 'the kernel keeps its previous rules' "$BK_TMP/err" ||
+		fail "$BK_NAME: --once: no 'the kernel keeps its previous rules' in: $(cat "$BK_TMP/err")"
+	grep -q 'filter: already written; put back as it was' "$BK_TMP/err" ||
+		fail "$BK_NAME: --once: no put-back note in: $(cat "$BK_TMP/err")"
+	echo "  --once: $(grep -m1 'error' "$BK_TMP/err")"
+
+	# The daemon: the same refusal, then a sync that lands once the other
+	# program's jump is gone.
+	: >"$BK_TMP/daemon.log"
+	timeout --kill-after=10 60 "${svcnat[@]}" --min-sync-period 100ms \
+		--healthz-bind-address 127.0.0.1:0 --metrics-bind-address 127.0.0.1:0 \
+		</dev/null >>"$BK_TMP/daemon.log" 2>&1 &
+	local daemon=$!
+	for i in $(seq 1 100); do
+		grep -q 'sync (initial) failed' "$BK_TMP/daemon.log" && break
+		sleep 0.1
+	done
+	grep -q 'sync (initial) failed' "$BK_TMP/daemon.log" ||
+		{ kill "$daemon"; fail "$BK_NAME: daemon: no failed sync: $(tail -n 20 "$BK_TMP/daemon.log")"; }
+	grep -q 'the kernel keeps its previous rules' "$BK_TMP/daemon.log" ||
+		{ kill "$daemon"; fail "$BK_NAME: daemon: $(tail -n 20 "$BK_TMP/daemon.log")"; }
+	snapshot | diff -u "$BK_TMP/before" - >&2 ||
+		{ kill "$daemon"; fail "$BK_NAME: daemon: a refused nat table changed the tables"; }
+	$IPT -t nat -D POSTROUTING -s 198.18.1.7/32 -j OTHER
+	for i in $(seq 1 150); do
+		grep -q 'sync (retry):\|sync ([a-z]*): .* rules' "$BK_TMP/daemon.log" && break
+		sleep 0.1
+	done
+	kill -TERM "$daemon"
+	wait "$daemon" || true
+	grep -q 'sync ([a-z]*): [0-9]* service ports' "$BK_TMP/daemon.log" ||
+		fail "$BK_NAME: daemon: no sync landed after the refusal: $(tail -n 20 "$BK_TMP/daemon.log")"
+	# (OTHER's jump would count as svcnat's in the comparison.)
+	$IPT -t nat -F OTHER
+	check_plan "daemon's sync after the refusal"
+	echo "  daemon: $(grep -m1 'failed' "$BK_TMP/daemon.log"); then $(grep -m1 'service ports' "$BK_TMP/daemon.log" | cut -c1-60)..."
+	"${svcnat[@]}" --cleanup 2>/dev/null || true
+	$IPT -t nat -X OTHER
+	echo "  ok"
+}
+
+set -e
+for b in $BK_BACKENDS; do
+	run_backend "$b"
+done
+bk_reset
+echo "PASS"
