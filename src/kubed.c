@@ -30,6 +30,15 @@ static void on_node(struct kubed *k)
 	int r;
 
 	r = pipeline_set_node(k->p, n ? n->zone : NULL, n ? n->addrs : NULL, n ? n->n_addrs : 0);
+	if (r >= 0) {
+		int c = pipeline_set_node_pod_cidrs(k->p, n ? n->pod_cidrs : NULL,
+						    n ? n->n_pod_cidrs : 0);
+
+		if (c > 0)
+			log_info("api: node %s: %zu pod CIDRs (--detect-local-mode=NodeCIDR)",
+				 n ? n->name : "(gone)", n ? n->n_pod_cidrs : 0);
+		r = c < 0 ? c : r | c;
+	}
 	if (r < 0) {
 		log_err("api: out of memory taking the Node object's settings");
 		return;

@@ -234,7 +234,8 @@ static void usage(FILE *f)
 	      "      --node-ip IP           the node's address; repeatable, the first is primary\n"
 	      "                             (--bind-address IP: the primary)\n"
 	      "      --cluster-cidr CIDRS   pod network(s); traffic from outside is masqueraded\n"
-	      "      --detect-local-mode M  ClusterCIDR (default), NodeCIDR (--node-pod-cidr CIDRS),\n"
+	      "      --detect-local-mode M  ClusterCIDR (default), NodeCIDR (the Node's podCIDRs, or\n"
+	      "                             --node-pod-cidr CIDRS),\n"
 	      "                             BridgeInterface (--pod-bridge-interface NAME) or\n"
 	      "                             InterfaceNamePrefix (--pod-interface-name-prefix P)\n"
 	      "      --masquerade-all[=BOOL]  masquerade all service traffic\n"
@@ -1098,10 +1099,10 @@ static int options_finish(struct svcnat_options *o)
 		}
 		break;
 	case DETECT_LOCAL_NODE_CIDR:
-		if (!s->n_node_pod_cidrs) {
-			/* kube-proxy waits for the Node's spec.podCIDRs. */
-			fputs("svcnat: --detect-local-mode=NodeCIDR needs the node's pod CIDRs: give "
-			      "--node-pod-cidr CIDR[,CIDR] (svcnat reads no Node object)\n",
+		if (!s->n_node_pod_cidrs && !o->kube) {
+			/* kube-proxy reads the Node's spec.podCIDRs from the API. */
+			fputs("svcnat: --detect-local-mode=NodeCIDR needs the node's pod CIDRs: from "
+			      "the API server's Node object (--kubeconfig) or --node-pod-cidr CIDR[,CIDR]\n",
 			      stderr);
 			return EXIT_USAGE;
 		}

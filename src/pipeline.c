@@ -66,6 +66,7 @@ struct pipeline {
 	struct plan_settings settings; /* o->plan with the learnt addresses filled in */
 	struct ipaddr *learnt_addrs;   /* owned; local_addrs when not from --node-ip */
 	struct ipaddr *node_ips;       /* owned; from the Node object when not --node-ip */
+	struct ipnet *pod_cidrs;       /* owned; the Node's spec.podCIDRs (NodeCIDR mode) */
 	char *zone;                    /* owned; from the Node object when not --zone */
 	struct merge *merge;
 	int *source_ids;               /* merge source id per --config */
@@ -140,6 +141,7 @@ void pipeline_free(struct pipeline *p)
 	free(p->files);
 	free(p->source_ids);
 	free(p->learnt_addrs);
+	free(p->pod_cidrs);
 	free(p->node_ips);
 	free(p->zone);
 	free(p);
@@ -203,6 +205,27 @@ int pipeline_family(const struct pipeline *p)
 	return p->settings.family;
 }
 
+int pipeline_set_node_pod_cidrs(struct pipeline *p, const struct ipnet *cidrs, size_t n)
+{
+	struct ipnet *copy;
+
+	if (p->o->plan.detect_local_mode != DETECT_LOCAL_NODE_CIDR || p->o->plan.n_node_pod_cidrs)
+		return 0;
+	if (n == p->settings.n_node_pod_cidrs &&
+	    (!n || memcmp(cidrs, p->settings.node_pod_cidrs, n * sizeof(*cidrs)) == 0))
+		return 0;
+	copy = malloc((n ? n : 1) * sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	if (n)
+		memcpy(copy, cidrs, n * sizeof(*cidrs));
+	free(p->pod_cidrs);
+	p->pod_cidrs = copy;
+	p->settings.node_pod_cidrs = copy;
+	p->settings.n_node_pod_cidrs = n;
+	return 1;
+}
+
 const struct plan_settings *pipeline_settings(const struct pipeline *p)
 {
 	return &p->settings;
@@ -234,7 +257,8 @@ int pipeline_read_sources(struct pipeline *p, struct diag_list *d)
 		r = kube_list_once(p->merge, &ko, &node, &have, d);
 		if (r < 0)
 			return r == -EIO ? -ENOTCONN : r;
-		if (have && pipeline_set_node(p, node.zone, node.addrs, node.n_addrs) < 0)
+		if (have && (pipeline_set_node(p, node.zone, node.addrs, node.n_addrs) < 0 ||
+			     pipeline_set_node_pod_cidrs(p, node.pod_cidrs, node.n_pod_cidrs) < 0))
 			return -ENOMEM;
 	}
 	pipeline_take_conflicts(p, d);

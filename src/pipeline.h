@@ -200,6 +200,13 @@ unsigned long pipeline_desired_generation(const struct pipeline *p);
 /* The address family the pipeline plans for (AF_INET). */
 int pipeline_family(const struct pipeline *p);
 
+/*
+ * The Node object's pod CIDRs, for --detect-local-mode=NodeCIDR unless
+ * --node-pod-cidr gave them (kube-proxy reads them from the Node).  Takes
+ * a copy.  Returns 1 if they changed, 0 if not (or not used), -ENOMEM.
+ */
+int pipeline_set_node_pod_cidrs(struct pipeline *p, const struct ipnet *cidrs, size_t n);
+
 /* The planner's settings, with the node's learnt addresses.  Owned by p. */
 const struct plan_settings *pipeline_settings(const struct pipeline *p);
 

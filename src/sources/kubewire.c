@@ -342,6 +342,9 @@ static int node_from(const cJSON *j, struct kube_node *ret)
 	const cJSON *labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "status");
 	const cJSON *addrs = cJSON_GetObjectItemCaseSensitive(st, "addresses");
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(j, "spec");
+	const cJSON *cidrs = cJSON_GetObjectItemCaseSensitive(spec, "podCIDRs");
+	const cJSON *c;
 	struct kube_node n = { 0 };
 
 	if (!cJSON_IsObject(j) || !copy_str(meta, "name", n.name, sizeof(n.name)))
@@ -365,6 +368,18 @@ static int node_from(const cJSON *j, struct kube_node *ret)
 				n.addrs[n.n_addrs++] = ip;
 		}
 	}
+	/* spec.podCIDRs (dual-stack: one per family); older API servers set
+	 * only spec.podCIDR. */
+	if (!cJSON_IsArray(cidrs))
+		cidrs = NULL;
+	cJSON_ArrayForEach(c, cidrs) {
+		if (cJSON_IsString(c) && n.n_pod_cidrs < ARRAY_SIZE(n.pod_cidrs) &&
+		    ipnet_parse(c->valuestring, &n.pod_cidrs[n.n_pod_cidrs]) >= 0)
+			n.n_pod_cidrs++;
+	}
+	c = cJSON_GetObjectItemCaseSensitive(spec, "podCIDR");
+	if (!n.n_pod_cidrs && cJSON_IsString(c) && ipnet_parse(c->valuestring, &n.pod_cidrs[0]) >= 0)
+		n.n_pod_cidrs = 1;
 	*ret = n;
 	return 0;
 }

@@ -124,6 +124,8 @@ struct kube_node {
 	char zone[ETCD_MAX_SEGMENT + 1];  /* topology.kubernetes.io/zone, "" if none */
 	struct ipaddr addrs[KUBE_MAX_NODE_ADDRS]; /* InternalIP, then ExternalIP (kube-proxy's order) */
 	size_t n_addrs;
+	struct ipnet pod_cidrs[2];        /* spec.podCIDRs (or spec.podCIDR): --detect-local-mode=NodeCIDR */
+	size_t n_pod_cidrs;
 };
 
 /* Parse a Node object's JSON.  0 or -EINVAL. */

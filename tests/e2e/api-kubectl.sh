@@ -11,6 +11,7 @@
 #  - this node's Node object: its zone label gives topology hints as --zone;
 #  - in-cluster (KUBERNETES_SERVICE_HOST/_PORT, the service account's token
 #    and ca.crt under /var/run/secrets/kubernetes.io/serviceaccount);
+#  - --detect-local-mode=NodeCIDR takes the Node object's spec.podCIDRs;
 #  - a wrong kubeconfig: one line naming the file and the field (exit 2); a
 #    refused token: one line with the server's 401 (exit 1).
 # No real kube-apiserver is involved.
@@ -139,7 +140,22 @@ in_ns node "$SVCNAT" --dry-run --hostname node-a --kubeconfig "$K/kc-token" 2>"$
 diff -u "$E2E_TMP/zone.rules" "$E2E_TMP/api-zone.rules" >&2 || fail "the Node's zone was not used"
 kapi_delete Service e2e topo
 kapi_delete EndpointSlice e2e topo-1
-kapi_delete Node "" node-a
+
+say "--detect-local-mode=NodeCIDR takes the Node object's spec.podCIDRs"
+cat >"$E2E_TMP/nodecidr.json" <<'EOF'
+{"kind": "List", "apiVersion": "v1", "items": [{"kind": "Node", "apiVersion": "v1",
+ "metadata": {"name": "node-a", "labels": {"topology.kubernetes.io/zone": "zone-a"}},
+ "spec": {"podCIDR": "198.18.65.0/24", "podCIDRs": ["198.18.65.0/24"]},
+ "status": {"addresses": [{"type": "InternalIP", "address": "198.18.0.1"}]}}]}
+EOF
+kapi_apply "$E2E_TMP/nodecidr.json"
+in_ns node "$SVCNAT" --dry-run --hostname node-a --node-ip 198.18.0.1 --kubeconfig "$K/kc-data" \
+	--detect-local-mode=NodeCIDR >"$E2E_TMP/nodecidr.rules" 2>&1 ||
+	fail "--dry-run NodeCIDR: $(cat "$E2E_TMP/nodecidr.rules")"
+grep -q -- '^-A KUBE-SVC-[A-Z0-9]* ! -s 198.18.65.0/24 -d ' "$E2E_TMP/nodecidr.rules" ||
+	fail "NodeCIDR: no '! -s 198.18.65.0/24' masquerade rule: $(grep -m3 KUBE-MARK-MASQ "$E2E_TMP/nodecidr.rules")"
+grep -q -- '198.18.64.0/18' "$E2E_TMP/nodecidr.rules" && fail "NodeCIDR used a cluster CIDR"
+kapi_apply "$E2E_TMP/node.json" # the Node as it was
 
 say "svcnat --once --kubeconfig writes the rules"
 in_ns node "$SVCNAT" --once --backend "$(e2e_backends | awk '{print $1}')" --lock-wait 30000 \

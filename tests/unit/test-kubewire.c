@@ -301,6 +301,19 @@ static void test_status_node(void **state)
 	assert_int_equal(n.n_addrs, 2);
 	assert_string_equal(ipaddr_fmt(&n.addrs[0], buf, sizeof(buf)), "198.18.0.5");
 	assert_string_equal(ipaddr_fmt(&n.addrs[1], buf, sizeof(buf)), "198.19.0.1");
+	assert_int_equal(n.n_pod_cidrs, 0);
+	/* spec.podCIDRs for --detect-local-mode=NodeCIDR; spec.podCIDR alone too */
+	node = "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"},\"spec\":{\"podCIDR\":"
+	       "\"198.18.65.0/24\",\"podCIDRs\":[\"198.18.65.0/24\",\"2001:2::/64\"]}}";
+	assert_int_equal(kube_node_parse(node, strlen(node), &n), 0);
+	assert_int_equal(n.n_pod_cidrs, 2);
+	assert_string_equal(ipaddr_fmt(&n.pod_cidrs[0].addr, buf, sizeof(buf)), "198.18.65.0");
+	assert_int_equal(n.pod_cidrs[0].plen, 24);
+	node = "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"},\"spec\":{\"podCIDR\":"
+	       "\"198.18.66.0/24\"}}";
+	assert_int_equal(kube_node_parse(node, strlen(node), &n), 0);
+	assert_int_equal(n.n_pod_cidrs, 1);
+	assert_int_equal(n.pod_cidrs[0].plen, 24);
 }
 
 static void test_node_sink(void **state)

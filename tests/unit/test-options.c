@@ -191,6 +191,12 @@ static void test_detect_local_flags(void **state)
 	options_done(&o);
 	assert_int_equal(parse(&o, "--config", svc, "--detect-local-mode=NodeCIDR", NULL), 2);
 	options_done(&o);
+	/* with the API source, the Node object's spec.podCIDRs */
+	assert_int_equal(parse(&o, "--kubeconfig", "/nonexistent/kubeconfig",
+			       "--detect-local-mode=NodeCIDR", NULL),
+			 0);
+	assert_int_equal(o.plan.n_node_pod_cidrs, 0);
+	options_done(&o);
 	assert_int_equal(parse(&o, "--config", svc, "--detect-local-mode=Nope", NULL), 2);
 	options_done(&o);
 }
