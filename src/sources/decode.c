@@ -511,10 +511,16 @@ static void cjson_deletep(cJSON **j)
 }
 
 static unsigned long streamed_lists;
+static bool streaming = true;
 
 unsigned long decode_streamed_lists(void)
 {
 	return streamed_lists;
+}
+
+void decode_set_streaming(bool on)
+{
+	streaming = on;
 }
 
 static const char *skip_ws(const char *p, const char *end)
@@ -660,7 +666,7 @@ int decode_buffer(const char *buf, size_t len, const char *source, struct decode
 	int r;
 
 	jsonarena_enter(&arena, len);
-	if (len <= DECODE_MAX_FILE_SIZE) {
+	if (streaming && len <= DECODE_MAX_FILE_SIZE) {
 		size_t bom = len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
 		bool done;
 

@@ -85,6 +85,10 @@ int decode_buffer(const char *buf, size_t len, const char *source, struct decode
  */
 unsigned long decode_streamed_lists(void);
 
+/* For tests and the fuzzer: with false, every document takes the
+ * whole-tree path (the item-by-item path must give the same result). */
+void decode_set_streaming(bool on);
+
 /*
  * Decode one object of a known kind from an etcd value ("Service",
  * "EndpointSlice", or the original layout's "legacy-service" /
