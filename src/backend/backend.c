@@ -37,13 +37,6 @@ static const struct writer_table tables[] = {
 };
 #define N_TABLES ARRAY_SIZE(tables)
 
-const char *writer_table_name(const struct writer_table *t)
-{
-	if (t->family == WRITER_IPV6)
-		return t->table == RS_NAT ? "ip6 nat" : "ip6 filter";
-	return rs_table_name(t->table);
-}
-
 int backend_kind_parse(const char *s, enum backend_kind *ret)
 {
 	if (!s)

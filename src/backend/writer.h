@@ -50,7 +50,12 @@ struct writer_table {
 };
 
 /* "filter", "ip6 nat", ...: for messages.  Static storage. */
-const char *writer_table_name(const struct writer_table *t);
+static inline const char *writer_table_name(const struct writer_table *t)
+{
+	if (t->family == WRITER_IPV6)
+		return t->table == RS_NAT ? "ip6 nat" : "ip6 filter";
+	return rs_table_name(t->table);
+}
 
 /* What every writer is built from (strings borrowed from the backend). */
 struct writer_config {

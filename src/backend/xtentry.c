@@ -6,7 +6,9 @@
  * (comment 0, tcp/udp/sctp 0, addrtype 1, mark 1, conntrack 3, statistic 0,
  * recent 1, DNAT 2, MARK 2, MASQUERADE 0, REJECT 0), so iptables-legacy-save
  * prints back what the renderer prints and rules written by
- * iptables-restore (kube-proxy) compare equal.
+ * iptables-restore (kube-proxy) compare equal.  One builder per match and
+ * target kind of the model, one decoder per kernel match and target
+ * (name, revision), each in a table.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -139,12 +141,311 @@ static uint32_t xt_probability_to_kernel(double p)
 	return (uint32_t)lround(2147483648.0 * p);
 }
 
+/* --- one builder per match kind: m of rule r, appended at *off --- */
+
+static int too_big(const char **why)
+{
+	*why = "rule too large";
+	return -EINVAL;
+}
+
+static int build_comment(const struct rs_rule *r, const struct rs_match *m,
+			 struct xt_entry_buf *buf, size_t *off, const char **why)
+{
+	struct xt_comment_info *ci;
+
+	(void)r;
+	if (!m->u.comment || strlen(m->u.comment) >= XT_MAX_COMMENT_LEN) {
+		*why = "comment missing or longer than 255 bytes";
+		return -EINVAL;
+	}
+	ci = add_match(buf, off, "comment", 0, sizeof(*ci));
+	if (!ci)
+		return too_big(why);
+	memcpy(ci->comment, m->u.comment, strlen(m->u.comment));
+	return 0;
+}
+
+static int build_port(const struct rs_rule *r, const struct rs_match *m, struct xt_entry_buf *buf,
+		      size_t *off, const char **why)
+{
+	if (r->proto == IPPROTO_TCP) {
+		struct xt_tcp *tp = add_match(buf, off, "tcp", 0, sizeof(*tp));
+
+		if (!tp)
+			return too_big(why);
+		tp->spts[1] = 0xffff;
+		port_encode(m, tp->dpts);
+		if (!m->u.port.dport)
+			tp->dpts[1] = 0xffff; /* bare -m tcp */
+		if (m->invert)
+			tp->invflags = XT_TCP_INV_DSTPT;
+	} else if (r->proto == IPPROTO_UDP) {
+		struct xt_udp *up = add_match(buf, off, "udp", 0, sizeof(*up));
+
+		if (!up)
+			return too_big(why);
+		up->spts[1] = 0xffff;
+		port_encode(m, up->dpts);
+		if (!m->u.port.dport)
+			up->dpts[1] = 0xffff;
+		if (m->invert)
+			up->invflags = XT_UDP_INV_DSTPT;
+	} else if (r->proto == IPPROTO_SCTP) {
+		struct xt_sctp_info *sp = add_match(buf, off, "sctp", 0, sizeof(*sp));
+
+		if (!sp)
+			return too_big(why);
+		if (m->u.port.dport) {
+			port_encode(m, sp->dpts);
+			sp->flags = XT_SCTP_DEST_PORTS;
+			if (m->invert)
+				sp->invflags = XT_SCTP_DEST_PORTS;
+		}
+	} else {
+		*why = "port match on a rule without -p tcp/udp/sctp";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int build_addrtype(const struct rs_rule *r, const struct rs_match *m,
+			  struct xt_entry_buf *buf, size_t *off, const char **why)
+{
+	struct xt_addrtype_info_v1 *ai;
+
+	(void)r;
+	if (m->u.addrtype.type != RS_ADDRTYPE_LOCAL) {
+		*why = "addrtype other than LOCAL";
+		return -EINVAL;
+	}
+	ai = add_match(buf, off, "addrtype", 1, sizeof(*ai));
+	if (!ai)
+		return too_big(why);
+	if (m->u.addrtype.src) {
+		ai->source = XT_ADDRTYPE_LOCAL;
+		if (m->invert)
+			ai->flags = XT_ADDRTYPE_INVERT_SOURCE;
+	} else {
+		ai->dest = XT_ADDRTYPE_LOCAL;
+		if (m->invert)
+			ai->flags = XT_ADDRTYPE_INVERT_DEST;
+	}
+	return 0;
+}
+
+static int build_mark(const struct rs_rule *r, const struct rs_match *m, struct xt_entry_buf *buf,
+		      size_t *off, const char **why)
+{
+	struct xt_mark_mtinfo1 *mi = add_match(buf, off, "mark", 1, sizeof(*mi));
+
+	(void)r;
+	if (!mi)
+		return too_big(why);
+	mi->mark = m->u.mark.value;
+	mi->mask = m->u.mark.mask;
+	mi->invert = m->invert;
+	return 0;
+}
+
+static int build_conntrack(const struct rs_rule *r, const struct rs_match *m,
+			   struct xt_entry_buf *buf, size_t *off, const char **why)
+{
+	struct xt_conntrack_mtinfo3 *ct = add_match(buf, off, "conntrack", 3, sizeof(*ct));
+
+	(void)r;
+	if (!ct)
+		return too_big(why);
+	ct->match_flags = XT_CONNTRACK_STATE;
+	ct->state_mask = ct_states_to_kernel(m->u.ct.states);
+	if (m->invert)
+		ct->invert_flags = XT_CONNTRACK_STATE;
+	return 0;
+}
+
+static int build_statistic(const struct rs_rule *r, const struct rs_match *m,
+			   struct xt_entry_buf *buf, size_t *off, const char **why)
+{
+	struct xt_statistic_info *si = add_match(buf, off, "statistic", 0, sizeof(*si));
+
+	(void)r;
+	if (!si)
+		return too_big(why);
+	si->mode = XT_STATISTIC_MODE_RANDOM;
+	if (m->invert)
+		si->flags = XT_STATISTIC_INVERT;
+	si->u.random.probability = xt_probability_to_kernel(m->u.stat.probability);
+	/* libxt_statistic sets count = every - packet for any mode. */
+	si->u.nth.count = si->u.nth.every - si->u.nth.packet;
+	return 0;
+}
+
+static int build_recent(const struct rs_rule *r, const struct rs_match *m, struct xt_entry_buf *buf,
+			size_t *off, const char **why)
+{
+	struct xt_recent_mtinfo_v1 *ri;
+
+	(void)r;
+	if (!m->u.recent.name || !m->u.recent.name[0] ||
+	    strlen(m->u.recent.name) >= XT_RECENT_NAME_LEN) {
+		*why = "recent name empty or longer than 199 bytes";
+		return -EINVAL;
+	}
+	if (m->u.recent.set && m->u.recent.update) {
+		*why = "recent --set and --update together";
+		return -EINVAL;
+	}
+	ri = add_match(buf, off, "recent", 1, sizeof(*ri));
+	if (!ri)
+		return too_big(why);
+	if (m->u.recent.set)
+		ri->check_set = XT_RECENT_SET;
+	else if (m->u.recent.update)
+		ri->check_set = XT_RECENT_UPDATE;
+	else
+		ri->check_set = XT_RECENT_CHECK;
+	if (!m->u.recent.set) {
+		ri->seconds = m->u.recent.seconds;
+		if (m->u.recent.reap)
+			ri->check_set |= XT_RECENT_REAP;
+	}
+	ri->invert = m->invert;
+	memcpy(ri->name, m->u.recent.name, strlen(m->u.recent.name));
+	ri->side = XT_RECENT_SOURCE;
+	ri->mask.ip = 0xffffffffu;
+	return 0;
+}
+
+typedef int (*match_build_fn)(const struct rs_rule *r, const struct rs_match *m,
+			      struct xt_entry_buf *buf, size_t *off, const char **why);
+
+static const match_build_fn match_builders[] = {
+	[RS_M_COMMENT] = build_comment,     [RS_M_PORT] = build_port,
+	[RS_M_ADDRTYPE] = build_addrtype,   [RS_M_MARK] = build_mark,
+	[RS_M_CONNTRACK] = build_conntrack, [RS_M_STATISTIC] = build_statistic,
+	[RS_M_RECENT] = build_recent,
+};
+
+/* --- one builder per target kind --- */
+
+/* A verdict, a jump or a goto: the standard target.  With labels the
+ * name of the chain or verdict, as libiptc takes it. */
+static int build_standard(const struct rs_rule *r, bool labels, struct xt_entry_buf *buf,
+			  size_t *off, const char **why)
+{
+	const char *name = r->t.kind == RS_T_ACCEPT ? "ACCEPT"
+			   : r->t.kind == RS_T_DROP ? "DROP"
+			   : r->t.kind == RS_T_RETURN ? "RETURN"
+						       : r->t.u.chain;
+	int *verdict;
+
+	if (!name || !name[0] || strlen(name) > RS_CHAIN_MAXLEN) {
+		*why = "jump without a valid chain name";
+		return -EINVAL;
+	}
+	/* libiptc maps the name to a verdict or a jump offset; the kernel
+	 * wants the standard target and the verdict itself. */
+	verdict = add_target(buf, off, labels ? name : XT_STANDARD_TARGET, 0, sizeof(int));
+	if (!verdict)
+		return too_big(why);
+	if (!labels)
+		*verdict = r->t.kind == RS_T_ACCEPT ? -NF_ACCEPT - 1
+			   : r->t.kind == RS_T_DROP ? -NF_DROP - 1
+			   : r->t.kind == RS_T_RETURN ? XT_RETURN
+						       : 0;
+	if (r->t.kind == RS_T_GOTO)
+		buf->e.ip.flags |= IPT_F_GOTO;
+	return 0;
+}
+
+static int build_none(const struct rs_rule *r, bool labels, struct xt_entry_buf *buf, size_t *off,
+		      const char **why)
+{
+	(void)r, (void)labels;
+	/* An empty standard target: libiptc makes it fall through. */
+	if (!add_target(buf, off, "", 0, sizeof(int)))
+		return too_big(why);
+	return 0;
+}
+
+static int build_reject(const struct rs_rule *r, bool labels, struct xt_entry_buf *buf,
+			size_t *off, const char **why)
+{
+	struct ipt_reject_info *ri = add_target(buf, off, "REJECT", 0, sizeof(*ri));
+
+	(void)r, (void)labels;
+	if (!ri)
+		return too_big(why);
+	ri->with = IPT_ICMP_PORT_UNREACHABLE;
+	return 0;
+}
+
+static int build_dnat(const struct rs_rule *r, bool labels, struct xt_entry_buf *buf, size_t *off,
+		      const char **why)
+{
+	struct nf_nat_range2 *nr;
+
+	(void)labels;
+	if (r->t.u.dnat.addr.family != AF_INET) {
+		*why = "DNAT to a non-IPv4 address";
+		return -EINVAL;
+	}
+	nr = add_target(buf, off, "DNAT", 2, sizeof(*nr));
+	if (!nr)
+		return too_big(why);
+	nr->flags = NF_NAT_RANGE_MAP_IPS;
+	nr->min_addr.ip = nr->max_addr.ip = r->t.u.dnat.addr.u.v4.s_addr;
+	if (r->t.u.dnat.port) {
+		nr->flags |= NF_NAT_RANGE_PROTO_SPECIFIED;
+		nr->min_proto.all = nr->max_proto.all = htons(r->t.u.dnat.port);
+	}
+	return 0;
+}
+
+static int build_mark_target(const struct rs_rule *r, bool labels, struct xt_entry_buf *buf,
+			     size_t *off, const char **why)
+{
+	struct xt_mark_tginfo2 *mt = add_target(buf, off, "MARK", 2, sizeof(*mt));
+
+	(void)labels;
+	if (!mt)
+		return too_big(why);
+	owned_mark_encode(&r->t, &mt->mark, &mt->mask);
+	return 0;
+}
+
+static int build_masquerade(const struct rs_rule *r, bool labels, struct xt_entry_buf *buf,
+			    size_t *off, const char **why)
+{
+	struct nf_nat_ipv4_multi_range_compat *mr =
+		add_target(buf, off, "MASQUERADE", 0, sizeof(*mr));
+
+	(void)labels;
+	if (!mr)
+		return too_big(why);
+	mr->rangesize = 1;
+	if (r->t.u.masq.random_fully)
+		mr->range[0].flags = NF_NAT_RANGE_PROTO_RANDOM_FULLY;
+	return 0;
+}
+
+typedef int (*target_build_fn)(const struct rs_rule *r, bool labels, struct xt_entry_buf *buf,
+			       size_t *off, const char **why);
+
+static const target_build_fn target_builders[] = {
+	[RS_T_NONE] = build_none,         [RS_T_JUMP] = build_standard,
+	[RS_T_GOTO] = build_standard,     [RS_T_ACCEPT] = build_standard,
+	[RS_T_DROP] = build_standard,     [RS_T_RETURN] = build_standard,
+	[RS_T_REJECT] = build_reject,     [RS_T_DNAT] = build_dnat,
+	[RS_T_MARK] = build_mark_target,  [RS_T_MASQUERADE] = build_masquerade,
+};
+
 int xt_entry_build(const struct rs_rule *r, bool labels, struct xt_entry_buf *buf,
 		   const char **ret_why)
 {
 	struct ipt_entry *e = &buf->e;
 	size_t off = sizeof(*e);
-	void *data;
+	int k;
 
 	memset(e, 0, sizeof(*e));
 	if (r->src.addr.family) {
@@ -181,252 +482,33 @@ int xt_entry_build(const struct rs_rule *r, bool labels, struct xt_entry_buf *bu
 	for (size_t i = 0; i < r->n_matches && i < RS_MAX_MATCHES; i++) {
 		const struct rs_match *m = &r->m[i];
 
-		switch (m->kind) {
-		case RS_M_COMMENT: {
-			struct xt_comment_info *ci;
-
-			if (!m->u.comment || strlen(m->u.comment) >= XT_MAX_COMMENT_LEN) {
-				*ret_why = "comment missing or longer than 255 bytes";
-				return -EINVAL;
-			}
-			ci = add_match(buf, &off, "comment", 0, sizeof(*ci));
-			if (!ci)
-				goto too_big;
-			memcpy(ci->comment, m->u.comment, strlen(m->u.comment));
-			break;
-		}
-		case RS_M_PORT:
-			if (r->proto == IPPROTO_TCP) {
-				struct xt_tcp *tp = add_match(buf, &off, "tcp", 0, sizeof(*tp));
-
-				if (!tp)
-					goto too_big;
-				tp->spts[1] = 0xffff;
-				port_encode(m, tp->dpts);
-				if (!m->u.port.dport)
-					tp->dpts[1] = 0xffff; /* bare -m tcp */
-				if (m->invert)
-					tp->invflags = XT_TCP_INV_DSTPT;
-			} else if (r->proto == IPPROTO_UDP) {
-				struct xt_udp *up = add_match(buf, &off, "udp", 0, sizeof(*up));
-
-				if (!up)
-					goto too_big;
-				up->spts[1] = 0xffff;
-				port_encode(m, up->dpts);
-				if (!m->u.port.dport)
-					up->dpts[1] = 0xffff;
-				if (m->invert)
-					up->invflags = XT_UDP_INV_DSTPT;
-			} else if (r->proto == IPPROTO_SCTP) {
-				struct xt_sctp_info *sp = add_match(buf, &off, "sctp", 0, sizeof(*sp));
-
-				if (!sp)
-					goto too_big;
-				if (m->u.port.dport) {
-					port_encode(m, sp->dpts);
-					sp->flags = XT_SCTP_DEST_PORTS;
-					if (m->invert)
-						sp->invflags = XT_SCTP_DEST_PORTS;
-				}
-			} else {
-				*ret_why = "port match on a rule without -p tcp/udp/sctp";
-				return -EINVAL;
-			}
-			break;
-		case RS_M_ADDRTYPE: {
-			struct xt_addrtype_info_v1 *ai;
-
-			if (m->u.addrtype.type != RS_ADDRTYPE_LOCAL) {
-				*ret_why = "addrtype other than LOCAL";
-				return -EINVAL;
-			}
-			ai = add_match(buf, &off, "addrtype", 1, sizeof(*ai));
-			if (!ai)
-				goto too_big;
-			if (m->u.addrtype.src) {
-				ai->source = XT_ADDRTYPE_LOCAL;
-				if (m->invert)
-					ai->flags = XT_ADDRTYPE_INVERT_SOURCE;
-			} else {
-				ai->dest = XT_ADDRTYPE_LOCAL;
-				if (m->invert)
-					ai->flags = XT_ADDRTYPE_INVERT_DEST;
-			}
-			break;
-		}
-		case RS_M_MARK: {
-			struct xt_mark_mtinfo1 *mi = add_match(buf, &off, "mark", 1, sizeof(*mi));
-
-			if (!mi)
-				goto too_big;
-			mi->mark = m->u.mark.value;
-			mi->mask = m->u.mark.mask;
-			mi->invert = m->invert;
-			break;
-		}
-		case RS_M_CONNTRACK: {
-			struct xt_conntrack_mtinfo3 *ct =
-				add_match(buf, &off, "conntrack", 3, sizeof(*ct));
-
-			if (!ct)
-				goto too_big;
-			ct->match_flags = XT_CONNTRACK_STATE;
-			ct->state_mask = ct_states_to_kernel(m->u.ct.states);
-			if (m->invert)
-				ct->invert_flags = XT_CONNTRACK_STATE;
-			break;
-		}
-		case RS_M_STATISTIC: {
-			struct xt_statistic_info *si =
-				add_match(buf, &off, "statistic", 0, sizeof(*si));
-
-			if (!si)
-				goto too_big;
-			si->mode = XT_STATISTIC_MODE_RANDOM;
-			if (m->invert)
-				si->flags = XT_STATISTIC_INVERT;
-			si->u.random.probability = xt_probability_to_kernel(m->u.stat.probability);
-			/* libxt_statistic sets count = every - packet for any mode. */
-			si->u.nth.count = si->u.nth.every - si->u.nth.packet;
-			break;
-		}
-		case RS_M_RECENT: {
-			struct xt_recent_mtinfo_v1 *ri;
-
-			if (!m->u.recent.name || !m->u.recent.name[0] ||
-			    strlen(m->u.recent.name) >= XT_RECENT_NAME_LEN) {
-				*ret_why = "recent name empty or longer than 199 bytes";
-				return -EINVAL;
-			}
-			if (m->u.recent.set && m->u.recent.update) {
-				*ret_why = "recent --set and --update together";
-				return -EINVAL;
-			}
-			ri = add_match(buf, &off, "recent", 1, sizeof(*ri));
-			if (!ri)
-				goto too_big;
-			if (m->u.recent.set)
-				ri->check_set = XT_RECENT_SET;
-			else if (m->u.recent.update)
-				ri->check_set = XT_RECENT_UPDATE;
-			else
-				ri->check_set = XT_RECENT_CHECK;
-			if (!m->u.recent.set) {
-				ri->seconds = m->u.recent.seconds;
-				if (m->u.recent.reap)
-					ri->check_set |= XT_RECENT_REAP;
-			}
-			ri->invert = m->invert;
-			memcpy(ri->name, m->u.recent.name, strlen(m->u.recent.name));
-			ri->side = XT_RECENT_SOURCE;
-			ri->mask.ip = 0xffffffffu;
-			break;
-		}
-		default:
+		if (m->kind >= ARRAY_SIZE(match_builders) || !match_builders[m->kind]) {
 			*ret_why = "unknown match kind";
 			return -EINVAL;
 		}
+		k = match_builders[m->kind](r, m, buf, &off, ret_why);
+		if (k < 0)
+			return k;
 	}
 
 	e->target_offset = (uint16_t)off;
-	switch (r->t.kind) {
-	case RS_T_NONE:
-		/* An empty standard target: libiptc makes it fall through. */
-		if (!add_target(buf, &off, "", 0, sizeof(int)))
-			goto too_big;
-		break;
-	case RS_T_JUMP:
-	case RS_T_GOTO:
-	case RS_T_ACCEPT:
-	case RS_T_DROP:
-	case RS_T_RETURN: {
-		const char *name = r->t.kind == RS_T_ACCEPT ? "ACCEPT"
-				   : r->t.kind == RS_T_DROP ? "DROP"
-				   : r->t.kind == RS_T_RETURN ? "RETURN"
-							       : r->t.u.chain;
-
-		if (!name || !name[0] || strlen(name) > RS_CHAIN_MAXLEN) {
-			*ret_why = "jump without a valid chain name";
-			return -EINVAL;
-		}
-		/* libiptc maps the name to a verdict or a jump offset; the
-		 * kernel wants the standard target and the verdict itself. */
-		data = add_target(buf, &off, labels ? name : XT_STANDARD_TARGET, 0, sizeof(int));
-		if (!data)
-			goto too_big;
-		if (!labels)
-			*(int *)data = r->t.kind == RS_T_ACCEPT ? -NF_ACCEPT - 1
-				       : r->t.kind == RS_T_DROP ? -NF_DROP - 1
-				       : r->t.kind == RS_T_RETURN ? XT_RETURN
-								   : 0;
-		if (r->t.kind == RS_T_GOTO)
-			e->ip.flags |= IPT_F_GOTO;
-		break;
-	}
-	case RS_T_REJECT: {
-		struct ipt_reject_info *ri = add_target(buf, &off, "REJECT", 0, sizeof(*ri));
-
-		if (!ri)
-			goto too_big;
-		ri->with = IPT_ICMP_PORT_UNREACHABLE;
-		break;
-	}
-	case RS_T_DNAT: {
-		struct nf_nat_range2 *nr;
-
-		if (r->t.u.dnat.addr.family != AF_INET) {
-			*ret_why = "DNAT to a non-IPv4 address";
-			return -EINVAL;
-		}
-		nr = add_target(buf, &off, "DNAT", 2, sizeof(*nr));
-		if (!nr)
-			goto too_big;
-		nr->flags = NF_NAT_RANGE_MAP_IPS;
-		nr->min_addr.ip = nr->max_addr.ip = r->t.u.dnat.addr.u.v4.s_addr;
-		if (r->t.u.dnat.port) {
-			nr->flags |= NF_NAT_RANGE_PROTO_SPECIFIED;
-			nr->min_proto.all = nr->max_proto.all = htons(r->t.u.dnat.port);
-		}
-		break;
-	}
-	case RS_T_MARK: {
-		struct xt_mark_tginfo2 *mt = add_target(buf, &off, "MARK", 2, sizeof(*mt));
-
-		if (!mt)
-			goto too_big;
-		owned_mark_encode(&r->t, &mt->mark, &mt->mask);
-		break;
-	}
-	case RS_T_MASQUERADE: {
-		struct nf_nat_ipv4_multi_range_compat *mr =
-			add_target(buf, &off, "MASQUERADE", 0, sizeof(*mr));
-
-		if (!mr)
-			goto too_big;
-		mr->rangesize = 1;
-		if (r->t.u.masq.random_fully)
-			mr->range[0].flags = NF_NAT_RANGE_PROTO_RANDOM_FULLY;
-		break;
-	}
-	default:
+	if (r->t.kind >= ARRAY_SIZE(target_builders) || !target_builders[r->t.kind]) {
 		*ret_why = "unknown target kind";
 		return -EINVAL;
 	}
+	k = target_builders[r->t.kind](r, labels, buf, &off, ret_why);
+	if (k < 0)
+		return k;
 	e->next_offset = (uint16_t)off;
 	return 0;
 
 bad_addr:
 	*ret_why = "address is not IPv4";
 	return -EINVAL;
-too_big:
-	*ret_why = "rule too large";
-	return -EINVAL;
 }
 
 /* --- kernel entry -> rule (for comparing and for --diff) --- */
 
-/* A single destination port, or the whole range of a bare -m tcp/udp. */
 /* A port or a range N:M with 1 <= N <= M, or the bare match (0:65535). */
 static bool port_single(const uint16_t dpts[2], bool invert)
 {
@@ -446,13 +528,319 @@ static const char *entry_str(const char *s, size_t max)
 	return memchr(s, '\0', max) ? s : NULL;
 }
 
-#define MATCH_DATA(m, type) \
-	((m)->u.match_size >= XT_ALIGN(sizeof(*(m)) + sizeof(type)) ? (const type *)(m)->data : NULL)
+/* --- one decoder per kernel match: false for options svcnat does not
+ * write --- */
+
+static bool dec_comment(const struct rs_rule *r, const void *data, struct rs_match *rm)
+{
+	const struct xt_comment_info *ci = data;
+
+	(void)r;
+	rm->kind = RS_M_COMMENT;
+	return (rm->u.comment = entry_str(ci->comment, sizeof(ci->comment))) != NULL;
+}
+
+static bool dec_tcp(const struct rs_rule *r, const void *data, struct rs_match *rm)
+{
+	const struct xt_tcp *tp = data;
+
+	if (r->proto != IPPROTO_TCP || tp->spts[0] != 0 || tp->spts[1] != 0xffff ||
+	    !port_single(tp->dpts, tp->invflags & XT_TCP_INV_DSTPT) || tp->option ||
+	    tp->flg_mask || tp->flg_cmp || (tp->invflags & ~XT_TCP_INV_DSTPT))
+		return false;
+	rm->kind = RS_M_PORT;
+	port_decode(tp->dpts, rm);
+	rm->invert = tp->invflags & XT_TCP_INV_DSTPT;
+	return true;
+}
+
+static bool dec_udp(const struct rs_rule *r, const void *data, struct rs_match *rm)
+{
+	const struct xt_udp *up = data;
+
+	if (r->proto != IPPROTO_UDP || up->spts[0] != 0 || up->spts[1] != 0xffff ||
+	    !port_single(up->dpts, up->invflags & XT_UDP_INV_DSTPT) ||
+	    (up->invflags & ~XT_UDP_INV_DSTPT))
+		return false;
+	rm->kind = RS_M_PORT;
+	port_decode(up->dpts, rm);
+	rm->invert = up->invflags & XT_UDP_INV_DSTPT;
+	return true;
+}
+
+static bool dec_sctp(const struct rs_rule *r, const void *data, struct rs_match *rm)
+{
+	const struct xt_sctp_info *sp = data;
+
+	if (r->proto != IPPROTO_SCTP || (sp->flags != XT_SCTP_DEST_PORTS && sp->flags != 0) ||
+	    (sp->flags && (sp->dpts[0] > sp->dpts[1] || !sp->dpts[0])) ||
+	    (sp->invflags & ~sp->flags))
+		return false;
+	rm->kind = RS_M_PORT;
+	if (sp->flags)
+		port_decode(sp->dpts, rm);
+	rm->invert = sp->invflags & XT_SCTP_DEST_PORTS;
+	return true;
+}
+
+static bool dec_addrtype(const struct rs_rule *r, const void *data, struct rs_match *rm)
+{
+	const struct xt_addrtype_info_v1 *ai = data;
+
+	(void)r;
+	rm->kind = RS_M_ADDRTYPE;
+	rm->u.addrtype.type = RS_ADDRTYPE_LOCAL;
+	if (ai->source == XT_ADDRTYPE_LOCAL && !ai->dest &&
+	    !(ai->flags & ~XT_ADDRTYPE_INVERT_SOURCE)) {
+		rm->u.addrtype.src = true;
+		rm->invert = ai->flags & XT_ADDRTYPE_INVERT_SOURCE;
+		return true;
+	}
+	if (ai->dest == XT_ADDRTYPE_LOCAL && !ai->source && !(ai->flags & ~XT_ADDRTYPE_INVERT_DEST)) {
+		rm->invert = ai->flags & XT_ADDRTYPE_INVERT_DEST;
+		return true;
+	}
+	return false;
+}
+
+static bool dec_mark(const struct rs_rule *r, const void *data, struct rs_match *rm)
+{
+	const struct xt_mark_mtinfo1 *mi = data;
+
+	(void)r;
+	if (mi->invert > 1)
+		return false;
+	rm->kind = RS_M_MARK;
+	rm->u.mark.value = mi->mark;
+	rm->u.mark.mask = mi->mask;
+	rm->invert = mi->invert;
+	return true;
+}
+
+static bool dec_conntrack(const struct rs_rule *r, const void *data, struct rs_match *rm)
+{
+	const struct xt_conntrack_mtinfo3 *ct = data;
+	int states;
+
+	(void)r;
+	if (ct->match_flags != XT_CONNTRACK_STATE || (ct->invert_flags & ~XT_CONNTRACK_STATE) ||
+	    (states = ct_states_from_kernel(ct->state_mask)) < 0)
+		return false;
+	rm->kind = RS_M_CONNTRACK;
+	rm->u.ct.states = (uint16_t)states;
+	rm->invert = ct->invert_flags & XT_CONNTRACK_STATE;
+	return true;
+}
+
+static bool dec_statistic(const struct rs_rule *r, const void *data, struct rs_match *rm)
+{
+	const struct xt_statistic_info *si = data;
+
+	(void)r;
+	if (si->mode != XT_STATISTIC_MODE_RANDOM || (si->flags & ~XT_STATISTIC_INVERT))
+		return false;
+	rm->kind = RS_M_STATISTIC;
+	rm->u.stat.probability = si->u.random.probability / 2147483648.0;
+	rm->invert = si->flags & XT_STATISTIC_INVERT;
+	return true;
+}
+
+static bool dec_recent(const struct rs_rule *r, const void *data, struct rs_match *rm)
+{
+	const struct xt_recent_mtinfo_v1 *ri = data;
+	uint8_t op;
+
+	(void)r;
+	if (ri->hit_count || ri->invert > 1 || ri->side != XT_RECENT_SOURCE ||
+	    ri->mask.ip != 0xffffffffu ||
+	    !(rm->u.recent.name = entry_str(ri->name, sizeof(ri->name))))
+		return false;
+	op = ri->check_set & (uint8_t)~XT_RECENT_REAP;
+	if (op == XT_RECENT_SET && !(ri->check_set & XT_RECENT_REAP) && !ri->seconds)
+		rm->u.recent.set = true;
+	else if (op == XT_RECENT_UPDATE)
+		rm->u.recent.update = true;
+	else if (op != XT_RECENT_CHECK)
+		return false;
+	rm->kind = RS_M_RECENT;
+	rm->u.recent.reap = ri->check_set & XT_RECENT_REAP;
+	rm->u.recent.seconds = ri->seconds;
+	rm->invert = ri->invert;
+	return true;
+}
+
+/* The kernel matches svcnat reads back, at the revisions it writes. */
+static const struct {
+	const char *name;
+	uint8_t rev;
+	size_t size; /* of the match data */
+	bool (*decode)(const struct rs_rule *r, const void *data, struct rs_match *rm);
+} match_decoders[] = {
+	{ "comment", 0, sizeof(struct xt_comment_info), dec_comment },
+	{ "tcp", 0, sizeof(struct xt_tcp), dec_tcp },
+	{ "udp", 0, sizeof(struct xt_udp), dec_udp },
+	{ "sctp", 0, sizeof(struct xt_sctp_info), dec_sctp },
+	{ "addrtype", 1, sizeof(struct xt_addrtype_info_v1), dec_addrtype },
+	{ "mark", 1, sizeof(struct xt_mark_mtinfo1), dec_mark },
+	{ "conntrack", 3, sizeof(struct xt_conntrack_mtinfo3), dec_conntrack },
+	{ "statistic", 0, sizeof(struct xt_statistic_info), dec_statistic },
+	{ "recent", 1, sizeof(struct xt_recent_mtinfo_v1), dec_recent },
+};
+
+/* Decode the match at m into the next slot of r; -1 with a reason. */
+static int decode_match(const struct xt_entry_match *m, struct rs_rule *r, char *why, size_t whylen)
+{
+	const char *name = m->u.user.name;
+	uint8_t rev = m->u.user.revision;
+
+	for (size_t i = 0; i < ARRAY_SIZE(match_decoders); i++) {
+		if (match_decoders[i].rev != rev || !streq(match_decoders[i].name, name))
+			continue;
+		if (m->u.match_size < XT_ALIGN(sizeof(*m) + match_decoders[i].size) ||
+		    !match_decoders[i].decode(r, m->data, &r->m[r->n_matches])) {
+			snprintf(why, whylen, "options of match '%.29s' that svcnat does not write",
+				 name);
+			return -1;
+		}
+		r->n_matches++;
+		return 0;
+	}
+	snprintf(why, whylen, "match '%.29s' revision %u", name, rev);
+	return -1;
+}
+
+/* --- one decoder per kernel target (the standard one aside) --- */
+
+static bool dec_reject(const void *data, struct rs_target *t)
+{
+	const struct ipt_reject_info *ri = data;
+
+	t->kind = RS_T_REJECT;
+	return ri->with == IPT_ICMP_PORT_UNREACHABLE;
+}
+
+static bool dec_dnat(const void *data, struct rs_target *t)
+{
+	const struct nf_nat_range2 *nr = data;
+
+	if (!(nr->flags & NF_NAT_RANGE_MAP_IPS) ||
+	    (nr->flags & ~(NF_NAT_RANGE_MAP_IPS | NF_NAT_RANGE_PROTO_SPECIFIED)) ||
+	    nr->min_addr.ip != nr->max_addr.ip)
+		return false;
+	t->kind = RS_T_DNAT;
+	t->u.dnat.addr.family = AF_INET;
+	t->u.dnat.addr.u.v4.s_addr = nr->min_addr.ip;
+	if (nr->flags & NF_NAT_RANGE_PROTO_SPECIFIED) {
+		if (nr->min_proto.all != nr->max_proto.all || !nr->min_proto.all)
+			return false;
+		t->u.dnat.port = ntohs(nr->min_proto.all);
+	}
+	return true;
+}
+
+static bool dec_mark_target(const void *data, struct rs_target *t)
+{
+	const struct xt_mark_tginfo2 *mt = data;
+
+	t->kind = RS_T_MARK;
+	t->u.mark.op = RS_MARK_SET;
+	t->u.mark.value = mt->mark;
+	t->u.mark.mask = mt->mask;
+	return true;
+}
+
+static bool dec_masquerade(const void *data, struct rs_target *t)
+{
+	const struct nf_nat_ipv4_multi_range_compat *mr = data;
+
+	if (mr->rangesize != 1 || (mr->range[0].flags & ~NF_NAT_RANGE_PROTO_RANDOM_FULLY) ||
+	    mr->range[0].min_ip || mr->range[0].max_ip || mr->range[0].min.all ||
+	    mr->range[0].max.all)
+		return false;
+	t->kind = RS_T_MASQUERADE;
+	t->u.masq.random_fully = mr->range[0].flags & NF_NAT_RANGE_PROTO_RANDOM_FULLY;
+	return true;
+}
+
+static const struct {
+	const char *name;
+	uint8_t rev;
+	size_t size; /* of the target data */
+	bool (*decode)(const void *data, struct rs_target *t);
+} target_decoders[] = {
+	{ "REJECT", 0, sizeof(struct ipt_reject_info), dec_reject },
+	{ "DNAT", 2, sizeof(struct nf_nat_range2), dec_dnat },
+	{ "MARK", 2, sizeof(struct xt_mark_tginfo2), dec_mark_target },
+	{ "MASQUERADE", 0, sizeof(struct nf_nat_ipv4_multi_range_compat), dec_masquerade },
+};
+
+/* The standard target: a verdict, a fall-through, a jump or a goto. */
+static int decode_standard(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,
+			   struct rs_rule *r, char *why, size_t whylen)
+{
+	const char *label = label_of(e, ctx);
+
+	if (!label) {
+		snprintf(why, whylen, "unresolvable target");
+		return -1;
+	}
+	if (streq(label, "ACCEPT")) {
+		r->t.kind = RS_T_ACCEPT;
+	} else if (streq(label, "DROP")) {
+		r->t.kind = RS_T_DROP;
+	} else if (streq(label, "RETURN")) {
+		r->t.kind = RS_T_RETURN;
+	} else if (!label[0]) {
+		r->t.kind = RS_T_NONE;
+	} else if (streq(label, "QUEUE")) {
+		snprintf(why, whylen, "target '%s'", label);
+		return -1;
+	} else {
+		r->t.kind = (e->ip.flags & IPT_F_GOTO) ? RS_T_GOTO : RS_T_JUMP;
+		r->t.u.chain = label;
+	}
+	if (r->t.kind != RS_T_GOTO && (e->ip.flags & IPT_F_GOTO)) {
+		snprintf(why, whylen, "goto to a verdict");
+		return -1;
+	}
+	return 0;
+}
+
+static int decode_target(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,
+			 struct rs_rule *r, char *why, size_t whylen)
+{
+	const struct xt_entry_target *t = (const void *)((const char *)e + e->target_offset);
+
+	if (e->target_offset + sizeof(*t) > e->next_offset || t->u.target_size < sizeof(*t) ||
+	    e->target_offset + t->u.target_size > e->next_offset) {
+		snprintf(why, whylen, "malformed target");
+		return -1;
+	}
+	if (!t->u.user.name[0] || streq(t->u.user.name, XT_STANDARD_TARGET))
+		return decode_standard(e, label_of, ctx, r, why, whylen);
+	if (e->ip.flags & IPT_F_GOTO) {
+		snprintf(why, whylen, "goto flag on target '%.29s'", t->u.user.name);
+		return -1;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(target_decoders); i++) {
+		if (target_decoders[i].rev != t->u.user.revision ||
+		    !streq(target_decoders[i].name, t->u.user.name))
+			continue;
+		if (t->u.target_size < XT_ALIGN(sizeof(*t) + target_decoders[i].size) ||
+		    !target_decoders[i].decode(t->data, &r->t)) {
+			snprintf(why, whylen, "options of target '%.29s' that svcnat does not write",
+				 t->u.user.name);
+			return -1;
+		}
+		return 0;
+	}
+	snprintf(why, whylen, "target '%.29s' revision %u", t->u.user.name, t->u.user.revision);
+	return -1;
+}
 
 int xt_entry_decode(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,
 		    struct rs_rule *r, char *why, size_t whylen)
 {
-	const struct xt_entry_target *t;
 	size_t off;
 
 	memset(r, 0, sizeof(*r));
@@ -510,9 +898,6 @@ int xt_entry_decode(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,
 
 	for (off = sizeof(*e); off < e->target_offset;) {
 		const struct xt_entry_match *m = (const void *)((const char *)e + off);
-		const char *name = m->u.user.name;
-		uint8_t rev = m->u.user.revision;
-		struct rs_match *rm;
 
 		if (m->u.match_size < sizeof(*m) || off + m->u.match_size > e->target_offset) {
 			snprintf(why, whylen, "malformed match");
@@ -523,217 +908,10 @@ int xt_entry_decode(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,
 			snprintf(why, whylen, "more than %d matches", RS_MAX_MATCHES);
 			return -1;
 		}
-		rm = &r->m[r->n_matches];
-		if (streq(name, "comment") && rev == 0) {
-			const struct xt_comment_info *ci = MATCH_DATA(m, struct xt_comment_info);
-
-			if (!ci || !(rm->u.comment = entry_str(ci->comment, sizeof(ci->comment))))
-				goto bad_match;
-			rm->kind = RS_M_COMMENT;
-		} else if (streq(name, "tcp") && rev == 0) {
-			const struct xt_tcp *tp = MATCH_DATA(m, struct xt_tcp);
-
-			if (!tp || r->proto != IPPROTO_TCP || tp->spts[0] != 0 ||
-			    tp->spts[1] != 0xffff || !port_single(tp->dpts, tp->invflags & XT_TCP_INV_DSTPT) ||
-			    tp->option || tp->flg_mask || tp->flg_cmp ||
-			    (tp->invflags & ~XT_TCP_INV_DSTPT))
-				goto bad_match;
-			rm->kind = RS_M_PORT;
-			port_decode(tp->dpts, rm);
-			rm->invert = tp->invflags & XT_TCP_INV_DSTPT;
-		} else if (streq(name, "udp") && rev == 0) {
-			const struct xt_udp *up = MATCH_DATA(m, struct xt_udp);
-
-			if (!up || r->proto != IPPROTO_UDP || up->spts[0] != 0 ||
-			    up->spts[1] != 0xffff || !port_single(up->dpts, up->invflags & XT_UDP_INV_DSTPT) ||
-			    (up->invflags & ~XT_UDP_INV_DSTPT))
-				goto bad_match;
-			rm->kind = RS_M_PORT;
-			port_decode(up->dpts, rm);
-			rm->invert = up->invflags & XT_UDP_INV_DSTPT;
-		} else if (streq(name, "sctp") && rev == 0) {
-			const struct xt_sctp_info *sp = MATCH_DATA(m, struct xt_sctp_info);
-
-			if (!sp || r->proto != IPPROTO_SCTP ||
-			    (sp->flags != XT_SCTP_DEST_PORTS && sp->flags != 0) ||
-			    (sp->flags && (sp->dpts[0] > sp->dpts[1] || !sp->dpts[0])) ||
-			    (sp->invflags & ~sp->flags))
-				goto bad_match;
-			rm->kind = RS_M_PORT;
-			if (sp->flags)
-				port_decode(sp->dpts, rm);
-			rm->invert = sp->invflags & XT_SCTP_DEST_PORTS;
-		} else if (streq(name, "addrtype") && rev == 1) {
-			const struct xt_addrtype_info_v1 *ai =
-				MATCH_DATA(m, struct xt_addrtype_info_v1);
-
-			if (!ai)
-				goto bad_match;
-			rm->kind = RS_M_ADDRTYPE;
-			rm->u.addrtype.type = RS_ADDRTYPE_LOCAL;
-			if (ai->source == XT_ADDRTYPE_LOCAL && !ai->dest &&
-			    !(ai->flags & ~XT_ADDRTYPE_INVERT_SOURCE)) {
-				rm->u.addrtype.src = true;
-				rm->invert = ai->flags & XT_ADDRTYPE_INVERT_SOURCE;
-			} else if (ai->dest == XT_ADDRTYPE_LOCAL && !ai->source &&
-				   !(ai->flags & ~XT_ADDRTYPE_INVERT_DEST)) {
-				rm->invert = ai->flags & XT_ADDRTYPE_INVERT_DEST;
-			} else {
-				goto bad_match;
-			}
-		} else if (streq(name, "mark") && rev == 1) {
-			const struct xt_mark_mtinfo1 *mi = MATCH_DATA(m, struct xt_mark_mtinfo1);
-
-			if (!mi || mi->invert > 1)
-				goto bad_match;
-			rm->kind = RS_M_MARK;
-			rm->u.mark.value = mi->mark;
-			rm->u.mark.mask = mi->mask;
-			rm->invert = mi->invert;
-		} else if (streq(name, "conntrack") && rev == 3) {
-			const struct xt_conntrack_mtinfo3 *ct =
-				MATCH_DATA(m, struct xt_conntrack_mtinfo3);
-			int states;
-
-			if (!ct || ct->match_flags != XT_CONNTRACK_STATE ||
-			    (ct->invert_flags & ~XT_CONNTRACK_STATE) ||
-			    (states = ct_states_from_kernel(ct->state_mask)) < 0)
-				goto bad_match;
-			rm->kind = RS_M_CONNTRACK;
-			rm->u.ct.states = (uint16_t)states;
-			rm->invert = ct->invert_flags & XT_CONNTRACK_STATE;
-		} else if (streq(name, "statistic") && rev == 0) {
-			const struct xt_statistic_info *si = MATCH_DATA(m, struct xt_statistic_info);
-
-			if (!si || si->mode != XT_STATISTIC_MODE_RANDOM ||
-			    (si->flags & ~XT_STATISTIC_INVERT))
-				goto bad_match;
-			rm->kind = RS_M_STATISTIC;
-			rm->u.stat.probability = si->u.random.probability / 2147483648.0;
-			rm->invert = si->flags & XT_STATISTIC_INVERT;
-		} else if (streq(name, "recent") && rev == 1) {
-			const struct xt_recent_mtinfo_v1 *ri =
-				MATCH_DATA(m, struct xt_recent_mtinfo_v1);
-			uint8_t op;
-
-			if (!ri || ri->hit_count || ri->invert > 1 || ri->side != XT_RECENT_SOURCE ||
-			    ri->mask.ip != 0xffffffffu ||
-			    !(rm->u.recent.name = entry_str(ri->name, sizeof(ri->name))))
-				goto bad_match;
-			op = ri->check_set & (uint8_t)~XT_RECENT_REAP;
-			if (op == XT_RECENT_SET && !(ri->check_set & XT_RECENT_REAP) && !ri->seconds)
-				rm->u.recent.set = true;
-			else if (op == XT_RECENT_UPDATE)
-				rm->u.recent.update = true;
-			else if (op != XT_RECENT_CHECK)
-				goto bad_match;
-			rm->kind = RS_M_RECENT;
-			rm->u.recent.reap = ri->check_set & XT_RECENT_REAP;
-			rm->u.recent.seconds = ri->seconds;
-			rm->invert = ri->invert;
-		} else {
-			snprintf(why, whylen, "match '%.29s' revision %u", name, rev);
+		if (decode_match(m, r, why, whylen) < 0)
 			return -1;
-		}
-		r->n_matches++;
-		continue;
-bad_match:
-		snprintf(why, whylen, "options of match '%.29s' that svcnat does not write", name);
-		return -1;
 	}
-
-	t = (const void *)((const char *)e + e->target_offset);
-	if (e->target_offset + sizeof(*t) > e->next_offset || t->u.target_size < sizeof(*t) ||
-	    e->target_offset + t->u.target_size > e->next_offset) {
-		snprintf(why, whylen, "malformed target");
-		return -1;
-	}
-	if (!t->u.user.name[0] || streq(t->u.user.name, XT_STANDARD_TARGET)) {
-		const char *label = label_of(e, ctx);
-
-		if (!label) {
-			snprintf(why, whylen, "unresolvable target");
-			return -1;
-		}
-		if (streq(label, "ACCEPT")) {
-			r->t.kind = RS_T_ACCEPT;
-		} else if (streq(label, "DROP")) {
-			r->t.kind = RS_T_DROP;
-		} else if (streq(label, "RETURN")) {
-			r->t.kind = RS_T_RETURN;
-		} else if (!label[0]) {
-			r->t.kind = RS_T_NONE;
-		} else if (streq(label, "QUEUE")) {
-			snprintf(why, whylen, "target '%s'", label);
-			return -1;
-		} else {
-			r->t.kind = (e->ip.flags & IPT_F_GOTO) ? RS_T_GOTO : RS_T_JUMP;
-			r->t.u.chain = label;
-		}
-		if (r->t.kind != RS_T_GOTO && (e->ip.flags & IPT_F_GOTO)) {
-			snprintf(why, whylen, "goto to a verdict");
-			return -1;
-		}
-		return 0;
-	}
-	if (e->ip.flags & IPT_F_GOTO) {
-		snprintf(why, whylen, "goto flag on target '%.29s'", t->u.user.name);
-		return -1;
-	}
-#define TARGET_DATA(type) \
-	(t->u.target_size >= XT_ALIGN(sizeof(*t) + sizeof(type)) ? (const type *)t->data : NULL)
-	if (streq(t->u.user.name, "REJECT") && t->u.user.revision == 0) {
-		const struct ipt_reject_info *ri = TARGET_DATA(struct ipt_reject_info);
-
-		if (!ri || ri->with != IPT_ICMP_PORT_UNREACHABLE)
-			goto bad_target;
-		r->t.kind = RS_T_REJECT;
-	} else if (streq(t->u.user.name, "DNAT") && t->u.user.revision == 2) {
-		const struct nf_nat_range2 *nr = TARGET_DATA(struct nf_nat_range2);
-
-		if (!nr || !(nr->flags & NF_NAT_RANGE_MAP_IPS) ||
-		    (nr->flags & ~(NF_NAT_RANGE_MAP_IPS | NF_NAT_RANGE_PROTO_SPECIFIED)) ||
-		    nr->min_addr.ip != nr->max_addr.ip)
-			goto bad_target;
-		r->t.kind = RS_T_DNAT;
-		r->t.u.dnat.addr.family = AF_INET;
-		r->t.u.dnat.addr.u.v4.s_addr = nr->min_addr.ip;
-		if (nr->flags & NF_NAT_RANGE_PROTO_SPECIFIED) {
-			if (nr->min_proto.all != nr->max_proto.all || !nr->min_proto.all)
-				goto bad_target;
-			r->t.u.dnat.port = ntohs(nr->min_proto.all);
-		}
-	} else if (streq(t->u.user.name, "MARK") && t->u.user.revision == 2) {
-		const struct xt_mark_tginfo2 *mt = TARGET_DATA(struct xt_mark_tginfo2);
-
-		if (!mt)
-			goto bad_target;
-		r->t.kind = RS_T_MARK;
-		r->t.u.mark.op = RS_MARK_SET;
-		r->t.u.mark.value = mt->mark;
-		r->t.u.mark.mask = mt->mask;
-	} else if (streq(t->u.user.name, "MASQUERADE") && t->u.user.revision == 0) {
-		const struct nf_nat_ipv4_multi_range_compat *mr =
-			TARGET_DATA(struct nf_nat_ipv4_multi_range_compat);
-
-		if (!mr || mr->rangesize != 1 ||
-		    (mr->range[0].flags & ~NF_NAT_RANGE_PROTO_RANDOM_FULLY) ||
-		    mr->range[0].min_ip || mr->range[0].max_ip || mr->range[0].min.all ||
-		    mr->range[0].max.all)
-			goto bad_target;
-		r->t.kind = RS_T_MASQUERADE;
-		r->t.u.masq.random_fully = mr->range[0].flags & NF_NAT_RANGE_PROTO_RANDOM_FULLY;
-	} else {
-		snprintf(why, whylen, "target '%.29s' revision %u", t->u.user.name,
-			 t->u.user.revision);
-		return -1;
-	}
-#undef TARGET_DATA
-	return 0;
-bad_target:
-	snprintf(why, whylen, "options of target '%.29s' that svcnat does not write",
-		 t->u.user.name);
-	return -1;
+	return decode_target(e, label_of, ctx, r, why, whylen);
 }
 
 /* --- errors --- */
