@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # Golden dry-run outputs.  For every shipped example contrib/examples/<f>.json,
@@ -8,6 +8,12 @@
 #
 # (node-a of the address plan) must exit 0 and print exactly
 # tests/data/golden/<f>.rules.  A difference fails the test and shows the diff.
+#
+# Besides, every tests/data/golden/NAME@VARIANT.args holds a config path
+# (relative to the source tree) and extra arguments, e.g.
+# "tests/data/golden/zones.json --zone zone-a": its output must be
+# NAME@VARIANT.rules (cases that need settings of their own: --zone with
+# topology hints).
 #
 # Regenerate deliberately, after a change that is meant to alter the rules:
 #
@@ -37,14 +43,26 @@ trap 'exit 1' INT TERM HUP
 
 fail=0
 n=0
-for json in "$top_srcdir"/contrib/examples/*.json; do
-	[ -e "$json" ] || { echo "FAIL: no examples in $top_srcdir/contrib/examples" >&2; exit 1; }
-	name=$(basename "$json" .json)
+# "NAME CONFIG EXTRA-ARGS...", one case a line
+cases() {
+	local json args
+	for json in "$top_srcdir"/contrib/examples/*.json; do
+		[ -e "$json" ] || { echo "FAIL: no examples in $top_srcdir/contrib/examples" >&2; exit 1; }
+		echo "$(basename "$json" .json) $json"
+	done
+	for args in "$golden_dir"/*@*.args; do
+		[ -e "$args" ] || continue
+		read -r json extra <"$args"
+		echo "$(basename "$args" .args) $top_srcdir/$json $extra"
+	done
+}
+
+while read -r name json extra; do
 	want=$golden_dir/$name.rules
 	n=$((n + 1))
 
-	# shellcheck disable=SC2086 # settings is a word list on purpose
-	"$SVCNAT" --dry-run --config "$json" $settings >"$tmp/$name.out" 2>"$tmp/$name.err"
+	# shellcheck disable=SC2086 # settings and extra are word lists on purpose
+	"$SVCNAT" --dry-run --config "$json" $settings $extra >"$tmp/$name.out" 2>"$tmp/$name.err"
 	rc=$?
 	if [ $rc -ne 0 ]; then
 		echo "FAIL: $name: svcnat --dry-run exited $rc:" >&2
@@ -80,12 +98,13 @@ for json in "$top_srcdir"/contrib/examples/*.json; do
 		echo "  $name: stderr:"
 		sed 's/^/    /' "$tmp/$name.err"
 	fi
-done
+done < <(cases)
 
 # A golden file whose example is gone is stale.
 for want in "$golden_dir"/*.rules; do
 	[ -e "$want" ] || continue
 	name=$(basename "$want" .rules)
+	case $name in *@*) [ -f "$golden_dir/$name.args" ] && continue ;; esac
 	if [ ! -f "$top_srcdir/contrib/examples/$name.json" ]; then
 		echo "FAIL: $want has no example contrib/examples/$name.json" >&2
 		fail=1

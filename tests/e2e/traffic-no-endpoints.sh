@@ -7,6 +7,9 @@
 # through the cluster IP, the NodePort and an external IP (kube-proxy guards
 # external IPs on INPUT/FORWARD only, so not from the node itself).  A
 # neighbouring service with endpoints keeps working.
+# So that "refused" means svcnat's REJECT and not a closed port, the node
+# itself listens on the node port (TCP and UDP 30082) and on 30083, which
+# no service uses: 30083 answers from everywhere, 30082 is refused.
 . "$(dirname "$0")/lib/topology.sh"
 e2e_init traffic-no-endpoints
 
@@ -24,6 +27,16 @@ run() {
 	local backend=$1 o=$E2E_TMP/out from dst port
 	topo_add_pod a1 198.18.65.10
 	start_servers 8080
+	in_ns node "$NAMESRV" serve --daemon --name nodelistener --port 30082 --port 30083 \
+		--timeout "$E2E_SERVER_TIMEOUT" </dev/null >>"$E2E_TMP/server.node.log" 2>&1 ||
+		fail "the node's listener did not start: $(cat "$E2E_TMP/server.node.log")"
+	for from in node podclient client1; do
+		say "$from -> node:30083 (no service) tcp+udp: the node's listener answers"
+		probe "$o" "$from" "$E2E_NODE_IP" 30083 2 --timeout-ms 1000
+		expect_only "$o" nodelistener
+		probe "$o" "$from" "$E2E_NODE_IP" 30083 2 --udp --timeout-ms 1000
+		expect_only "$o" nodelistener
+	done
 	svcnat_sync "$backend" "$cfg"
 
 	for from in node podclient client1; do
