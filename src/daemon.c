@@ -76,6 +76,7 @@ struct daemon {
 	size_t service_changes_pending;   /* since the last sync started */
 	size_t endpoint_changes_pending;
 	bool notified_ready;         /* READY=1 sent to systemd (after the first good sync) */
+	int exit_code;               /* set by a handler that ends the loop */
 	struct loop_timer *watchdog; /* WATCHDOG=1 while the loop runs */
 	uint64_t watchdog_usec;
 };
@@ -185,10 +186,24 @@ static int on_wait_timer(struct loop *l, struct loop_timer *t, void *userdata)
 	return loop_timer_arm(t, WAIT_WARN_USEC);
 }
 
+/* The fswatch tag of the KubeProxyConfiguration (the sources' are their index). */
+#define KPCONFIG_TAG ((void *)(uintptr_t)SIZE_MAX)
+
 static void on_fs_change(struct fswatch *w, const char *path, void *tag, void *userdata)
 {
 	struct daemon *dm = userdata;
 	size_t i = (size_t)(uintptr_t)tag;
+
+	if (tag == KPCONFIG_TAG) {
+		/* As kube-proxy: its settings are read at start, so a changed
+		 * file ends the daemon (exit 1; systemd's Restart=on-failure,
+		 * or the DaemonSet, starts it again with them).  The rules stay. */
+		log_warn("%s: the KubeProxyConfiguration changed: exiting to be restarted with it "
+			 "(the rules stay in place)", path);
+		dm->exit_code = EXIT_RUNTIME;
+		loop_quit(dm->loop, 0);
+		return;
+	}
 
 	log_debug("%s changed", path);
 	dm->source_dirty[i] = true;
@@ -788,6 +803,13 @@ static int setup_sources(struct daemon *dm)
 	r = fswatch_new(dm->loop, on_fs_change, dm, &dm->watch);
 	if (r < 0)
 		return r;
+	if (dm->o->kp_config) {
+		r = fswatch_add(dm->watch, dm->o->kp_config, KPCONFIG_TAG);
+		if (r < 0) {
+			log_err("%s: cannot watch it: %s", dm->o->kp_config, strerror(-r));
+			return r;
+		}
+	}
 	for (i = 0; i < dm->o->n_configs; i++) {
 		const char *path = dm->o->configs[i];
 
@@ -1017,7 +1039,7 @@ int daemon_main(struct svcnat_options *o)
 	if (r < 0)
 		log_err("event loop failed: %s", strerror(-r));
 	else
-		code = 0;
+		code = dm.exit_code;
 out:
 	if (r == -ENOMEM)
 		log_err("out of memory");

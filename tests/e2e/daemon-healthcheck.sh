@@ -11,7 +11,8 @@
 #  - answers 503 on a node without local endpoints (the daemon run as node-b);
 #  - is closed (connection refused) when the service goes away.
 # Also: READY=1 to systemd after the first sync, WATCHDOG=1 from the loop,
-# STOPPING=1; /proxyMode says iptables, /livez answers, and the metrics text
+# STOPPING=1; a KubeProxyConfiguration's settings hold in the daemon, which
+# exits 1 when the file changes (kube-proxy's behaviour); /proxyMode says iptables, /livez answers, and the metrics text
 # passes `promtool check metrics` (when promtool is installed; contrib/install-deps
 # installs it).
 . "$(dirname "$0")/lib/topology.sh"
@@ -167,6 +168,26 @@ with open(sys.argv[2], "a") as f:
 	wait_for 10 "WATCHDOG=1" grep -qx WATCHDOG=1 "$E2E_TMP/notify"
 	daemon_stop
 	grep -qx STOPPING=1 "$E2E_TMP/notify" || fail "no STOPPING=1: $(cat "$E2E_TMP/notify")"
+
+	say "a KubeProxyConfiguration: its settings hold; changed, the daemon exits 1 (as kube-proxy)"
+	printf '%s\n' 'apiVersion: kubeproxy.config.k8s.io/v1alpha1' 'kind: KubeProxyConfiguration' \
+		'healthzBindAddress: 0.0.0.0:10257' 'iptables:' '  masqueradeBit: 13' >"$E2E_TMP/kp.yaml"
+	ip netns exec "$(ns_name node)" timeout --kill-after=30 120 "$SVCNAT" --backend="$backend" \
+		--hostname node-a --node-ip "$E2E_NODE_IP" --config "$E2E_TMP/kp.yaml" --config "$cfg" \
+		</dev/null >>"$E2E_TMP/daemon.log" 2>&1 &
+	DAEMON=$!
+	E2E_BG_PIDS+=("$DAEMON")
+	wait_for 10 "/healthz on the file's 10257" in_ns node curl -sf -o /dev/null \
+		"http://$E2E_NODE_IP:10257/healthz"
+	in_ns node iptables-legacy-save -t nat 2>/dev/null | grep -q -- '--set-xmark 0x2000/0x2000' ||
+		in_ns node iptables-nft-save -t nat 2>/dev/null | grep -q -- '--set-xmark 0x2000/0x2000' ||
+		fail "masqueradeBit 13 not in the rules"
+	echo '  masqueradeAll: true' >>"$E2E_TMP/kp.yaml"
+	rc=0
+	wait "$DAEMON" || rc=$?
+	[ "$rc" = 1 ] || fail "exit $rc after the KubeProxyConfiguration changed: $(tail -n 5 "$E2E_TMP/daemon.log")"
+	grep -q 'the KubeProxyConfiguration changed: exiting' "$E2E_TMP/daemon.log" ||
+		fail "no message: $(tail -n 5 "$E2E_TMP/daemon.log")"
 	if [ -n "${E2E_VERBOSE:-}" ]; then cat "$E2E_TMP/daemon.log"; fi
 }
 
