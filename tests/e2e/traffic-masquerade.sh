@@ -5,7 +5,9 @@
 # cluster CIDR (an outside client through the NodePort or the cluster IP,
 # the node itself) arrives from the node's address, at a local and at a
 # remote backend alike; traffic from a pod arrives from the pod's own
-# address.  TCP and UDP.
+# address.  TCP and UDP.  Then the same with kube-proxy's
+# --detect-local-mode=InterfaceNamePrefix (pods are told by the interface
+# they arrive on).
 . "$(dirname "$0")/lib/topology.sh"
 e2e_init traffic-masquerade
 
@@ -42,6 +44,17 @@ run() {
 		check node 198.19.0.10 $port "$E2E_NODE_IP" $udp
 		check podclient 198.19.0.10 $port "$E2E_PODCLIENT_IP" $udp
 	done
+
+	# kube-proxy's interface detector: the pods' links on the node are
+	# named p<octets>, the outside client's vc1.
+	say "--detect-local-mode=InterfaceNamePrefix --pod-interface-name-prefix p"
+	svcnat_sync "$backend" "$cfg" --detect-local-mode=InterfaceNamePrefix --pod-interface-name-prefix p
+	check client1 198.19.0.10 80 "$E2E_NODE_IP"
+	check node 198.19.0.10 80 "$E2E_NODE_IP"
+	check podclient 198.19.0.10 80 "$E2E_PODCLIENT_IP"
+	say "a prefix no pod link has: the pod's traffic is masqueraded too (the -i match decides)"
+	svcnat_sync "$backend" "$cfg" --detect-local-mode=InterfaceNamePrefix --pod-interface-name-prefix zz
+	check podclient 198.19.0.10 80 "$E2E_NODE_IP"
 }
 
 e2e_for_each_backend run
