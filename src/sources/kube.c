@@ -24,6 +24,7 @@
 #define WATCH_MIN_TIMEOUT_S 300    /* client-go's reflector: 5 min .. 10 min */
 #define WATCH_GRACE_S 60           /* past timeoutSeconds the server should have ended it */
 #define WATCH_ANSWER_USEC (15 * 1000000ull) /* a watch not answered by then is given up */
+#define RELIST_MIN_USEC (5 * 1000000ull)    /* relists closer than this back off */
 #define ERROR_BODY_MAX (64u << 10)
 #define DEFAULT_PAGE 500
 #define KEEPALIVE_IDLE_S 15
@@ -70,6 +71,8 @@ struct reflector {
 	unsigned attempt;         /* consecutive failures */
 	unsigned retry_after;     /* of the failure being handled */
 	bool connected;
+	uint64_t last_relist;     /* when the last relist after expiry started */
+	unsigned relist_streak;   /* relists in a row that came too soon */
 	struct loop_timer *retry_timer;
 	struct request *req;
 };
@@ -486,6 +489,8 @@ static int connect_now(struct reflector *rf)
 static void relist(struct reflector *rf, const char *why)
 {
 	struct kube_source *s = rf->src;
+	uint64_t now = loop_now_usec();
+	bool soon;
 
 	cancel_request(rf);
 	if (rf->state == R_LISTING)
@@ -493,6 +498,22 @@ static void relist(struct reflector *rf, const char *why)
 	s->relists++;
 	rf->need_list = true;
 	rf->connected = false;
+	/* A server that expires every version at once must not get a list
+	 * storm: a relist within RELIST_MIN_USEC of the last one waits out a
+	 * backoff; the window slides, so they back off while they keep coming. */
+	soon = rf->last_relist && now - rf->last_relist < RELIST_MIN_USEC;
+	rf->last_relist = now;
+	if (soon) {
+		/* A successful list resets the failure count: this one must not. */
+		if (rf->relist_streak < 64)
+			rf->relist_streak++;
+		if (rf->attempt < rf->relist_streak)
+			rf->attempt = rf->relist_streak;
+		fail(rf, "%s: expired again within %llu s", why,
+		     (unsigned long long)(RELIST_MIN_USEC / 1000000));
+		return;
+	}
+	rf->relist_streak = 0;
 	notify(s, KUBE_SRC_RELIST, "%s: %s: listing again", kube_res_name(rf->res), why);
 	(void)connect_now(rf);
 }
@@ -552,6 +573,11 @@ static void list_done(struct reflector *rf, struct request *q, CURLcode cc)
 	if (q->http != 200) {
 		if (q->http == 410 && rf->cont) {
 			relist(rf, "the list's continue token expired");
+			return;
+		}
+		if (q->http == 410) {
+			/* Gone without a version asked for: listing again would loop. */
+			fail(rf, "list: HTTP 410 Gone");
 			return;
 		}
 		http_failed(rf, q, "list");
@@ -871,6 +897,7 @@ int kube_source_resync(struct kube_source *s)
 		struct reflector *rf = &s->rf[i];
 
 		(void)loop_timer_arm(rf->retry_timer, 0);
+		rf->last_relist = 0; /* asked for: no backoff */
 		relist(rf, "resync requested");
 	}
 	return 0;

@@ -12,7 +12,8 @@
 #  - faults: a stream cut in the middle of an event (the event is applied
 #    once, after the reconnect), a garbage line, a 500 and a 429 with
 #    Retry-After on reconnect; a server that stops answering (the watch
-#    is given up after 15 s, the rules stay);
+#    is given up after 15 s, the rules stay), one that expires every
+#    watch (the relists back off);
 #  - the server killed: rules and traffic stay, /healthz and /metrics say
 #    so; restarted (same state): the watch resumes from the last
 #    resourceVersion with no new list; killed again, changed and compacted
@@ -179,6 +180,19 @@ only_from 198.19.0.13 a1 || fail "a stalled server changed the rules"
 kapi_fault clear
 apply "$(k8s_slice e2e web3 "$ports" 198.18.66.10@node-b)"
 wait_for 30 "web3 after the stall" only_from 198.19.0.13 b1
+
+say "a server that expires every watch at once: the relists back off"
+l0=$(kapi_stat 's["lists"].get("services", 0)')
+kapi_fault 410 1000000
+kapi_fault drop
+sleep 8
+kapi_fault clear
+l1=$(kapi_stat 's["lists"].get("services", 0)')
+say "  services listed $((l1 - l0)) times in 8 s"
+[ $((l1 - l0)) -ge 2 ] && [ $((l1 - l0)) -le 10 ] || fail "relists in 8 s: $((l1 - l0))"
+logged "expired again within 5 s" || fail "no backoff logged"
+apply "$(k8s_slice e2e web3 "$ports" 198.18.65.10@node-a)"
+wait_for 30 "web3 after the expiries" only_from 198.19.0.13 a1
 
 say "server killed: rules and traffic stay"
 lists_before=$(kapi_stat 's["lists"].get("services", 0)')
