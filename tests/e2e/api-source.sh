@@ -193,6 +193,7 @@ say "  services listed $((l1 - l0)) times in 8 s"
 logged "expired again within 5 s" || fail "no backoff logged"
 apply "$(k8s_slice e2e web3 "$ports" 198.18.65.10@node-a)"
 wait_for 30 "web3 after the expiries" only_from 198.19.0.13 a1
+wait_for 30 "every watch back after the expiries" health_is '"connected": true'
 
 say "server killed: rules and traffic stay"
 lists_before=$(kapi_stat 's["lists"].get("services", 0)')
