@@ -531,6 +531,18 @@ static const char *skip_ws(const char *p, const char *end)
 }
 
 /*
+ * One value at p.  cJSON skips a byte order mark at the start of what it is
+ * given: inside a document that is not JSON, and the whole-tree path says
+ * so, so here it is refused too (found by tests/fuzz/fuzz-decode).
+ */
+static cJSON *parse_at(const char *p, const char *end, const char **ret_end)
+{
+	if (end - p >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
+		return NULL;
+	return cJSON_ParseWithLengthOpts(p, (size_t)(end - p), ret_end, false);
+}
+
+/*
  * A List decoded item by item.  kubectl's List of Services and
  * EndpointSlices is by far the largest input, and its whole cJSON tree is
  * five times its text; here cJSON parses one item at a time (each top-level
@@ -559,7 +571,7 @@ static int stream_list(struct dctx *c, const char *text, size_t len, struct json
 		goto out;
 	for (p = skip_ws(p + 1, end); p < end && *p != '}';) {
 		if (*p != '"' ||
-		    !(key = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &q, false)))
+		    !(key = parse_at(p, end, &q)))
 			goto out;
 		if (!cJSON_IsString(key) || dec_mark_nuls(key, p, (size_t)(q - p), &key_off) != 0 ||
 		    dec_has_nul(key))
@@ -577,7 +589,7 @@ static int stream_list(struct dctx *c, const char *text, size_t len, struct json
 				struct jsonarena_mark m;
 
 				jsonarena_mark(arena, &m);
-				it = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &q, false);
+				it = parse_at(p, end, &q);
 				if (!cJSON_IsObject(it) || !dec_get(it, "kind") ||
 				    n >= DECODE_MAX_ITEMS ||
 				    dec_mark_nuls(it, p, (size_t)(q - p), &key_off) != 0)
@@ -604,7 +616,7 @@ static int stream_list(struct dctx *c, const char *text, size_t len, struct json
 				goto out;
 			p++;
 		} else {
-			cJSON *value = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &q, false);
+			cJSON *value = parse_at(p, end, &q);
 
 			if (!value || dec_mark_nuls(value, p, (size_t)(q - p), &key_off) != 0) {
 				cJSON_Delete(value);
