@@ -7,6 +7,7 @@
 # one-shot modes of the API source against it:
 #  - svcnat --dump-state / --dry-run --kubeconfig print what the same objects
 #    give through a file (client certificate from -data fields);
+#    and so does a KubeProxyConfiguration's clientConnection.kubeconfig;
 #  - svcnat --once --kubeconfig writes the rules;
 #  - this node's Node object: its zone label gives topology hints as --zone;
 #  - in-cluster (KUBERNETES_SERVICE_HOST/_PORT, the service account's token
@@ -101,6 +102,12 @@ grep -q 'legacy-lb' "$E2E_TMP/api.state" && fail "the API source got a service-p
 grep -v '^shop/legacy-lb:' "$E2E_TMP/file.state" >"$E2E_TMP/file.state.sel"
 mv "$E2E_TMP/file.state.sel" "$E2E_TMP/file.state"
 diff -u "$E2E_TMP/file.state" "$E2E_TMP/api.state" >&2 || fail "--dump-state differs"
+printf 'apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nclientConnection:\n  kubeconfig: %s\n' \
+	"$K/kc-data" >"$E2E_TMP/kube-proxy.yaml"
+in_ns node "$SVCNAT" --dump-state --hostname node-a --config "$E2E_TMP/kube-proxy.yaml" \
+	>"$E2E_TMP/kpc.state" 2>&1 || fail "--dump-state, clientConnection.kubeconfig: $(cat "$E2E_TMP/kpc.state")"
+diff -u "$E2E_TMP/file.state" "$E2E_TMP/kpc.state" >&2 ||
+	fail "a KubeProxyConfiguration's clientConnection.kubeconfig is not --kubeconfig"
 "$SVCNAT" --dry-run --hostname node-a --node-ip 198.18.0.1 --config "$data" >"$E2E_TMP/file.rules" 2>&1 ||
 	fail "--dry-run --config: $(cat "$E2E_TMP/file.rules")"
 in_ns node "$SVCNAT" --dry-run --hostname node-a --node-ip 198.18.0.1 --kubeconfig "$K/kc-data" \
