@@ -1070,9 +1070,11 @@ static int options_finish(struct svcnat_options *o)
 		 * no Node object, so the primary IP is --node-ip's first. */
 		struct ipnet *nv;
 
+		if (!s->n_node_ips && o->kube)
+			goto primary_later; /* the Node object's, once listed */
 		if (!s->n_node_ips) {
 			fputs("svcnat: --nodeport-addresses primary needs the node's primary IP: "
-			      "give --node-ip (or --bind-address)\n",
+			      "give --node-ip (or --bind-address), or use the API source\n",
 			      stderr);
 			return EXIT_USAGE;
 		}
@@ -1081,7 +1083,9 @@ static int options_finish(struct svcnat_options *o)
 			return EXIT_RUNTIME;
 		nv[s->n_nodeport_addresses++] = (struct ipnet){ .addr = s->node_ips[0], .plen = 32 };
 		s->nodeport_addresses = nv;
+		o->nodeport_primary = false; /* resolved */
 	}
+primary_later:
 	switch (s->detect_local_mode) {
 	case DETECT_LOCAL_BRIDGE:
 		if (!s->pod_bridge_interface || !*s->pod_bridge_interface) {

@@ -67,6 +67,7 @@ struct pipeline {
 	struct ipaddr *learnt_addrs;   /* owned; local_addrs when not from --node-ip */
 	struct ipaddr *node_ips;       /* owned; from the Node object when not --node-ip */
 	struct ipnet *pod_cidrs;       /* owned; the Node's spec.podCIDRs (NodeCIDR mode) */
+	struct ipnet *nodeport_addrs;  /* owned; --nodeport-addresses with the Node's primary IP */
 	char *zone;                    /* owned; from the Node object when not --zone */
 	struct merge *merge;
 	int *source_ids;               /* merge source id per --config */
@@ -101,6 +102,22 @@ int pipeline_new(const struct svcnat_options *o, struct pipeline **ret, struct d
 	 * only when given; learnt addresses come later. */
 	p->settings.local_addrs = o->plan.node_ips;
 	p->settings.n_local_addrs = o->plan.n_node_ips;
+	if (o->nodeport_primary) {
+		/* "primary" until the Node object names it: 0.0.0.0/32 holds no
+		 * node address, so no NodePort answers anywhere meanwhile. */
+		size_t k = o->plan.n_nodeport_addresses;
+
+		p->nodeport_addrs = malloc((k + 1) * sizeof(*p->nodeport_addrs));
+		if (!p->nodeport_addrs) {
+			pipeline_free(p);
+			return -ENOMEM;
+		}
+		if (k)
+			memcpy(p->nodeport_addrs, o->plan.nodeport_addresses, k * sizeof(*p->nodeport_addrs));
+		p->nodeport_addrs[k++] = (struct ipnet){ .addr = { .family = AF_INET }, .plen = 32 };
+		p->settings.nodeport_addresses = p->nodeport_addrs;
+		p->settings.n_nodeport_addresses = k;
+	}
 	p->merge = merge_new();
 	p->source_ids = calloc(o->n_configs ? o->n_configs : 1, sizeof(*p->source_ids));
 	p->files = calloc(o->n_configs ? o->n_configs : 1, sizeof(*p->files));
@@ -141,6 +158,7 @@ void pipeline_free(struct pipeline *p)
 	free(p->files);
 	free(p->source_ids);
 	free(p->learnt_addrs);
+	free(p->nodeport_addrs);
 	free(p->pod_cidrs);
 	free(p->node_ips);
 	free(p->zone);
@@ -302,6 +320,25 @@ int pipeline_set_node(struct pipeline *p, const char *zone, const struct ipaddr 
 		p->settings.node_ips = copy;
 		p->settings.n_node_ips = m;
 		changed = 1;
+		if (p->o->nodeport_primary) {
+			/* kube-proxy's "primary": the Node's primary IP. */
+			size_t k = p->o->plan.n_nodeport_addresses;
+			struct ipnet *np = malloc((k + 1) * sizeof(*np));
+
+			if (!np)
+				return -ENOMEM;
+			if (k)
+				memcpy(np, p->o->plan.nodeport_addresses, k * sizeof(*np));
+			if (m)
+				np[k++] = (struct ipnet){ .addr = copy[0],
+							  .plen = copy[0].family == AF_INET ? 32 : 128 };
+			else /* no primary IP (yet): no node address at all */
+				np[k++] = (struct ipnet){ .addr = { .family = AF_INET }, .plen = 32 };
+			free(p->nodeport_addrs);
+			p->nodeport_addrs = np;
+			p->settings.nodeport_addresses = np;
+			p->settings.n_nodeport_addresses = k;
+		}
 	}
 	return changed;
 }

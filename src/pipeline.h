@@ -115,7 +115,8 @@ struct svcnat_options {
 	/* kube-proxy drop-in (issue 16) */
 	char *kp_config;              /* the --config that is a KubeProxyConfiguration */
 	unsigned given;               /* enum option_given: set by a flag */
-	bool nodeport_primary;        /* --nodeport-addresses primary */
+	bool nodeport_primary;        /* --nodeport-addresses primary, still to resolve
+				       * (from the API's Node: pipeline_set_node) */
 	char *pod_bridge_interface;   /* plan.pod_bridge_interface points here */
 	char *pod_interface_prefix;   /* plan.pod_interface_prefix points here */
 	bool bind_address_set;        /* --bind-address: the primary node IP, first */

@@ -12,7 +12,8 @@
 #  - this node's Node object: its zone label gives topology hints as --zone;
 #  - in-cluster (KUBERNETES_SERVICE_HOST/_PORT, the service account's token
 #    and ca.crt under /var/run/secrets/kubernetes.io/serviceaccount);
-#  - --detect-local-mode=NodeCIDR takes the Node object's spec.podCIDRs;
+#  - --detect-local-mode=NodeCIDR takes the Node object's spec.podCIDRs,
+#    --nodeport-addresses primary its primary IP;
 #  - a wrong kubeconfig: one line naming the file and the field (exit 2); a
 #    refused token: one line with the server's 401 (exit 1).
 # No real kube-apiserver is involved.
@@ -162,6 +163,14 @@ in_ns node "$SVCNAT" --dry-run --hostname node-a --node-ip 198.18.0.1 --kubeconf
 grep -q -- '^-A KUBE-SVC-[A-Z0-9]* ! -s 198.18.65.0/24 -d ' "$E2E_TMP/nodecidr.rules" ||
 	fail "NodeCIDR: no '! -s 198.18.65.0/24' masquerade rule: $(grep -m3 KUBE-MARK-MASQ "$E2E_TMP/nodecidr.rules")"
 grep -q -- '198.18.64.0/18' "$E2E_TMP/nodecidr.rules" && fail "NodeCIDR used a cluster CIDR"
+say "--nodeport-addresses primary: the Node object's primary IP (InternalIP 198.18.0.1)"
+in_ns node "$SVCNAT" --dry-run --diff --hostname node-a --kubeconfig "$K/kc-data" \
+	--nodeport-addresses primary >"$E2E_TMP/primary.diff" 2>&1
+[ $? = 1 ] || fail "--diff --nodeport-addresses primary: $(tail -n 5 "$E2E_TMP/primary.diff")"
+grep -q -- '^+-A KUBE-SERVICES -d 198.18.0.1/32 .*-j KUBE-NODEPORTS' "$E2E_TMP/primary.diff" ||
+	fail "primary: no NodePort jump for 198.18.0.1: $(grep KUBE-NODEPORTS "$E2E_TMP/primary.diff" | head -3)"
+grep -q -- 'addrtype --dst-type LOCAL -j KUBE-NODEPORTS' "$E2E_TMP/primary.diff" &&
+	fail "primary: NodePorts on every local address"
 kapi_apply "$E2E_TMP/node.json" # the Node as it was
 
 say "svcnat --once --kubeconfig writes the rules"
