@@ -1,0 +1,44 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# kube-proxy's conntrack flags and --init-only, in the node's network
+# namespace: `svcnat --init-only --conntrack-*` writes exactly the sysctls
+# given (the TCP established/close-wait and UDP timeouts in seconds,
+# tcp_be_liberal) and exits 0; the host's values do not change; a value not
+# given is left as it was; --once with the same flags writes them too.
+. "$(dirname "$0")/lib/topology.sh"
+e2e_init init-only
+[ -e /proc/sys/net/netfilter/nf_conntrack_tcp_timeout_established ] ||
+	e2e_skip "needs nf_conntrack (its sysctls)"
+
+ct=/proc/sys/net/netfilter
+host_est=$(cat $ct/nf_conntrack_tcp_timeout_established)
+host_lib=$(cat $ct/nf_conntrack_tcp_be_liberal)
+
+get() { in_ns node cat "$ct/nf_conntrack_$1"; }
+
+run() {
+	local before_cw
+	before_cw=$(get tcp_timeout_close_wait)
+	in_ns node "$SVCNAT" --init-only --conntrack-tcp-timeout-established 2h \
+		--conntrack-udp-timeout 45s --conntrack-udp-timeout-stream 3m \
+		--conntrack-tcp-be-liberal >"$E2E_TMP/out" 2>&1 ||
+		fail "--init-only exited $?: $(cat "$E2E_TMP/out")"
+	[ "$(get tcp_timeout_established)" = 7200 ] || fail "established: $(get tcp_timeout_established)"
+	[ "$(get udp_timeout)" = 45 ] || fail "udp: $(get udp_timeout)"
+	[ "$(get udp_timeout_stream)" = 180 ] || fail "udp stream: $(get udp_timeout_stream)"
+	[ "$(get tcp_be_liberal)" = 1 ] || fail "be_liberal: $(get tcp_be_liberal)"
+	[ "$(get tcp_timeout_close_wait)" = "$before_cw" ] || fail "close-wait changed though not given"
+	say "--init-only wrote the four sysctls given, left close-wait ($before_cw s)"
+	svcnat_sync "$1" "$top_srcdir/contrib/examples/cluster.json" --conntrack-tcp-timeout-close-wait 30m
+	[ "$(get tcp_timeout_close_wait)" = 1800 ] || fail "--once: close-wait $(get tcp_timeout_close_wait)"
+	say "--once wrote --conntrack-tcp-timeout-close-wait 30m"
+	[ "$(cat $ct/nf_conntrack_tcp_timeout_established)" = "$host_est" ] &&
+		[ "$(cat $ct/nf_conntrack_tcp_be_liberal)" = "$host_lib" ] ||
+		fail "the host's conntrack sysctls changed"
+	say "the host's values are as they were"
+}
+
+SVCNAT_E2E_BACKENDS=${SVCNAT_E2E_BACKENDS:-direct}
+SVCNAT_E2E_BACKENDS=${SVCNAT_E2E_BACKENDS%% *}
+e2e_for_each_backend run
