@@ -192,21 +192,29 @@ static void test_mode_check(void **state)
 	put_svc("conf/a.json", "a", 0644);
 	put_svc("conf/ww.json", "ww", 0666);
 	put_svc("conf/gw.json", "gw", 0664);
+	/* group-writable with a group other than root's: refused (as root, give
+	 * it group 1; otherwise it has the test's group, not 0) */
+	if (geteuid() == 0) {
+		snprintf(t, sizeof(t), "%s/conf/gw.json", dir);
+		assert_int_equal(chown(t, 0, 1), 0);
+	}
+	put_svc("conf/rg.json", "rg", 0664); /* root's group (as root): accepted */
 	put_svc("target.json", "viasymlink", 0646);
 	snprintf(t, sizeof(t), "%s/target.json", dir);
 	snprintf(p, sizeof(p), "%s/conf/l.json", dir);
 	assert_int_equal(symlink(t, p), 0);
 
 	assert_int_equal(file_source_new(sub, FILE_MODE_REFUSE, &s), 0);
-	/* gw.json is group-writable, its group the test's: refused unless root's group */
-	assert_int_equal(reload(s, &dl), getegid() == 0 ? 2 : 3);
+	assert_int_equal(reload(s, &dl), getegid() == 0 ? 3 : 4);
+	assert_true(diags_have(&dl, "/conf/gw.json: writable by users other than its owner "
+				    "(mode 0664): refusing it"));
 	assert_true(diags_have(&dl,
 			       "/conf/ww.json: writable by users other than its owner "
 			       "(mode 0666): refusing it"));
 	assert_true(diags_have(&dl,
 			       "/conf/l.json: writable by users other than its owner "
 			       "(mode 0646): refusing it"));
-	assert_string_equal(names(s), getegid() == 0 ? "a gw" : "a");
+	assert_string_equal(names(s), getegid() == 0 ? "a rg" : "a");
 	file_source_free(s);
 
 	/* warn mode: read, with a warning */
