@@ -16,7 +16,7 @@ struct kubed {
 	struct metrics *m;
 	kubed_node_fn fn;
 	void *userdata;
-	bool lost;  /* warned that the server is unreachable */
+	bool lost; /* warned that the server is unreachable */
 };
 
 static void source_error(struct kubed *k)
@@ -51,8 +51,7 @@ static void on_node(struct kubed *k)
 		k->fn(k->userdata);
 }
 
-static void on_event(struct kube_source *s, enum kube_source_event ev, const char *msg,
-		     void *userdata)
+static void on_event(struct kube_source *s, enum kube_source_event ev, const char *msg, void *userdata)
 {
 	struct kubed *k = userdata;
 
@@ -103,9 +102,8 @@ static const struct {
 	{ "svcnat_api_rejected", "objects from the API server that did not decode" },
 };
 
-int kubed_new(struct loop *l, struct pipeline *p, struct metrics *m,
-	      const struct svcnat_options *o, kubed_node_fn fn, void *userdata,
-	      struct kubed **ret)
+int kubed_new(struct loop *l, struct pipeline *p, struct metrics *m, const struct svcnat_options *o,
+	      kubed_node_fn fn, void *userdata, struct kubed **ret)
 {
 	struct kube_options ko = {
 		.kubeconfig = o->kubeconfig,

@@ -20,9 +20,9 @@
 #include "util.h"
 
 #define CONNECT_TIMEOUT_MS 10000
-#define LIST_TIMEOUT_MS 60000      /* the API server's own request timeout */
-#define WATCH_MIN_TIMEOUT_S 300    /* client-go's reflector: 5 min .. 10 min */
-#define WATCH_GRACE_S 60           /* past timeoutSeconds the server should have ended it */
+#define LIST_TIMEOUT_MS 60000   /* the API server's own request timeout */
+#define WATCH_MIN_TIMEOUT_S 300 /* client-go's reflector: 5 min .. 10 min */
+#define WATCH_GRACE_S 60        /* past timeoutSeconds the server should have ended it */
 #define WATCH_ANSWER_USEC (15 * 1000000ull) /* a watch not answered by then is given up */
 #define RELIST_MIN_USEC (5 * 1000000ull)    /* relists closer than this back off */
 #define ERROR_BODY_MAX (64u << 10)
@@ -65,14 +65,14 @@ struct reflector {
 	struct kube_sink sink;
 	enum refl_state state;
 	bool need_list;
-	char *cont;               /* continue token of the next page */
+	char *cont; /* continue token of the next page */
 	char list_rv[KUBE_MAX_RV + 1];
 	uint64_t list_started;
-	unsigned attempt;         /* consecutive failures */
-	unsigned retry_after;     /* of the failure being handled */
+	unsigned attempt;     /* consecutive failures */
+	unsigned retry_after; /* of the failure being handled */
 	bool connected;
-	uint64_t last_relist;     /* when the last relist after expiry started */
-	unsigned relist_streak;   /* relists in a row that came too soon */
+	uint64_t last_relist;   /* when the last relist after expiry started */
+	unsigned relist_streak; /* relists in a row that came too soon */
 	struct loop_timer *retry_timer;
 	struct request *req;
 };
@@ -83,8 +83,8 @@ struct kube_source {
 	struct kube_config cfg;
 	kube_event_fn fn;
 	void *userdata;
-	char *label_q;            /* escaped label selector */
-	char *node_q;             /* escaped field selector, or NULL */
+	char *label_q; /* escaped label selector */
+	char *node_q;  /* escaped field selector, or NULL */
 	unsigned page;
 	CURLM *multi;
 	struct loop_timer *curl_timer;
@@ -101,7 +101,8 @@ struct kube_source {
 	char last_error[600];
 };
 
-static void notify(struct kube_source *s, enum kube_source_event ev, const char *fmt, ...) _printf_(3, 4);
+static void notify(struct kube_source *s, enum kube_source_event ev, const char *fmt, ...)
+	_printf_(3, 4);
 
 static void notify(struct kube_source *s, enum kube_source_event ev, const char *fmt, ...)
 {
@@ -325,10 +326,10 @@ static int prepare(struct kube_source *s, struct request *q, const char *url, lo
 	if (!h)
 		return -ENOMEM;
 	q->headers = h;
-#define SET(opt, val)                                                                  \
-	do {                                                                           \
-		if (cc == CURLE_OK)                                                    \
-			cc = curl_easy_setopt(e, opt, val);                            \
+#define SET(opt, val)                                       \
+	do {                                                \
+		if (cc == CURLE_OK)                         \
+			cc = curl_easy_setopt(e, opt, val); \
 	} while (0)
 	SET(CURLOPT_URL, url);
 	SET(CURLOPT_HTTPHEADER, h);
@@ -463,8 +464,7 @@ static int start_watch(struct reflector *rf)
 	rv = kube_query_escape(rf->sink.rv);
 	if (!rv)
 		return -ENOMEM;
-	if (asprintf(&url,
-		     "%s%s?watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%u&%s",
+	if (asprintf(&url, "%s%s?watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%u&%s",
 		     s->cfg.server, kube_res_path(rf->res), rv, timeout,
 		     selector(rf, sel, sizeof(sel))) < 0)
 		return -ENOMEM;
@@ -536,15 +536,14 @@ static void http_failed(struct reflector *rf, struct request *q, const char *wha
 	rf->retry_after = q->http == 429 || q->http == 503 ? q->retry_after : 0;
 	switch (q->http) {
 	case 401:
-		fail(rf, "%s: HTTP 401 Unauthorized: the server refused the credentials of %s%s", what,
-		     rf->src->cfg.origin, msg);
+		fail(rf, "%s: HTTP 401 Unauthorized: the server refused the credentials of %s%s",
+		     what, rf->src->cfg.origin, msg);
 		break;
 	case 403:
 		fail(rf, "%s: HTTP 403 Forbidden%s", what, msg);
 		break;
 	case 429:
-		fail(rf, "%s: HTTP 429 Too Many Requests (Retry-After %u)%s", what, q->retry_after,
-		     msg);
+		fail(rf, "%s: HTTP 429 Too Many Requests (Retry-After %u)%s", what, q->retry_after, msg);
 		break;
 	default:
 		fail(rf, "%s: HTTP %ld%s", what, q->http, msg);
@@ -623,9 +622,8 @@ static void list_done(struct reflector *rf, struct request *q, CURLcode cc)
 		s->synced = true;
 		s->last_list_usec = loop_now_usec() - s->first_list_started;
 	}
-	notify(s, KUBE_SRC_SYNCED, "listed %zu %s at resourceVersion '%s' in %.3f s",
-	       rf->sink.n_items, kube_res_name(rf->res), rf->sink.rv,
-	       (loop_now_usec() - rf->list_started) / 1e6);
+	notify(s, KUBE_SRC_SYNCED, "listed %zu %s at resourceVersion '%s' in %.3f s", rf->sink.n_items,
+	       kube_res_name(rf->res), rf->sink.rv, (loop_now_usec() - rf->list_started) / 1e6);
 	if (s->once) {
 		rf->state = R_DONE;
 		if (all_listed(s, true))
@@ -784,16 +782,14 @@ bool kube_options_wanted(const struct kube_options *o)
 static int load_config(const struct kube_options *o, struct kube_config *c, struct diag_list *d)
 {
 	if (o->kubeconfig && *o->kubeconfig)
-		return kube_config_load(o->kubeconfig, o->master && *o->master ? o->master : NULL, c,
-					d);
+		return kube_config_load(o->kubeconfig, o->master && *o->master ? o->master : NULL, c, d);
 	if (o->master && *o->master)
 		return kube_config_master(o->master, c, d);
 	return kube_config_in_cluster(o->sa_dir, c, d);
 }
 
-int kube_source_new(struct loop *l, struct merge *m, const struct kube_options *o,
-		    kube_event_fn fn, void *userdata, struct kube_source **ret,
-		    struct diag_list *d)
+int kube_source_new(struct loop *l, struct merge *m, const struct kube_options *o, kube_event_fn fn,
+		    void *userdata, struct kube_source **ret, struct diag_list *d)
 {
 	struct kube_source *s;
 	int r;
@@ -962,8 +958,8 @@ static void once_event(struct kube_source *s, enum kube_source_event ev, const c
 	struct diag_list *d = userdata;
 
 	if (ev == KUBE_SRC_FATAL || ev == KUBE_SRC_DIAG)
-		diag_add(d, ev == KUBE_SRC_FATAL ? DIAG_ERROR : DIAG_WARNING, "api", NULL, NULL, "%s",
-			 msg);
+		diag_add(d, ev == KUBE_SRC_FATAL ? DIAG_ERROR : DIAG_WARNING, "api", NULL, NULL,
+			 "%s", msg);
 }
 
 int kube_list_once(struct merge *m, const struct kube_options *o, struct kube_node *ret_node,

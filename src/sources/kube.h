@@ -56,9 +56,9 @@ struct kube_source_status {
 	const char *server;      /* owned by the source */
 	const char *rv_services; /* resourceVersion applied ("" before the first list) */
 	const char *rv_slices;
-	uint64_t relists;        /* lists after the first (expiry, resync) */
-	uint64_t reconnects;     /* connection attempts after a failure */
-	uint64_t events;         /* watch events applied (all resources) */
+	uint64_t relists;    /* lists after the first (expiry, resync) */
+	uint64_t reconnects; /* connection attempts after a failure */
+	uint64_t events;     /* watch events applied (all resources) */
 	uint64_t bookmarks;
 	uint64_t rejected;       /* objects that did not decode */
 	uint64_t last_list_usec; /* the first list of Services and EndpointSlices: request to SET */
@@ -88,9 +88,8 @@ typedef void (*kube_event_fn)(struct kube_source *s, enum kube_source_event ev, 
  * Returns 0, -EINVAL / -ENOENT / -EACCES (configuration: diag), -EEXIST,
  * -ENOMEM, -EIO (libcurl).
  */
-int kube_source_new(struct loop *l, struct merge *m, const struct kube_options *o,
-		    kube_event_fn fn, void *userdata, struct kube_source **ret,
-		    struct diag_list *d);
+int kube_source_new(struct loop *l, struct merge *m, const struct kube_options *o, kube_event_fn fn,
+		    void *userdata, struct kube_source **ret, struct diag_list *d);
 
 /* Start the first lists.  0 or -EALREADY. */
 int kube_source_start(struct kube_source *s);

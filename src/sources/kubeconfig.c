@@ -176,7 +176,7 @@ int kube_config_refresh_token(struct kube_config *c, struct diag_list *d)
 
 struct kc {
 	const char *path;
-	char *dir;             /* the kubeconfig's directory, or NULL (relative to cwd) */
+	char *dir; /* the kubeconfig's directory, or NULL (relative to cwd) */
 	yaml_document_t doc;
 	struct diag_list *d;
 };
@@ -231,8 +231,7 @@ static yaml_node_t *map_get(struct kc *k, yaml_node_t *m, const char *key)
 }
 
 /* A string field: *ret NULL when absent or null; -EINVAL if not a scalar. */
-static int get_str(struct kc *k, yaml_node_t *m, const char *key, const char *field,
-		   const char **ret)
+static int get_str(struct kc *k, yaml_node_t *m, const char *key, const char *field, const char **ret)
 {
 	yaml_node_t *v = map_get(k, m, key);
 
@@ -286,8 +285,8 @@ static int find_named(struct kc *k, yaml_node_t *root, const char *list, const c
 		return 0;
 	if (seq->type != YAML_SEQUENCE_NODE)
 		return bad(k, list, "not a list");
-	for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top;
-	     it++, i++) {
+	for (yaml_node_item_t *it = seq->data.sequence.items.start;
+	     it < seq->data.sequence.items.top; it++, i++) {
 		yaml_node_t *e = node(k, *it);
 		const char *n;
 		int r;
@@ -382,9 +381,9 @@ static int load_cluster(struct kc *k, yaml_node_t *cl, size_t idx, const char *m
 	if (!server || !*server)
 		return bad(k, field, "missing (or give --master)");
 	if (!kube_url_ok(server))
-		return master ? bad(k, NULL, "--master: '%.200s' is not an http:// or https:// URL",
-				    master)
-			      : bad(k, field, "'%.200s' is not an http:// or https:// URL", server);
+		return master
+			? bad(k, NULL, "--master: '%.200s' is not an http:// or https:// URL", master)
+			: bad(k, field, "'%.200s' is not an http:// or https:// URL", server);
 	r = set_server(c, server);
 	if (r < 0)
 		return r;
@@ -402,8 +401,7 @@ static int load_cluster(struct kc *k, yaml_node_t *cl, size_t idx, const char *m
 
 static int load_user(struct kc *k, yaml_node_t *u, size_t idx, struct kube_config *c)
 {
-	static const char *const unsupported[] = { "exec", "auth-provider", "username", "password",
-						   "as" };
+	static const char *const unsupported[] = { "exec", "auth-provider", "username", "password", "as" };
 	char pre[64], field[96];
 	const char *tok, *tokfile;
 	int r;
@@ -515,8 +513,7 @@ static int load_root(struct kc *k, const char *master, struct kube_config *c)
 	return load_user(k, u, ui, c);
 }
 
-int kube_config_load(const char *path, const char *master, struct kube_config *ret,
-		     struct diag_list *d)
+int kube_config_load(const char *path, const char *master, struct kube_config *ret, struct diag_list *d)
 {
 	struct kube_config c = { 0 };
 	struct kc k = { .path = path, .d = d };
@@ -546,12 +543,12 @@ int kube_config_load(const char *path, const char *master, struct kube_config *r
 	if (!yaml_parser_load(&parser, &k.doc)) {
 		char field[64];
 
-		snprintf(field, sizeof(field), "line %zu, column %zu",
-			 parser.problem_mark.line + 1, parser.problem_mark.column + 1);
+		snprintf(field, sizeof(field), "line %zu, column %zu", parser.problem_mark.line + 1,
+			 parser.problem_mark.column + 1);
 		r = parser.error == YAML_MEMORY_ERROR
-			    ? -ENOMEM
-			    : bad(&k, field, "not valid YAML (%s)",
-				  parser.problem ? parser.problem : "syntax error");
+			? -ENOMEM
+			: bad(&k, field, "not valid YAML (%s)",
+			      parser.problem ? parser.problem : "syntax error");
 		yaml_parser_delete(&parser);
 		free(k.dir);
 		return r;

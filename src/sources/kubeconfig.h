@@ -29,27 +29,27 @@
 #include "core/diag.h"
 
 #define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
-#define KUBECONFIG_MAX_SIZE (4u << 20)   /* bytes of a kubeconfig */
-#define KUBE_TOKEN_MAX_SIZE (64u << 10)  /* bytes of a token file */
+#define KUBECONFIG_MAX_SIZE (4u << 20)  /* bytes of a kubeconfig */
+#define KUBE_TOKEN_MAX_SIZE (64u << 10) /* bytes of a token file */
 
 /* PEM material: a file name or the bytes themselves (from a -data field). */
 struct kube_pem {
-	char *file;  /* absolute or relative to the process's cwd; NULL if data */
-	char *data;  /* decoded bytes (NUL-terminated for convenience); NULL if file */
+	char *file; /* absolute or relative to the process's cwd; NULL if data */
+	char *data; /* decoded bytes (NUL-terminated for convenience); NULL if file */
 	size_t len;
 };
 
 struct kube_config {
-	char *origin;          /* "kc.yaml", "in-cluster" or "--master": names it in messages */
-	char *server;          /* "https://host:port[/path]", no trailing '/' */
-	char *context;         /* the context used, or NULL */
-	struct kube_pem ca;    /* empty: the system's CAs */
-	struct kube_pem cert;  /* client certificate; empty: none */
-	struct kube_pem key;   /* its key */
-	bool insecure;         /* insecure-skip-tls-verify */
-	char *token;           /* bearer token in use (from token, or tokenFile's content) */
-	char *token_file;      /* re-read by kube_config_refresh_token(); NULL if none */
-	time_t token_mtime;    /* of the token file when last read */
+	char *origin;         /* "kc.yaml", "in-cluster" or "--master": names it in messages */
+	char *server;         /* "https://host:port[/path]", no trailing '/' */
+	char *context;        /* the context used, or NULL */
+	struct kube_pem ca;   /* empty: the system's CAs */
+	struct kube_pem cert; /* client certificate; empty: none */
+	struct kube_pem key;  /* its key */
+	bool insecure;        /* insecure-skip-tls-verify */
+	char *token;          /* bearer token in use (from token, or tokenFile's content) */
+	char *token_file;     /* re-read by kube_config_refresh_token(); NULL if none */
+	time_t token_mtime;   /* of the token file when last read */
 	long token_mtime_nsec;
 };
 
@@ -60,8 +60,7 @@ void kube_config_done(struct kube_config *c);
  * -EINVAL (a wrong file: one DIAG_ERROR naming path and field), -ENOENT /
  * -EACCES (cannot read it or a file it names: diag), -ENOMEM.
  */
-int kube_config_load(const char *path, const char *master, struct kube_config *ret,
-		     struct diag_list *d);
+int kube_config_load(const char *path, const char *master, struct kube_config *ret, struct diag_list *d);
 
 /*
  * In-cluster configuration: host and port from the environment, token and

@@ -252,16 +252,13 @@ int kube_status_parse(const char *buf, size_t len, struct kube_status *ret)
 	return r;
 }
 
-int kube_event_parse(const char *line, size_t len, struct kube_event *ret, char *why,
-		     size_t whylen)
+int kube_event_parse(const char *line, size_t len, struct kube_event *ret, char *why, size_t whylen)
 {
 	static const char *const keys[] = { "type", "object" };
 	static const char *const okeys[] = { "metadata" };
 	static const char *const types[] = {
-		[KUBE_EV_ADDED] = "ADDED",
-		[KUBE_EV_MODIFIED] = "MODIFIED",
-		[KUBE_EV_DELETED] = "DELETED",
-		[KUBE_EV_BOOKMARK] = "BOOKMARK",
+		[KUBE_EV_ADDED] = "ADDED",     [KUBE_EV_MODIFIED] = "MODIFIED",
+		[KUBE_EV_DELETED] = "DELETED", [KUBE_EV_BOOKMARK] = "BOOKMARK",
 		[KUBE_EV_ERROR] = "ERROR",
 	};
 	struct kube_event ev = { 0 };
@@ -478,8 +475,8 @@ int kube_sink_list_page(struct kube_sink *s, const char *buf, size_t len,
 
 	snprintf(want, sizeof(want), "%sList", kube_res_kind(s->res));
 	snprintf(src, sizeof(src), "api:%s", kube_res_kind(s->res));
-	if (!streq(meta->kind, want) || (meta->items.p && meta->items.p[0] != '[' &&
-					  strncmp(meta->items.p, "null", 4))) {
+	if (!streq(meta->kind, want) ||
+	    (meta->items.p && meta->items.p[0] != '[' && strncmp(meta->items.p, "null", 4))) {
 		diag_add(&s->diags, DIAG_ERROR, src, NULL, NULL,
 			 "the list answer is a '%.60s', not a %s", meta->kind, want);
 		return -EINVAL;
@@ -547,9 +544,9 @@ static int remove_key(struct kube_sink *s, const char *ns, const char *name)
 		sv->refcnt = 1;
 		sv->ns = strdup(ns);
 		sv->name = strdup(name);
-		r = sv->ns && sv->name ? merge_update(s->merge, s->source_id, MERGE_REMOVE, &sv, 1,
-						      NULL, 0)
-				       : -ENOMEM;
+		r = sv->ns && sv->name
+			? merge_update(s->merge, s->source_id, MERGE_REMOVE, &sv, 1, NULL, 0)
+			: -ENOMEM;
 		service_unref(sv);
 		return r;
 	}

@@ -33,9 +33,9 @@
 #include "sources/decode.h"
 #include "sources/etcdwire.h"
 
-#define KUBE_MAX_EVENT (64u << 20)  /* bytes of one watch event line */
-#define KUBE_MAX_PAGE (256u << 20)  /* bytes of one list page */
-#define KUBE_MAX_RV 128             /* bytes of a resourceVersion we keep */
+#define KUBE_MAX_EVENT (64u << 20) /* bytes of one watch event line */
+#define KUBE_MAX_PAGE (256u << 20) /* bytes of one list page */
+#define KUBE_MAX_RV 128            /* bytes of a resourceVersion we keep */
 #define KUBE_MAX_NODE_ADDRS 16
 
 /* The resources the source follows. */
@@ -46,16 +46,17 @@ enum kube_res {
 	KUBE_RES_COUNT,
 };
 
-const char *kube_res_kind(enum kube_res r);  /* "Service", "EndpointSlice", "Node" */
-const char *kube_res_path(enum kube_res r);  /* "/api/v1/services", ... */
-const char *kube_res_name(enum kube_res r);  /* "services", "endpointslices", "nodes" */
+const char *kube_res_kind(enum kube_res r); /* "Service", "EndpointSlice", "Node" */
+const char *kube_res_path(enum kube_res r); /* "/api/v1/services", ... */
+const char *kube_res_name(enum kube_res r); /* "services", "endpointslices", "nodes" */
 
 /*
  * kube-proxy's label selector for Services and EndpointSlices: objects of
  * another proxy (service.kubernetes.io/service-proxy-name) and headless
  * ones (service.kubernetes.io/headless) are not sent at all.
  */
-#define KUBE_PROXY_SELECTOR "!service.kubernetes.io/headless,!service.kubernetes.io/service-proxy-name"
+#define KUBE_PROXY_SELECTOR \
+	"!service.kubernetes.io/headless,!service.kubernetes.io/service-proxy-name"
 
 /* A value's place in a buffer. */
 struct kube_span {
@@ -74,10 +75,10 @@ int kube_json_members(const char *buf, size_t len, const char *const *keys, size
 
 /* What a list page says besides its items. */
 struct kube_list_meta {
-	char kind[64];                  /* "ServiceList", or "Status" for an error */
-	char rv[KUBE_MAX_RV + 1];       /* metadata.resourceVersion */
-	char *cont;                     /* metadata.continue, or NULL (last page) */
-	struct kube_span items;         /* the items array */
+	char kind[64];            /* "ServiceList", or "Status" for an error */
+	char rv[KUBE_MAX_RV + 1]; /* metadata.resourceVersion */
+	char *cont;               /* metadata.continue, or NULL (last page) */
+	struct kube_span items;   /* the items array */
 };
 
 /* Parse a page's kind and metadata (items are not looked at).  0, -EINVAL, -ENOMEM. */
@@ -107,7 +108,7 @@ struct kube_event {
 	char ns[ETCD_MAX_SEGMENT + 1];
 	char name[ETCD_MAX_SEGMENT + 1];
 	char rv[KUBE_MAX_RV + 1];
-	struct kube_status status;  /* ERROR */
+	struct kube_status status; /* ERROR */
 };
 
 /*
@@ -115,16 +116,15 @@ struct kube_event {
  * garbage line, an unknown type, an object without name or
  * resourceVersion): the stream cannot be trusted past it.
  */
-int kube_event_parse(const char *line, size_t len, struct kube_event *ret, char *why,
-		     size_t whylen);
+int kube_event_parse(const char *line, size_t len, struct kube_event *ret, char *why, size_t whylen);
 
 /* This node, from its Node object. */
 struct kube_node {
 	char name[ETCD_MAX_SEGMENT + 1];
-	char zone[ETCD_MAX_SEGMENT + 1];  /* topology.kubernetes.io/zone, "" if none */
+	char zone[ETCD_MAX_SEGMENT + 1];          /* topology.kubernetes.io/zone, "" if none */
 	struct ipaddr addrs[KUBE_MAX_NODE_ADDRS]; /* InternalIP, then ExternalIP (kube-proxy's order) */
 	size_t n_addrs;
-	struct ipnet pod_cidrs[2];        /* spec.podCIDRs (or spec.podCIDR): --detect-local-mode=NodeCIDR */
+	struct ipnet pod_cidrs[2]; /* spec.podCIDRs (or spec.podCIDR): --detect-local-mode=NodeCIDR */
 	size_t n_pod_cidrs;
 };
 
@@ -142,20 +142,20 @@ struct kube_sink {
 	enum kube_res res;
 	struct merge *merge;
 	int source_id;
-	char rv[KUBE_MAX_RV + 1];    /* every event up to here is applied; "" before a list */
-	struct diag_list diags;      /* object diagnostics, drained by the caller */
-	struct decoded pending;      /* the list being read */
-	struct etcd_framer framer;   /* the watch stream */
+	char rv[KUBE_MAX_RV + 1];  /* every event up to here is applied; "" before a list */
+	struct diag_list diags;    /* object diagnostics, drained by the caller */
+	struct decoded pending;    /* the list being read */
+	struct etcd_framer framer; /* the watch stream */
 	bool listing;
-	bool listed;                 /* a list was applied at least once */
-	struct kube_node node;       /* KUBE_RES_NODE: this node (n_addrs 0 and name "" if none) */
+	bool listed;           /* a list was applied at least once */
+	struct kube_node node; /* KUBE_RES_NODE: this node (n_addrs 0 and name "" if none) */
 	bool have_node, node_changed;
 	/* counters */
-	uint64_t lists;              /* lists applied */
-	uint64_t events;             /* ADDED/MODIFIED/DELETED applied */
+	uint64_t lists;  /* lists applied */
+	uint64_t events; /* ADDED/MODIFIED/DELETED applied */
 	uint64_t bookmarks;
-	uint64_t rejected;           /* objects that did not decode */
-	size_t n_items;              /* items the resource holds (after the last list or event) */
+	uint64_t rejected; /* objects that did not decode */
+	size_t n_items;    /* items the resource holds (after the last list or event) */
 };
 
 void kube_sink_init(struct kube_sink *s, enum kube_res res, struct merge *m, int source_id);
@@ -171,10 +171,10 @@ void kube_sink_list_abort(struct kube_sink *s);
 
 /* How a watch stream ended or must end. */
 enum kube_watch_verdict {
-	KUBE_WATCH_OK,       /* keep reading */
-	KUBE_WATCH_EXPIRED,  /* 410 Gone: relist */
-	KUBE_WATCH_BROKEN,   /* a garbage line or an ERROR event: reconnect from rv */
-	KUBE_WATCH_NOMEM,    /* relist */
+	KUBE_WATCH_OK,      /* keep reading */
+	KUBE_WATCH_EXPIRED, /* 410 Gone: relist */
+	KUBE_WATCH_BROKEN,  /* a garbage line or an ERROR event: reconnect from rv */
+	KUBE_WATCH_NOMEM,   /* relist */
 };
 
 /* Start a new watch stream (drops a partial line of the last one). */

@@ -56,8 +56,7 @@ static int teardown(void **state)
 }
 
 /* Load kubeconfig text written to kc.yaml; returns r, the diag line in *msg. */
-static int load(const char *text, const char *master, struct kube_config *c, char *msg,
-		size_t msglen)
+static int load(const char *text, const char *master, struct kube_config *c, char *msg, size_t msglen)
 {
 	char path[256];
 	struct diag_list d;
@@ -85,8 +84,8 @@ static int load(const char *text, const char *master, struct kube_config *c, cha
 	return r;
 }
 
-#define HEAD                                                                           \
-	"apiVersion: v1\n"                                                             \
+#define HEAD               \
+	"apiVersion: v1\n" \
 	"kind: Config\n"
 
 static void test_files_relative(void **state)
@@ -230,8 +229,7 @@ static const struct bad_case bad_cases[] = {
 	{ HEAD CL, "kc.yaml: current-context: missing: no context to use" },
 	{ "current-context: y\ncontexts: [{name: x, context: {cluster: c}}]\n" CL,
 	  "kc.yaml: current-context: context 'y' is not in contexts" },
-	{ "current-context: x\ncontexts: [{name: x}]\n",
-	  "kc.yaml: contexts[0].context: missing" },
+	{ "current-context: x\ncontexts: [{name: x}]\n", "kc.yaml: contexts[0].context: missing" },
 	{ "current-context: x\ncontexts: {x: 1}\n", "kc.yaml: contexts: not a list" },
 	{ CTX "clusters: [{name: d, cluster: {server: 'https://a'}}]\n",
 	  "kc.yaml: contexts[0].context.cluster: cluster 'c' is not in clusters" },
@@ -263,8 +261,7 @@ static const struct bad_case bad_cases[] = {
 	{ CTX CL "users: [{name: u, user: {exec: {command: x}}}]\n",
 	  "kc.yaml: users[0].user.exec: not supported by svcnat (use a token, tokenFile or a client "
 	  "certificate)" },
-	{ CTX CL "users: [{name: u, user: {tokenFile: nope}}]\n",
-	  "kc.yaml: users[0].user.tokenFile: " },
+	{ CTX CL "users: [{name: u, user: {tokenFile: nope}}]\n", "kc.yaml: users[0].user.tokenFile: " },
 	{ CTX CL "users: [{name: o}, {name: u, user: {client-certificate-data: 'Q0VSVA', client-key-data: 'AA=='}}]\n",
 	  "kc.yaml: users[1].user.client-key-data: not PEM text" },
 };

@@ -21,16 +21,16 @@
 #include "sources/kubewire.h"
 #include "util.h"
 
-#define SVC(ns, name, port)                                                               \
+#define SVC(ns, name, port)                                                                         \
 	"{\"metadata\":{\"namespace\":\"" ns "\",\"name\":\"" name "\",\"resourceVersion\":\"7\"}," \
 	"\"spec\":{\"clusterIP\":\"10.0.0.1\",\"ports\":[{\"port\":" port ",\"protocol\":\"TCP\"}]}}"
 
 #define EV(type, obj) "{\"type\":\"" type "\",\"object\":" obj "}\n"
 
 /* A Service event object with kind, at resourceVersion rv. */
-#define SVCO(name, port, rv)                                                              \
-	"{\"kind\":\"Service\",\"apiVersion\":\"v1\",\"metadata\":{\"namespace\":\"default\","   \
-	"\"name\":\"" name "\",\"resourceVersion\":\"" rv "\"},\"spec\":{\"clusterIP\":"         \
+#define SVCO(name, port, rv)                                                                   \
+	"{\"kind\":\"Service\",\"apiVersion\":\"v1\",\"metadata\":{\"namespace\":\"default\"," \
+	"\"name\":\"" name "\",\"resourceVersion\":\"" rv "\"},\"spec\":{\"clusterIP\":"       \
 	"\"10.0.0.2\",\"ports\":[{\"port\":" port "}]}}"
 
 struct fix {
@@ -105,8 +105,8 @@ static void test_list_pages(void **state)
 {
 	struct fix *f = *state;
 	const char *p1 = "{\"kind\":\"ServiceList\",\"apiVersion\":\"v1\",\"metadata\":"
-			 "{\"resourceVersion\":\"100\",\"continue\":\"tok1\"},\"items\":[" SVC("default", "a", "80")
-			 "," SVC("ns1", "b", "81") "]}";
+			 "{\"resourceVersion\":\"100\",\"continue\":\"tok1\"},\"items\":[" SVC(
+				 "default", "a", "80") "," SVC("ns1", "b", "81") "]}";
 	const char *p2 = "{\"kind\":\"ServiceList\",\"apiVersion\":\"v1\",\"metadata\":"
 			 "{\"resourceVersion\":\"100\"},\"items\":[" SVC("default", "c", "70000") "]}";
 	struct kube_list_meta m1, m2;
@@ -164,7 +164,8 @@ static void list_empty(struct fix *f, const char *rv)
 	char page[128];
 
 	snprintf(page, sizeof(page),
-		 "{\"kind\":\"ServiceList\",\"metadata\":{\"resourceVersion\":\"%s\"},\"items\":[]}", rv);
+		 "{\"kind\":\"ServiceList\",\"metadata\":{\"resourceVersion\":\"%s\"},\"items\":[]}",
+		 rv);
 	assert_int_equal(kube_list_meta_parse(page, strlen(page), &m), 0);
 	kube_sink_list_begin(&f->s);
 	assert_int_equal(kube_sink_list_page(&f->s, page, strlen(page), &m), 0);
@@ -203,9 +204,10 @@ static void test_framing(void **state)
 	assert_int_equal(f->s.events, 3);
 
 	/* Several in one read, with a blank line and CRLF. */
-	assert_int_equal(feed(f, EV("DELETED", SVCO("b", "81", "14")) "\n"
-				 "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Service\",\"metadata\":"
-				 "{\"resourceVersion\":\"20\"}}}\r\n",
+	assert_int_equal(feed(f,
+			      EV("DELETED", SVCO("b", "81", "14")) "\n"
+								   "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Service\",\"metadata\":"
+								   "{\"resourceVersion\":\"20\"}}}\r\n",
 			      why),
 			 KUBE_WATCH_OK);
 	services(f->m, buf, sizeof(buf));
@@ -231,9 +233,9 @@ static void test_watch_faults(void **state)
 	kube_sink_watch_begin(&f->s);
 	/* An object that does not decode: a diag, its key removed, the stream goes on. */
 	assert_int_equal(feed(f, EV("ADDED", SVCO("a", "80", "11")), why), KUBE_WATCH_OK);
-	assert_int_equal(feed(f, EV("MODIFIED", SVCO("a", "0", "12")) EV("ADDED", SVCO("b", "81", "13")),
-			      why),
-			 KUBE_WATCH_OK);
+	assert_int_equal(
+		feed(f, EV("MODIFIED", SVCO("a", "0", "12")) EV("ADDED", SVCO("b", "81", "13")), why),
+		KUBE_WATCH_OK);
 	services(f->m, buf, sizeof(buf));
 	assert_string_equal(buf, "default/b:81");
 	assert_string_equal(f->s.rv, "13");
@@ -243,7 +245,8 @@ static void test_watch_faults(void **state)
 	assert_non_null(strstr(f->s.diags.items[0].field, "port"));
 
 	/* A garbage line: events before it applied, none after. */
-	assert_int_equal(feed(f, EV("ADDED", SVCO("c", "82", "14")) "this is not json\n" EV(
+	assert_int_equal(feed(f,
+			      EV("ADDED", SVCO("c", "82", "14")) "this is not json\n" EV(
 				      "ADDED", SVCO("d", "83", "15")),
 			      why),
 			 KUBE_WATCH_BROKEN);
@@ -254,23 +257,24 @@ static void test_watch_faults(void **state)
 
 	/* An ERROR event: 410 expires the version, another code breaks the stream. */
 	kube_sink_watch_begin(&f->s);
-	assert_int_equal(feed(f, "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":"
-				 "\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"too old "
-				 "resource version: 14 (30)\",\"reason\":\"Expired\",\"code\":410}}\n",
+	assert_int_equal(feed(f,
+			      "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":"
+			      "\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"too old "
+			      "resource version: 14 (30)\",\"reason\":\"Expired\",\"code\":410}}\n",
 			      why),
 			 KUBE_WATCH_EXPIRED);
 	assert_non_null(strstr(why, "410 Expired"));
 	kube_sink_watch_begin(&f->s);
-	assert_int_equal(feed(f, "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":500,"
-				 "\"message\":\"boom\"}}\n",
+	assert_int_equal(feed(f,
+			      "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":500,"
+			      "\"message\":\"boom\"}}\n",
 			      why),
 			 KUBE_WATCH_BROKEN);
 	/* Events without what an event needs. */
 	kube_sink_watch_begin(&f->s);
 	assert_int_equal(feed(f, "{\"type\":\"SPLIT\",\"object\":{}}\n", why), KUBE_WATCH_BROKEN);
 	kube_sink_watch_begin(&f->s);
-	assert_int_equal(feed(f, "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"x\"}}}\n",
-			      why),
+	assert_int_equal(feed(f, "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"x\"}}}\n", why),
 			 KUBE_WATCH_BROKEN);
 	assert_non_null(strstr(why, "resourceVersion"));
 	assert_string_equal(f->s.rv, "14");
@@ -335,13 +339,15 @@ static void test_node_sink(void **state)
 	assert_true(s.node_changed);
 	assert_string_equal(s.node.zone, "z1");
 	s.node_changed = false;
-	page = EV("MODIFIED", "{\"metadata\":{\"name\":\"n1\",\"resourceVersion\":\"6\",\"labels\":{"
-			      "\"topology.kubernetes.io/zone\":\"z1\"}},\"status\":{}}");
+	page = EV("MODIFIED",
+		  "{\"metadata\":{\"name\":\"n1\",\"resourceVersion\":\"6\",\"labels\":{"
+		  "\"topology.kubernetes.io/zone\":\"z1\"}},\"status\":{}}");
 	kube_sink_watch_begin(&s);
 	assert_int_equal(kube_sink_watch_feed(&s, page, strlen(page), why, sizeof(why)), KUBE_WATCH_OK);
 	assert_false(s.node_changed); /* nothing that matters changed */
-	page = EV("MODIFIED", "{\"metadata\":{\"name\":\"n1\",\"resourceVersion\":\"7\",\"labels\":{"
-			      "\"topology.kubernetes.io/zone\":\"z2\"}},\"status\":{}}");
+	page = EV("MODIFIED",
+		  "{\"metadata\":{\"name\":\"n1\",\"resourceVersion\":\"7\",\"labels\":{"
+		  "\"topology.kubernetes.io/zone\":\"z2\"}},\"status\":{}}");
 	assert_int_equal(kube_sink_watch_feed(&s, page, strlen(page), why, sizeof(why)), KUBE_WATCH_OK);
 	assert_true(s.node_changed);
 	assert_string_equal(s.node.zone, "z2");
@@ -361,8 +367,9 @@ static void test_backoff_escape(void **state)
 		assert_true(d >= 100000 && d <= 5000000);
 	}
 	e = kube_query_escape(KUBE_PROXY_SELECTOR);
-	assert_string_equal(e, "%21service.kubernetes.io%2Fheadless%2C%21service.kubernetes.io%2F"
-			       "service-proxy-name");
+	assert_string_equal(e,
+			    "%21service.kubernetes.io%2Fheadless%2C%21service.kubernetes.io%2F"
+			    "service-proxy-name");
 	free(e);
 	e = kube_query_escape("metadata.name=node-1");
 	assert_string_equal(e, "metadata.name%3Dnode-1");
