@@ -847,7 +847,10 @@ static int apply_opt(struct pstate *ps, int c, const char *arg)
 		break;
 	default:
 		if (c >= OPT_IGNORED && c < OPT_IGNORED + (int)ARRAY_SIZE(kp_ignored)) {
-			warn_ignored(ps, kp_ignored[c - OPT_IGNORED].why);
+			/* A zero or false value asks for nothing: no warning. */
+			if (!arg || !(streq(arg, "") || streq(arg, "0") || streq(arg, "0s") ||
+				      streq(arg, "false")))
+				warn_ignored(ps, kp_ignored[c - OPT_IGNORED].why);
 			break;
 		}
 		return -EINVAL;
