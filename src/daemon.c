@@ -988,7 +988,8 @@ int daemon_main(struct svcnat_options *o)
 		const struct ipaddr *addrs;
 		size_t n;
 
-		r = nladdrs_watch_new(dm.loop, pipeline_family(dm.p), on_addrs, &dm, &dm.addrs);
+		/* Both families: each plan takes its own. */
+		r = nladdrs_watch_new(dm.loop, AF_UNSPEC, on_addrs, &dm, &dm.addrs);
 		if (r < 0) {
 			log_err("cannot follow the node's addresses over netlink: %s", strerror(-r));
 			goto out;
@@ -999,6 +1000,7 @@ int daemon_main(struct svcnat_options *o)
 			goto out;
 		}
 	}
+	pipeline_check_families(dm.p, &d);
 	r = pipeline_check_sysctls(dm.p, &d);
 	log_diags(&d);
 	if (r < 0)

@@ -231,17 +231,20 @@ static void usage(FILE *f)
 	      "Node settings (kube-proxy's flag names also work: svcnat(8), KUBE-PROXY FLAGS):\n"
 	      "      --hostname NAME        which endpoints are local (default: this host's name;\n"
 	      "                             also --hostname-override)\n"
-	      "      --node-ip IP           the node's address; repeatable, the first is primary\n"
+	      "      --node-ip IP[,IP]      the node's addresses, IPv4 and IPv6; repeatable, the\n"
+	      "                             first of each family is that family's primary\n"
 	      "                             (--bind-address IP: the primary)\n"
-	      "      --cluster-cidr CIDRS   pod network(s); traffic from outside is masqueraded\n"
+	      "      --cluster-cidr CIDRS   pod networks, one per family (comma-separated,\n"
+	      "                             repeatable); traffic from outside is masqueraded\n"
 	      "      --detect-local-mode M  ClusterCIDR (default), NodeCIDR (the Node's podCIDRs, or\n"
 	      "                             --node-pod-cidr CIDRS),\n"
 	      "                             BridgeInterface (--pod-bridge-interface NAME) or\n"
 	      "                             InterfaceNamePrefix (--pod-interface-name-prefix P)\n"
 	      "      --masquerade-all[=BOOL]  masquerade all service traffic\n"
-	      "      --nodeport-addresses CIDRS  addresses NodePorts answer on (default: all local;\n"
+	      "      --nodeport-addresses CIDRS  addresses NodePorts answer on, either family\n"
+	      "                             (default: all local;\n"
 	      "                             also primary, localhost, all)\n"
-	      "      --localhost-nodeports=BOOL  NodePorts on 127.0.0.1 (default true;\n"
+	      "      --localhost-nodeports=BOOL  NodePorts on 127.0.0.1 (IPv4 only; default true;\n"
 	      "                             --iptables-localhost-nodeports)\n"
 	      "      --masquerade-bit N     fwmark bit for masquerading (default 14;\n"
 	      "                             --iptables-masquerade-bit)\n"
@@ -467,8 +470,11 @@ static int add_nodeport(const char *s, void *ud)
 	}
 	if (streq(s, "localhost"))
 		s = "127.0.0.0/8";
-	else if (streq(s, "all"))
-		s = "0.0.0.0/0";
+	else if (streq(s, "all")) {
+		int r = add_net("0.0.0.0/0", &npa);
+
+		return r < 0 ? r : add_net("::/0", &npa);
+	}
 	return add_net(s, &npa);
 }
 
@@ -518,13 +524,11 @@ static int set_bind_address(struct pstate *ps, const char *arg)
 	struct svcnat_options *o = ps->o;
 	struct ipaddr a, *nv;
 
+	static const uint8_t zero[16];
+
 	if (ipaddr_parse(arg, &a) < 0)
 		return bad(ps, arg, "an IP address");
-	if (a.family == AF_INET6) {
-		fprintf(stderr, "svcnat: %s: '%s': svcnat programs IPv4 only\n", ps->name, arg);
-		return -EINVAL;
-	}
-	if (!a.u.v4.s_addr)
+	if (!memcmp(a.u.b, zero, a.family == AF_INET ? 4 : 16))
 		return 0;
 	/* The primary node IP comes first; any --node-ip follow. */
 	nv = reallocarray_z(o->plan.node_ips, o->plan.n_node_ips + 1, sizeof(*nv));
@@ -1081,11 +1085,23 @@ static int options_finish(struct svcnat_options *o)
 			      stderr);
 			return EXIT_USAGE;
 		}
-		nv = reallocarray_z(s->nodeport_addresses, s->n_nodeport_addresses + 1, sizeof(*nv));
-		if (!nv)
-			return EXIT_RUNTIME;
-		nv[s->n_nodeport_addresses++] = (struct ipnet){ .addr = s->node_ips[0], .plen = 32 };
-		s->nodeport_addresses = nv;
+		/* The primary IP of each family (kube-proxy's NodeIPs). */
+		bool seen4 = false, seen6 = false;
+
+		for (size_t i = 0; i < s->n_node_ips; i++) {
+			bool v4 = s->node_ips[i].family == AF_INET;
+
+			if (v4 ? seen4 : seen6)
+				continue;
+			nv = reallocarray_z(s->nodeport_addresses, s->n_nodeport_addresses + 1,
+					    sizeof(*nv));
+			if (!nv)
+				return EXIT_RUNTIME;
+			nv[s->n_nodeport_addresses++] =
+				(struct ipnet){ .addr = s->node_ips[i], .plen = v4 ? 32 : 128 };
+			s->nodeport_addresses = nv;
+			*(v4 ? &seen4 : &seen6) = true;
+		}
 		o->nodeport_primary = false; /* resolved */
 	}
 primary_later:

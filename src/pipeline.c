@@ -107,14 +107,16 @@ int pipeline_new(const struct svcnat_options *o, struct pipeline **ret, struct d
 		 * node address, so no NodePort answers anywhere meanwhile. */
 		size_t k = o->plan.n_nodeport_addresses;
 
-		p->nodeport_addrs = malloc((k + 1) * sizeof(*p->nodeport_addrs));
+		p->nodeport_addrs = malloc((k + 2) * sizeof(*p->nodeport_addrs));
 		if (!p->nodeport_addrs) {
 			pipeline_free(p);
 			return -ENOMEM;
 		}
 		if (k)
 			memcpy(p->nodeport_addrs, o->plan.nodeport_addresses, k * sizeof(*p->nodeport_addrs));
+		/* ... and ::/128 the same for the IPv6 plan */
 		p->nodeport_addrs[k++] = (struct ipnet){ .addr = { .family = AF_INET }, .plen = 32 };
+		p->nodeport_addrs[k++] = (struct ipnet){ .addr = { .family = AF_INET6 }, .plen = 128 };
 		p->settings.nodeport_addresses = p->nodeport_addrs;
 		p->settings.n_nodeport_addresses = k;
 	}
@@ -323,17 +325,27 @@ int pipeline_set_node(struct pipeline *p, const char *zone, const struct ipaddr 
 		if (p->o->nodeport_primary) {
 			/* kube-proxy's "primary": the Node's primary IP. */
 			size_t k = p->o->plan.n_nodeport_addresses;
-			struct ipnet *np = malloc((k + 1) * sizeof(*np));
+			struct ipnet *np = malloc((k + 2) * sizeof(*np));
+			bool have4 = false, have6 = false;
 
 			if (!np)
 				return -ENOMEM;
 			if (k)
 				memcpy(np, p->o->plan.nodeport_addresses, k * sizeof(*np));
-			if (m)
-				np[k++] = (struct ipnet){ .addr = copy[0],
-							  .plen = copy[0].family == AF_INET ? 32 : 128 };
-			else /* no primary IP (yet): no node address at all */
+			/* The primary IP of each family; a family without one
+			 * gets an address no node has (no NodePort answers). */
+			for (size_t i = 0; i < m; i++) {
+				bool v4 = copy[i].family == AF_INET;
+
+				if (v4 ? have4 : have6)
+					continue;
+				np[k++] = (struct ipnet){ .addr = copy[i], .plen = v4 ? 32 : 128 };
+				*(v4 ? &have4 : &have6) = true;
+			}
+			if (!have4)
 				np[k++] = (struct ipnet){ .addr = { .family = AF_INET }, .plen = 32 };
+			if (!have6)
+				np[k++] = (struct ipnet){ .addr = { .family = AF_INET6 }, .plen = 128 };
 			free(p->nodeport_addrs);
 			p->nodeport_addrs = np;
 			p->settings.nodeport_addresses = np;
@@ -380,10 +392,18 @@ int pipeline_learn_addresses(struct pipeline *p, struct diag_list *d)
 	for (i = ifa; i; i = i->ifa_next) {
 		struct ipaddr a = { 0 };
 
-		if (!i->ifa_addr || i->ifa_addr->sa_family != p->settings.family)
+		if (!i->ifa_addr)
 			continue;
-		a.family = AF_INET;
-		a.u.v4 = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+		/* Both families: each plan takes its own. */
+		if (i->ifa_addr->sa_family == AF_INET) {
+			a.family = AF_INET;
+			a.u.v4 = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+		} else if (i->ifa_addr->sa_family == AF_INET6) {
+			a.family = AF_INET6;
+			a.u.v6 = ((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
+		} else {
+			continue;
+		}
 		if (GROW(v, cap, n + 1) < 0) {
 			freeifaddrs(ifa);
 			return -ENOMEM;
@@ -395,9 +415,58 @@ int pipeline_learn_addresses(struct pipeline *p, struct diag_list *d)
 	return r < 0 ? r : 0;
 }
 
+static bool node_has_family(const struct plan_settings *s, int family)
+{
+	for (size_t i = 0; i < s->n_local_addrs; i++)
+		if (s->local_addrs[i].family == family)
+			return true;
+	for (size_t i = 0; i < s->n_node_ips; i++)
+		if (s->node_ips[i].family == family)
+			return true;
+	return false;
+}
+
+static void warn_families(const struct plan_settings *s, const char *what, const struct ipnet *v,
+			  size_t n, struct diag_list *d)
+{
+	char buf[INET6_ADDRSTRLEN];
+
+	for (size_t i = 0; i < n; i++) {
+		int fam = v[i].addr.family;
+
+		static const uint8_t zero[16];
+
+		/* "all" adds ::/0 and 0.0.0.0/0, a "primary" still unknown
+		 * ::/128 and 0.0.0.0/32: no complaint about those. */
+		if (!v[i].plen || !memcmp(v[i].addr.u.b, zero, sizeof(zero)) ||
+		    node_has_family(s, fam))
+			continue;
+		diag_add(d, DIAG_WARNING, NULL, NULL, what,
+			 "%s/%u is IPv%d, but the node has no IPv%d address (neither learnt "
+			 "nor --node-ip)",
+			 ipaddr_fmt(&v[i].addr, buf, sizeof(buf)), v[i].plen, fam == AF_INET ? 4 : 6,
+			 fam == AF_INET ? 4 : 6);
+	}
+}
+
+void pipeline_check_families(const struct pipeline *p, struct diag_list *d)
+{
+	const struct plan_settings *s = &p->settings;
+
+	/* Nothing known of the node's addresses (a --dry-run without
+	 * --node-ip): nothing to compare with. */
+	if (!s->n_local_addrs && !s->n_node_ips)
+		return;
+	warn_families(s, "--cluster-cidr", s->cluster_cidrs, s->n_cluster_cidrs, d);
+	warn_families(s, "--nodeport-addresses", s->nodeport_addresses, s->n_nodeport_addresses, d);
+	if (s->detect_local_mode == DETECT_LOCAL_NODE_CIDR)
+		warn_families(s, "--node-pod-cidr", s->node_pod_cidrs, s->n_node_pod_cidrs, d);
+}
+
 int pipeline_resolve(struct pipeline *p, struct diag_list *d)
 {
-	struct resolve_opts ro = { .hostname = p->o->hostname, .family = p->settings.family };
+	/* Both families: each plan takes its own share. */
+	struct resolve_opts ro = { .hostname = p->o->hostname, .family = 0 };
 	struct merge_snapshot *snap;
 	struct desired nd = { 0 };
 	int r;
@@ -420,15 +489,46 @@ int pipeline_resolve(struct pipeline *p, struct diag_list *d)
 	return r;
 }
 
-int pipeline_plan(struct pipeline *p, struct ruleset **ret, struct plan_stats *st,
-		  struct diag_list *d)
+int pipeline_plan_family(struct pipeline *p, int family, bool dual_stack, struct ruleset **ret,
+			 struct plan_stats *st, struct diag_list *d)
 {
+	struct plan_settings s = p->settings;
+	struct plan_stats local;
+
+	s.family = family;
+	s.dual_stack = dual_stack;
+	return plan_build(&p->desired, &s, ret, st ? st : &local, d);
+}
+
+int pipeline_plan(struct pipeline *p, struct ruleset *ret[PLAN_NFAMILIES],
+		  struct plan_stats st[PLAN_NFAMILIES], struct diag_list *d)
+{
+	struct ruleset *rs[PLAN_NFAMILIES] = { NULL };
+	struct diag_list d6;
+	size_t from = d ? d->n : 0;
 	int r;
 
 	r = pipeline_resolve(p, d);
 	if (r < 0)
 		return r;
-	return plan_build(&p->desired, &p->settings, ret, st, d);
+	r = pipeline_plan_family(p, AF_INET, true, &rs[PLAN_V4], &st[PLAN_V4], d);
+	if (r < 0)
+		return r;
+	/* The IPv6 plan repeats what concerns both families (a port defined
+	 * twice, an unsupported protocol): say it once. */
+	diag_list_init(&d6);
+	r = pipeline_plan_family(p, AF_INET6, true, &rs[PLAN_V6], &st[PLAN_V6], d ? &d6 : NULL);
+	if (r >= 0 && d)
+		r = diag_list_move_new(d, &d6, from);
+	diag_list_done(&d6);
+	if (r < 0) {
+		ruleset_free(rs[PLAN_V4]);
+		ruleset_free(rs[PLAN_V6]);
+		return r;
+	}
+	ret[PLAN_V4] = rs[PLAN_V4];
+	ret[PLAN_V6] = rs[PLAN_V6];
+	return 0;
 }
 
 /* CAP_NET_ADMIN in the effective set, read from /proc (no libcap needed). */
@@ -514,7 +614,7 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 	memset(rep, 0, sizeof(*rep));
 	if (!p->backend)
 		return -EINVAL;
-	r = plan_build(&p->desired, &p->settings, &rs, &rep->plan, d);
+	r = pipeline_plan_family(p, AF_INET, false, &rs, &rep->plan, d);
 	if (r < 0)
 		return r;
 	t1 = monotonic_seconds();

@@ -188,6 +188,14 @@ int pipeline_set_node(struct pipeline *p, const char *zone, const struct ipaddr 
  * a copy.  Returns 1 if they changed, 0 if not, -ENOMEM. */
 int pipeline_set_addresses(struct pipeline *p, const struct ipaddr *a, size_t n);
 
+/*
+ * Warn (in d) about each --cluster-cidr, --nodeport-addresses (and, in
+ * NodeCIDR mode, --node-pod-cidr) CIDR of a family the node has no
+ * address of (neither learnt nor --node-ip).  Silent when nothing is
+ * known of the node's addresses.
+ */
+void pipeline_check_families(const struct pipeline *p, struct diag_list *d);
+
 /* Resolve the merged snapshot (if it changed) into the desired state. */
 int pipeline_resolve(struct pipeline *p, struct diag_list *d);
 
@@ -221,9 +229,24 @@ struct merge *pipeline_merge(struct pipeline *p);
  * next flush.  0 or -errno. */
 int pipeline_clear_source(struct pipeline *p, size_t i);
 
-/* Resolve and plan.  *ret is the caller's. */
-int pipeline_plan(struct pipeline *p, struct ruleset **ret, struct plan_stats *st,
-		  struct diag_list *d);
+/* A family's plan in the arrays below: iptables' and ip6tables'. */
+enum { PLAN_V4, PLAN_V6, PLAN_NFAMILIES };
+
+/*
+ * Resolve and plan both families (dual-stack, as kube-proxy runs one
+ * proxier per family): ret[PLAN_V4] for iptables, ret[PLAN_V6] for
+ * ip6tables, both the caller's, with their stats.  Diagnostics that both
+ * plans give are in d once.  0 or -errno (nothing in ret then).
+ */
+int pipeline_plan(struct pipeline *p, struct ruleset *ret[PLAN_NFAMILIES],
+		  struct plan_stats st[PLAN_NFAMILIES], struct diag_list *d);
+/*
+ * Plan one family (AF_INET or AF_INET6) from the last resolved state;
+ * dual_stack: the other family is planned too (plan_settings.dual_stack).
+ * st may be NULL.
+ */
+int pipeline_plan_family(struct pipeline *p, int family, bool dual_stack, struct ruleset **ret,
+			 struct plan_stats *st, struct diag_list *d);
 
 /* Create the backend if needed (checks CAP_NET_ADMIN first). */
 int pipeline_backend(struct pipeline *p, struct backend **ret, struct diag_list *d);

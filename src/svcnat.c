@@ -42,10 +42,25 @@ static int exit_code_for(int r)
 	return r == -ENOMEM || r == -ENOTCONN ? EXIT_RUNTIME : EXIT_USAGE;
 }
 
+/*
+ * iptables-save's text, then, when the IPv6 plan programs anything,
+ * ip6tables-save's (each with its own tables and COMMITs, as
+ * "iptables-save; ip6tables-save" prints them).
+ */
+static int print_plans(struct ruleset *rs[PLAN_NFAMILIES], const struct plan_stats st[PLAN_NFAMILIES])
+{
+	int r;
+
+	r = render_save(rs[PLAN_V4], RENDER_ALL, stdout);
+	if (r >= 0 && st[PLAN_V6].services)
+		r = render_save(rs[PLAN_V6], RENDER_ALL, stdout);
+	return r;
+}
+
 static int run_plan_modes(struct svcnat_options *o, struct pipeline *p, struct diag_list *d)
 {
-	struct ruleset *rs = NULL;
-	struct plan_stats st;
+	struct ruleset *rs[PLAN_NFAMILIES] = { NULL };
+	struct plan_stats st[PLAN_NFAMILIES];
 	struct backend *b;
 	int r;
 
@@ -67,30 +82,34 @@ static int run_plan_modes(struct svcnat_options *o, struct pipeline *p, struct d
 		if (r < 0)
 			goto fail;
 	}
-	r = pipeline_plan(p, &rs, &st, d);
+	pipeline_check_families(p, d);
+	r = pipeline_plan(p, rs, st, d);
 	if (r < 0)
 		goto fail;
 	if (o->mode == MODE_DRY_RUN) {
 		print_diags(d);
-		r = render_save(rs, RENDER_ALL, stdout);
-		ruleset_free(rs);
+		r = print_plans(rs, st);
+		ruleset_free(rs[PLAN_V4]);
+		ruleset_free(rs[PLAN_V6]);
 		if (r < 0 || fflush(stdout) != 0) {
 			fprintf(stderr, "svcnat: writing the rules: %s\n", strerror(r < 0 ? -r : errno));
 			return EXIT_RUNTIME;
 		}
 		return 0;
 	}
-	/* MODE_DIFF, diff(1)'s exit codes: 0 equal, 1 different, 2 could not compare. */
+	/* MODE_DIFF, diff(1)'s exit codes: 0 equal, 1 different, 2 could not compare.
+	 * The writers are IPv4 only so far: --diff compares iptables. */
+	ruleset_free(rs[PLAN_V6]);
 	r = pipeline_backend(p, &b, d);
 	if (r < 0) {
-		ruleset_free(rs);
+		ruleset_free(rs[PLAN_V4]);
 		print_diags(d);
 		fputs("svcnat: --diff: could not compare with the kernel\n", stderr);
 		return EXIT_USAGE;
 	}
 	print_diags(d);
-	r = backend_diff(b, rs, stdout, d);
-	ruleset_free(rs);
+	r = backend_diff(b, rs[PLAN_V4], stdout, d);
+	ruleset_free(rs[PLAN_V4]);
 	print_diags(d);
 	if (fflush(stdout) != 0 && r >= 0)
 		r = -errno;
@@ -116,6 +135,8 @@ static int run_once(struct pipeline *p, struct diag_list *d)
 		return exit_code_for(r);
 	}
 	r = pipeline_learn_addresses(p, d);
+	if (r >= 0)
+		pipeline_check_families(p, d);
 	if (r >= 0)
 		r = pipeline_check_sysctls(p, d);
 	if (r < 0) {

@@ -3,11 +3,14 @@
 #
 # Golden dry-run outputs.  For every shipped example contrib/examples/<f>.json,
 #
-#   svcnat --dry-run --config <f>.json --node-ip 198.18.0.1 --hostname node-a \
-#          --cluster-cidr 198.18.64.0/18
+#   svcnat --dry-run --config <f>.json --node-ip 198.18.0.1 --node-ip 2001:2::1 \
+#          --hostname node-a --cluster-cidr 198.18.64.0/18,2001:2:0:100::/56
 #
-# (node-a of the address plan) must exit 0 and print exactly
-# tests/data/golden/<f>.rules.  A difference fails the test and shows the diff.
+# (node-a of the address plan, dual-stack) must exit 0 and print exactly
+# tests/data/golden/<f>.rules: the iptables-save text, then the ip6tables-save
+# text when the example has IPv6 services (tests/e2e/restore-test.sh feeds
+# each part to iptables-restore/ip6tables-restore --test).  A difference
+# fails the test and shows the diff.
 #
 # Besides, every tests/data/golden/NAME@VARIANT.args holds a config path
 # (relative to the source tree) and extra arguments, e.g.
@@ -30,7 +33,7 @@ set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 SVCNAT=${SVCNAT:-${top_builddir:-.}/svcnat}
 golden_dir=$top_srcdir/tests/data/golden
-settings="--node-ip 198.18.0.1 --hostname node-a --cluster-cidr 198.18.64.0/18"
+settings="--node-ip 198.18.0.1 --node-ip 2001:2::1 --hostname node-a --cluster-cidr 198.18.64.0/18,2001:2:0:100::/56"
 
 if [ ! -x "$SVCNAT" ]; then
 	echo "FAIL: svcnat binary not found at '$SVCNAT' (set SVCNAT)" >&2

@@ -94,6 +94,52 @@ int diag_list_move(struct diag_list *dst, struct diag_list *src)
 	return 0;
 }
 
+static int nstrcmp(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "");
+}
+
+static int diag_cmp(const void *x, const void *y)
+{
+	const struct diag *a = *(const struct diag *const *)x, *b = *(const struct diag *const *)y;
+	int r = (int)a->level - (int)b->level;
+
+	if (!r)
+		r = nstrcmp(a->msg, b->msg);
+	if (!r)
+		r = nstrcmp(a->object, b->object);
+	if (!r)
+		r = nstrcmp(a->field, b->field);
+	if (!r)
+		r = nstrcmp(a->source, b->source);
+	return r;
+}
+
+int diag_list_move_new(struct diag_list *dst, struct diag_list *src, size_t from)
+{
+	_cleanup_free_ const struct diag **seen = NULL;
+	size_t n_seen = dst->n > from ? dst->n - from : 0, i, w = 0;
+
+	if (n_seen) {
+		seen = malloc(n_seen * sizeof(*seen));
+		if (!seen)
+			return -ENOMEM;
+		for (i = 0; i < n_seen; i++)
+			seen[i] = &dst->items[from + i];
+		qsort(seen, n_seen, sizeof(*seen), diag_cmp);
+	}
+	for (i = 0; i < src->n; i++) {
+		const struct diag *d = &src->items[i];
+
+		if (n_seen && bsearch(&d, seen, n_seen, sizeof(*seen), diag_cmp))
+			diag_done(&src->items[i]);
+		else
+			src->items[w++] = src->items[i];
+	}
+	src->n = w;
+	return diag_list_move(dst, src);
+}
+
 size_t diag_count(const struct diag_list *l, enum diag_level level)
 {
 	size_t i, c = 0;

@@ -44,6 +44,12 @@ int diag_add(struct diag_list *l, enum diag_level level, const char *source,
 	__attribute__((format(printf, 6, 7)));
 /* Move all records of src to the end of dst (src is left empty). */
 int diag_list_move(struct diag_list *dst, struct diag_list *src);
+/*
+ * diag_list_move() for all records of src but those equal (level, source,
+ * object, field, message) to one of dst's from index `from` on, which are
+ * dropped: a second plan's records that the first one gave already.
+ */
+int diag_list_move_new(struct diag_list *dst, struct diag_list *src, size_t from);
 /* Count records at level `level` or worse. */
 size_t diag_count(const struct diag_list *l, enum diag_level level);
 /* Format one record as its one-line text (no newline) into a new string. */

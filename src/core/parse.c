@@ -213,7 +213,7 @@ static bool parse_ipv4(const char *s, struct ipaddr *ret, const char **end)
 	return true;
 }
 
-static bool parse_net(const char *s, struct ipnet *ret)
+static bool parse_net4(const char *s, struct ipnet *ret)
 {
 	struct ipnet n = { 0 };
 	const char *e;
@@ -236,6 +236,51 @@ static bool parse_net(const char *s, struct ipnet *ret)
 	}
 	*ret = n;
 	return true;
+}
+
+/* An IPv6 address as inet_pton takes it, of at most len characters. */
+static bool parse_ipv6(const char *s, size_t len, struct ipaddr *ret)
+{
+	char buf[INET6_ADDRSTRLEN];
+	struct ipaddr a = { .family = AF_INET6 };
+
+	if (!len || len >= sizeof(buf))
+		return false;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	if (inet_pton(AF_INET6, buf, &a.u.v6) != 1)
+		return false;
+	*ret = a;
+	return true;
+}
+
+/* ip6tables-save's "ADDR/PLEN" (or a bare address, /128), masked. */
+static bool parse_net6(const char *s, struct ipnet *ret)
+{
+	const char *slash = strchr(s, '/');
+	struct ipnet n = { 0 };
+	uint32_t plen = 128;
+
+	if (!parse_ipv6(s, slash ? (size_t)(slash - s) : strlen(s), &n.addr))
+		return false;
+	if (slash && !parse_dec(slash + 1, 128, &plen))
+		return false;
+	n.plen = (uint8_t)plen;
+	for (unsigned i = 0; i < 16; i++) {
+		unsigned bit = i * 8;
+
+		if (bit >= plen)
+			n.addr.u.b[i] = 0;
+		else if (plen - bit < 8)
+			n.addr.u.b[i] &= (uint8_t)(0xff << (8 - (plen - bit)));
+	}
+	*ret = n;
+	return true;
+}
+
+static bool parse_net(const struct parser *p, const char *s, struct ipnet *ret)
+{
+	return p->flags & PARSE_IPV6 ? parse_net6(s, ret) : parse_net4(s, ret);
 }
 
 static bool parse_proto(const char *s, uint8_t *ret)
@@ -552,6 +597,7 @@ static int match_recent(struct parser *p, struct cur *c, struct rs_match *m)
 	uint32_t secs;
 
 	m->u.recent.name = "DEFAULT";
+	m->u.recent.ipv6 = p->flags & PARSE_IPV6;
 	while (next_opt(c, &opt, &inv)) {
 		if (streq(opt, "--set") || streq(opt, "--rcheck") || streq(opt, "--update")) {
 			if (have_cmd)
@@ -580,7 +626,7 @@ static int match_recent(struct parser *p, struct cur *c, struct rs_match *m)
 			m->u.recent.name = v;
 		} else if (streq(opt, "--mask")) {
 			v = opt_arg(c);
-			if (!v || !streq(v, "255.255.255.255"))
+			if (!v || !streq(v, p->flags & PARSE_IPV6 ? RECENT_MASK6 : "255.255.255.255"))
 				return rule_fail(p, RULE_FOREIGN, "recent mask '%s'", v ? v : "");
 		} else {
 			return rule_fail(p, RULE_FOREIGN, "unsupported option '%s' of '-m recent'", opt);
@@ -648,8 +694,19 @@ static int target_dnat(struct parser *p, struct cur *c, struct rs_target *t)
 	if (!next_opt(c, &opt, &inv) || !streq(opt, "--to-destination") || inv)
 		return rule_fail(p, RULE_FOREIGN, "DNAT without --to-destination");
 	v = opt_arg(c);
-	if (!v || !parse_ipv4(v, &t->u.dnat.addr, &e))
+	if (v && (p->flags & PARSE_IPV6)) {
+		/* ip6tables-save: "[ADDR]:PORT", or "ADDR" without a port. */
+		const char *close = v[0] == '[' ? strchr(v, ']') : NULL;
+
+		if (close ? !parse_ipv6(v + 1, (size_t)(close - v - 1), &t->u.dnat.addr)
+			  : !parse_ipv6(v, strlen(v), &t->u.dnat.addr))
+			return rule_fail(p, RULE_FOREIGN, "DNAT destination '%s'", v);
+		e = close ? close + 1 : v + strlen(v);
+		if (close && *e != ':')
+			return rule_fail(p, RULE_FOREIGN, "DNAT destination '%s'", v);
+	} else if (!v || !parse_ipv4(v, &t->u.dnat.addr, &e)) {
 		return rule_fail(p, RULE_FOREIGN, "DNAT destination '%s'", v ? v : "");
+	}
 	if (*e == ':') {
 		if (!parse_dec(e + 1, 65535, &port) || !port)
 			return rule_fail(p, RULE_FOREIGN, "DNAT destination '%s'", v);
@@ -731,11 +788,13 @@ static int parse_target(struct parser *p, struct cur *c, struct rs_rule *r, bool
 		}
 	} else if (streq(name, "REJECT")) {
 		t->kind = RS_T_REJECT;
+		t->u.reject.icmp6 = p->flags & PARSE_IPV6;
 		if (next_opt(c, &opt, &inv)) {
 			if (!streq(opt, "--reject-with") || inv)
 				return rule_fail(p, RULE_FOREIGN, "unsupported option '%s' of REJECT", opt);
 			v = opt_arg(c);
-			if (!v || !streq(v, "icmp-port-unreachable"))
+			if (!v || !streq(v, t->u.reject.icmp6 ? "icmp6-port-unreachable"
+							       : "icmp-port-unreachable"))
 				return rule_fail(p, RULE_FOREIGN, "reject type '%s'", v ? v : "");
 		}
 	} else if (streq(name, "DNAT")) {
@@ -784,7 +843,7 @@ static int parse_rule_opts(struct parser *p, struct cur *c, struct rs_rule *r)
 			v = opt_arg(c);
 			if (n->addr.family)
 				return rule_fail(p, RULE_BAD, "'%s' given twice", a);
-			if (!v || !parse_net(v, n))
+			if (!v || !parse_net(p, v, n))
 				return rule_fail(p, RULE_FOREIGN, "address '%s'", v ? v : "");
 			if (src)
 				r->src_inv = inv;

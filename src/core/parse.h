@@ -18,6 +18,9 @@
 
 enum parse_flags {
 	PARSE_OWNED_ONLY = 1 << 0, /* keep only KUBE-* chains and jumps to them from built-ins */
+	PARSE_IPV6 = 1 << 1,       /* ip6tables-save text: IPv6 addresses ("[ADDR]:PORT" in
+				    * DNAT), REJECT's icmp6-port-unreachable, recent's
+				    * all-ones IPv6 mask */
 };
 
 /* Returns 0, -EINVAL (diag names the line), -ENOMEM. */

@@ -401,18 +401,43 @@ static int ep_slot_cmp(const void *a, const void *b)
 
 /* --- per service port --- */
 
+static int other_family(int family)
+{
+	return family == AF_INET ? AF_INET6 : AF_INET;
+}
+
+static bool has_family(const struct ipaddr *a, size_t n, int family)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].family == family)
+			return true;
+	return false;
+}
+
+/*
+ * Entries of the other family that this run leaves out.  Dual-stack, the
+ * other family's plan programs them when the port has a cluster IP of that
+ * family (no note then); otherwise no run does.
+ */
 static int note_family(struct plan_ctx *c, const struct svc_port *sp, const char *field,
 		       size_t skipped)
 {
+	const int fam = c->s->family, other = other_family(fam);
 	char obj[512];
 
 	if (!skipped || !c->diags)
 		return 0;
 	snprintf(obj, sizeof(obj), "%s/%s", sp->ns, sp->name);
+	if (!c->s->dual_stack)
+		return diag_add(c->diags, DIAG_NOTE, NULL, obj, field,
+				"%zu IPv%d entr%s ignored in an IPv%d run", skipped,
+				fam == AF_INET ? 6 : 4, skipped == 1 ? "y" : "ies",
+				fam == AF_INET ? 4 : 6);
+	if (has_family(sp->cluster_ips, sp->n_cluster_ips, other) || sp->origin == ORIGIN_LEGACY)
+		return 0;
 	return diag_add(c->diags, DIAG_NOTE, NULL, obj, field,
-			"%zu IPv%d entr%s ignored in an IPv%d run", skipped,
-			c->s->family == AF_INET ? 6 : 4, skipped == 1 ? "y" : "ies",
-			c->s->family == AF_INET ? 4 : 6);
+			"%zu IPv%d entr%s ignored: the service has no IPv%d cluster IP", skipped,
+			other == AF_INET ? 4 : 6, skipped == 1 ? "y" : "ies", other == AF_INET ? 4 : 6);
 }
 
 static size_t count_family(const struct ipaddr *a, size_t n, int family)
@@ -749,8 +774,14 @@ static int port_decide(struct plan_ctx *c, const struct svc_port *sp, struct por
 	pp->cip = first_of_family(sp->cluster_ips, sp->n_cluster_ips, fam);
 	/* The original (2014) format's services have no cluster IP: they are
 	 * node ports only, the way that proxy listened on every address. */
+	/* ... on IPv6 only with endpoints of that family (svcnat's choice:
+	 * an IPv4 config of that format stays without ip6tables rules). */
+	if (!pp->cip && sp->origin == ORIGIN_LEGACY && fam == AF_INET6 &&
+	    !count_family_eps(sp, AF_INET6))
+		return 0;
 	if (!pp->cip && sp->origin != ORIGIN_LEGACY) {
-		if (!c->diags)
+		/* Dual-stack, the other family's run programs it. */
+		if (!c->diags || c->s->dual_stack)
 			return 0;
 		e = diag_add(c->diags, DIAG_NOTE, NULL, obj, "spec.clusterIPs",
 			     "no IPv%d cluster IP; %s not programmed in this run",
@@ -1462,6 +1493,27 @@ static int setup_detector(struct plan_ctx *c)
 	return 0;
 }
 
+/* ip6tables spells two rules differently: REJECT's ICMPv6 type and the
+ * recent match's all-ones mask. */
+static void mark_ipv6(struct ruleset *rs)
+{
+	for (size_t t = 0; t < RS_NTABLES; t++) {
+		for (size_t i = 0; i < rs->t[t].n; i++) {
+			struct rs_chain *ch = rs->t[t].chains[i];
+
+			for (size_t j = 0; j < ch->n_rules; j++) {
+				struct rs_rule *r = &ch->rules[j];
+
+				if (r->t.kind == RS_T_REJECT)
+					r->t.u.reject.icmp6 = true;
+				for (size_t k = 0; k < r->n_matches; k++)
+					if (r->m[k].kind == RS_M_RECENT)
+						r->m[k].u.recent.ipv6 = true;
+			}
+		}
+	}
+}
+
 static int setup_ctx(struct plan_ctx *c, const struct desired *d)
 {
 	const struct plan_settings *s = c->s;
@@ -1596,6 +1648,8 @@ int plan_build(const struct desired *d, const struct plan_settings *s,
 	if (e < 0)
 		goto out;
 
+	if (s->family == AF_INET6)
+		mark_ipv6(c.rs);
 	ruleset_sort(c.rs);
 	if (stats) {
 		stats->services = c.n_ports;

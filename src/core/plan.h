@@ -3,7 +3,11 @@
  * The rule planner: desired state + node settings -> the complete ruleset
  * svcnat owns (nat and filter), laid out as kube-proxy's iptables proxier
  * lays it out.  Pure: no I/O, no globals; the same input gives the same
- * output, byte for byte once rendered.
+ * output, byte for byte once rendered.  One family per plan, as one
+ * kube-proxy proxier per family: the IPv6 plan is what kube-proxy's
+ * ip6tables proxier writes (same chain names and hashes; REJECT with
+ * icmp6-port-unreachable; no localhost node ports and no KUBE-FIREWALL
+ * localnet guard, which need IPv4's route_localnet).
  */
 #ifndef SVCNAT_CORE_PLAN_H
 #define SVCNAT_CORE_PLAN_H
@@ -25,7 +29,11 @@ enum detect_local_mode {
 };
 
 struct plan_settings {
-	int family;                    /* AF_INET */
+	int family;                    /* AF_INET (iptables) or AF_INET6 (ip6tables) */
+	/* A plan of the other family is built too, from the same desired
+	 * state (the dual-stack pipeline): entries of the other family that
+	 * its plan programs are left out without a note. */
+	bool dual_stack;
 	const char *hostname;          /* for diagnostics; locality is resolved already */
 	const char *zone;              /* the node's topology zone, or NULL */
 	struct ipaddr *node_ips;       /* --node-ip; the first is the primary */
@@ -116,7 +124,7 @@ struct plan_stats {
  * (masquerade_bit > 31, family neither AF_INET nor AF_INET6, an interface
  * mode without a valid interface name, dispatch_leaf_max 0); nothing in
  * *ret then.  Problems with
- * single service ports (e.g. an IPv6 address in an IPv4 run) are appended
+ * single service ports (e.g. an IPv6 address no run programs) are appended
  * to diags (may be NULL) and do not fail the build.
  */
 int plan_build(const struct desired *d, const struct plan_settings *s,

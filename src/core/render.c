@@ -283,7 +283,8 @@ static void put_match(struct wbuf *w, const struct rs_rule *r, const struct rs_m
 			part(w, "--reap");
 		part(w, "--name ");
 		put_str(w, m->u.recent.name ? m->u.recent.name : "DEFAULT");
-		part(w, "--mask 255.255.255.255 --rsource");
+		part(w, m->u.recent.ipv6 ? "--mask " RECENT_MASK6 " --rsource"
+					 : "--mask 255.255.255.255 --rsource");
 		break;
 	default:
 		break;
@@ -308,11 +309,17 @@ static void put_target(struct wbuf *w, const struct rs_target *t)
 		part(w, "-j RETURN");
 		break;
 	case RS_T_REJECT:
-		part(w, "-j REJECT --reject-with icmp-port-unreachable");
+		part(w, t->u.reject.icmp6 ? "-j REJECT --reject-with icmp6-port-unreachable"
+					  : "-j REJECT --reject-with icmp-port-unreachable");
 		break;
 	case RS_T_DNAT:
 		part(w, "-j DNAT --to-destination ");
+		/* ip6tables-save brackets an IPv6 address only before a port. */
+		if (t->u.dnat.addr.family == AF_INET6 && t->u.dnat.port)
+			put_char(w, '[');
 		put_addr(w, &t->u.dnat.addr);
+		if (t->u.dnat.addr.family == AF_INET6 && t->u.dnat.port)
+			put_char(w, ']');
 		if (t->u.dnat.port) {
 			put_char(w, ':');
 			put_u32(w, t->u.dnat.port);

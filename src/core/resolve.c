@@ -53,6 +53,12 @@ static const char *family_name(int family)
 	return family == AF_INET6 ? "IPv6" : "IPv4";
 }
 
+/* Whether the run keeps addresses of family f (family 0: both). */
+static bool fam_ok(const struct rctx *c, int f)
+{
+	return !c->family || f == c->family;
+}
+
 static int slice_ref_cmp(const void *a, const void *b)
 {
 	const struct slice_ref *x = a, *y = b;
@@ -112,7 +118,7 @@ static void note_slice_families(struct rctx *c, const struct merge_snapshot *sna
 		size_t count = 0;
 
 		for (j = 0; j < e->n_endpoints; j++) {
-			if (!e->endpoints[j].addr.family || e->endpoints[j].addr.family == c->family)
+			if (!e->endpoints[j].addr.family || fam_ok(c, e->endpoints[j].addr.family))
 				continue;
 			if (!count++)
 				first = &e->endpoints[j].addr;
@@ -131,6 +137,7 @@ static void note_slice_families(struct rctx *c, const struct merge_snapshot *sna
 /* Family-filtered copies of a service's addresses, shared by all its ports. */
 struct svc_addrs {
 	const struct ipaddr *cluster_ip; /* first of the run's family, or NULL */
+	const struct ipaddr *cluster_ip2;/* both families: the first of the other one */
 	struct ipaddr *external_ips;
 	size_t n_external_ips;
 	struct ipaddr *lb_ips;
@@ -163,9 +170,13 @@ static int svc_addrs_build(struct rctx *c, const struct service *s, struct svc_a
 	} while (0)
 
 	for (i = 0; i < s->n_cluster_ips; i++) {
-		if (s->cluster_ips[i].family == c->family) {
+		if (fam_ok(c, s->cluster_ips[i].family)) {
+			/* Both families: the service's first cluster IP of each. */
 			if (!a.cluster_ip)
 				a.cluster_ip = &s->cluster_ips[i];
+			else if (!c->family && !a.cluster_ip2 &&
+				 s->cluster_ips[i].family != a.cluster_ip->family)
+				a.cluster_ip2 = &s->cluster_ips[i];
 		} else {
 			OTHER("spec.clusterIPs", "address",
 			      ipaddr_fmt(&s->cluster_ips[i], first, sizeof(first)));
@@ -179,7 +190,7 @@ static int svc_addrs_build(struct rctx *c, const struct service *s, struct svc_a
 		return -ENOMEM;
 	}
 	for (i = 0; i < s->n_external_ips; i++) {
-		if (s->external_ips[i].family == c->family)
+		if (fam_ok(c, s->external_ips[i].family))
 			a.external_ips[a.n_external_ips++] = s->external_ips[i];
 		else
 			OTHER("spec.externalIPs", "address",
@@ -188,7 +199,7 @@ static int svc_addrs_build(struct rctx *c, const struct service *s, struct svc_a
 	for (i = 0; i < s->n_lb_ingress; i++) {
 		const struct lb_ingress *in = &s->lb_ingress[i];
 
-		if (in->ip.family != c->family)
+		if (!fam_ok(c, in->ip.family))
 			OTHER("status.loadBalancer.ingress", "address",
 			      ipaddr_fmt(&in->ip, first, sizeof(first)));
 		else if (!in->ipmode_proxy)
@@ -197,7 +208,7 @@ static int svc_addrs_build(struct rctx *c, const struct service *s, struct svc_a
 	for (i = 0; i < s->n_lb_source_ranges; i++) {
 		const struct ipnet *n = &s->lb_source_ranges[i];
 
-		if (n->addr.family == c->family) {
+		if (fam_ok(c, n->addr.family)) {
 			a.ranges[a.n_ranges++] = *n;
 		} else {
 			char buf[INET6_ADDRSTRLEN];
@@ -340,7 +351,7 @@ static int gather_endpoints(struct rctx *c, const struct service_port_spec *spec
 			    !streq(nz(p->name), nz(spec->name)))
 				continue;
 			for (k = 0; k < e->n_endpoints; k++) {
-				if (e->endpoints[k].addr.family != c->family)
+				if (!fam_ok(c, e->endpoints[k].addr.family))
 					continue;
 				if (GROW(c->cands, c->cap_cands, c->n_cands + 1) < 0)
 					return -ENOMEM;
@@ -410,11 +421,13 @@ static int make_port(struct rctx *c, const struct service *s, const struct servi
 		return -ENOMEM;
 
 	if (a->cluster_ip) {
-		sp->cluster_ips = malloc(sizeof(*sp->cluster_ips));
+		sp->cluster_ips = calloc(2, sizeof(*sp->cluster_ips));
 		if (!sp->cluster_ips)
 			return -ENOMEM;
 		sp->cluster_ips[0] = *a->cluster_ip;
 		sp->n_cluster_ips = 1;
+		if (a->cluster_ip2)
+			sp->cluster_ips[sp->n_cluster_ips++] = *a->cluster_ip2;
 	}
 #define COPY(dst, ndst, src, nsrc)                                                             \
 	do {                                                                                   \
@@ -463,7 +476,7 @@ int resolve_build(const struct merge_snapshot *snap, const struct resolve_opts *
 {
 	struct rctx c = {
 		.hostname = opts ? opts->hostname : NULL,
-		.family = opts && opts->family ? opts->family : AF_INET,
+		.family = opts ? opts->family : 0,
 		.diags = diags,
 	};
 	struct desired d = { 0 };
@@ -614,9 +627,14 @@ void resolve_dump(const struct desired *d, FILE *f)
 			continue;
 		}
 		fputc(' ', f);
-		if (p->n_cluster_ips)
-			put_addr_port(&p->cluster_ips[0], p->port, f);
-		else
+		if (p->n_cluster_ips) {
+			/* A dual-stack port: "10.0.0.1:80,[fd00::1]:80". */
+			for (j = 0; j < p->n_cluster_ips; j++) {
+				if (j)
+					fputc(',', f);
+				put_addr_port(&p->cluster_ips[j], p->port, f);
+			}
+		} else
 			fprintf(f, "port=%u", p->port);
 		if (p->node_port)
 			fprintf(f, " nodePort=%u", p->node_port);

@@ -9,7 +9,10 @@
  *    per service are merged and deduplicated (same ip:port -> the first);
  *  - v1 Endpoints objects are used for a service only when no EndpointSlice
  *    names that service ("the slices win");
- *  - only addresses of the run's family are kept (others: a DIAG_NOTE);
+ *  - with a family, only addresses of that family are kept (others: a
+ *    DIAG_NOTE); with family 0 (the dual-stack pipeline) every address is
+ *    kept, the first cluster IP of each family (in spec.clusterIPs order),
+ *    and the planner takes each family's share;
  *  - endpoint.is_local = (node_name == hostname);
  *  - headless, ExternalName and service-proxy-name services are kept with
  *    skipped = true and a reason, so --dump-state can show them.
@@ -24,7 +27,7 @@
 
 struct resolve_opts {
 	const char *hostname; /* which endpoints are local; may be NULL (none are) */
-	int family;           /* AF_INET (IPv6 later) */
+	int family;           /* AF_INET, AF_INET6, or 0: both (opts NULL: both) */
 };
 
 /* Build *ret (caller frees with desired_free()).  0 or -ENOMEM. */

@@ -365,7 +365,8 @@ static bool match_equal(const struct rs_match *a, const struct rs_match *b)
 		       a->u.recent.set == b->u.recent.set &&
 		       a->u.recent.update == b->u.recent.update &&
 		       a->u.recent.reap == b->u.recent.reap &&
-		       a->u.recent.seconds == b->u.recent.seconds;
+		       a->u.recent.seconds == b->u.recent.seconds &&
+		       a->u.recent.ipv6 == b->u.recent.ipv6;
 	default:
 		return false;
 	}
@@ -387,6 +388,8 @@ static bool target_equal(const struct rs_target *a, const struct rs_target *b)
 		       a->u.mark.mask == b->u.mark.mask;
 	case RS_T_MASQUERADE:
 		return a->u.masq.random_fully == b->u.masq.random_fully;
+	case RS_T_REJECT:
+		return a->u.reject.icmp6 == b->u.reject.icmp6;
 	default:
 		return true;
 	}

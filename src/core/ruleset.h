@@ -31,6 +31,9 @@ enum rs_table {
 #define RS_CHAIN_MAXLEN 28
 #define RS_MAX_MATCHES 5
 
+/* The all-ones mask ip6tables-save prints for -m recent. */
+#define RECENT_MASK6 "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"
+
 enum rs_match_kind {
 	RS_M_COMMENT = 1, /* -m comment --comment STR */
 	RS_M_PORT,        /* -m tcp|udp|sctp --dport N or --dport N:M (protocol is
@@ -94,6 +97,8 @@ struct rs_match {
 					   * entry when it matches (never with set) */
 			bool reap;        /* --reap (rcheck/update only) */
 			uint32_t seconds; /* --seconds (rcheck/update only; 0 = none) */
+			bool ipv6;        /* an ip6tables rule: the all-ones mask is
+					   * ffff:...:ffff, not 255.255.255.255 */
 		} recent;
 	} u;
 };
@@ -106,7 +111,8 @@ enum rs_target_kind {
 	RS_T_ACCEPT,
 	RS_T_DROP,
 	RS_T_RETURN,
-	RS_T_REJECT,    /* --reject-with icmp-port-unreachable (kernel default) */
+	RS_T_REJECT,    /* --reject-with icmp-port-unreachable (kernel default), or
+			 * icmp6-port-unreachable in an ip6tables rule (u.reject) */
 	RS_T_DNAT,      /* --to-destination addr[:port] */
 	RS_T_MARK,      /* --or-mark / --xor-mark / --set-xmark */
 	RS_T_MASQUERADE,/* [--random-fully] */
@@ -134,6 +140,9 @@ struct rs_target {
 		struct {
 			bool random_fully;
 		} masq;
+		struct {
+			bool icmp6; /* ip6tables: icmp6-port-unreachable */
+		} reject;
 	} u;
 };
 

@@ -89,12 +89,15 @@ static void collect_one(struct nl_object *obj, void *arg)
 	struct ipaddr a = { 0 };
 	size_t len;
 
-	if (c->err || !local || rtnl_addr_get_family(ra) != c->family)
+	int fam = local ? rtnl_addr_get_family(ra) : 0;
+
+	if (c->err || !local || (fam != AF_INET && fam != AF_INET6) ||
+	    (c->family != AF_UNSPEC && fam != c->family))
 		return;
 	len = nl_addr_get_len(local);
-	if ((c->family == AF_INET && len != 4) || (c->family == AF_INET6 && len != 16))
+	if ((fam == AF_INET && len != 4) || (fam == AF_INET6 && len != 16))
 		return;
-	a.family = (uint8_t)c->family;
+	a.family = (uint8_t)fam;
 	memcpy(a.u.b, nl_addr_get_binary_addr(local), len);
 	if (GROW(c->v, c->cap, c->n + 1) < 0) {
 		c->err = -ENOMEM;
@@ -158,7 +161,7 @@ int nladdrs_dump(int family, struct ipaddr **ret_addrs, size_t *ret_n)
 	_cleanup_(nl_socket_freep) struct nl_sock *sk = NULL;
 	int r;
 
-	if (family != AF_INET && family != AF_INET6)
+	if (family != AF_UNSPEC && family != AF_INET && family != AF_INET6)
 		return -EAFNOSUPPORT;
 	r = connect_route(&sk);
 	if (r < 0)
@@ -229,7 +232,7 @@ int nladdrs_watch_new(struct loop *l, int family, nladdrs_fn fn, void *userdata,
 	struct nladdrs_watch *w;
 	int r;
 
-	if (family != AF_INET && family != AF_INET6)
+	if (family != AF_UNSPEC && family != AF_INET && family != AF_INET6)
 		return -EAFNOSUPPORT;
 	w = calloc(1, sizeof(*w));
 	if (!w)
@@ -248,8 +251,10 @@ int nladdrs_watch_new(struct loop *l, int family, nladdrs_fn fn, void *userdata,
 	r = nlerr_to_errno(nl_connect(w->events, NETLINK_ROUTE));
 	if (r < 0)
 		goto fail;
-	r = nlerr_to_errno(nl_socket_add_membership(
-		w->events, family == AF_INET ? RTNLGRP_IPV4_IFADDR : RTNLGRP_IPV6_IFADDR));
+	if (family != AF_INET6)
+		r = nlerr_to_errno(nl_socket_add_membership(w->events, RTNLGRP_IPV4_IFADDR));
+	if (r >= 0 && family != AF_INET)
+		r = nlerr_to_errno(nl_socket_add_membership(w->events, RTNLGRP_IPV6_IFADDR));
 	if (r < 0)
 		goto fail;
 	r = nlerr_to_errno(nl_socket_set_nonblocking(w->events));

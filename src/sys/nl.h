@@ -20,7 +20,8 @@
 int nlerr_to_errno(int nle);
 
 /*
- * Every address of the node of `family` (AF_INET), loopback included,
+ * Every address of the node of `family` (AF_INET, AF_INET6, or AF_UNSPEC:
+ * both, as the dual-stack planner wants them), loopback included,
  * sorted and deduplicated; *ret_addrs is the caller's (free()).  0 or -errno.
  */
 int nladdrs_dump(int family, struct ipaddr **ret_addrs, size_t *ret_n);
@@ -32,7 +33,8 @@ struct nladdrs_watch;
 typedef void (*nladdrs_fn)(const struct ipaddr *a, size_t n, void *userdata);
 
 /*
- * Subscribe to the family's address notifications, dump the current set
+ * Subscribe to the family's address notifications (AF_UNSPEC: both
+ * families'), dump the current set
  * (read it with nladdrs_watch_get()), and watch on the loop.  All
  * notifications read in one loop turn lead to one re-dump, and fn is
  * called only if the set differs; a lost notification (ENOBUFS) is

@@ -78,7 +78,11 @@ static bool is_local(const struct trace_env *env, const struct ipaddr *a)
 {
 	size_t i;
 
+	static const uint8_t v6_lo[16] = { [15] = 1 };
+
 	if (a->family == AF_INET && a->u.b[0] == 127)
+		return true;
+	if (a->family == AF_INET6 && memcmp(a->u.b, v6_lo, 16) == 0)
 		return true;
 	for (i = 0; i < env->n_local_addrs; i++)
 		if (ipaddr_cmp(&env->local_addrs[i], a) == 0)

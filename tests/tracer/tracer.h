@@ -36,7 +36,7 @@ struct trace_packet {
 };
 
 struct trace_env {
-	const struct ipaddr *local_addrs; /* addresses of the node (addrtype LOCAL); 127/8 always local */
+	const struct ipaddr *local_addrs; /* addresses of the node (addrtype LOCAL); 127/8, ::1 always local */
 	size_t n_local_addrs;
 	const char *recent_name;          /* affinity entry that exists for this client, or NULL */
 	uint32_t masq_mark;               /* mark bit KUBE-MARK-MASQ sets; 0 = 0x4000 */

@@ -2662,6 +2662,307 @@ static void test_tree_ipv6(void **state)
 	ruleset_free(lin);
 }
 
+/* ---------------------------------------------------------------------- */
+/* IPv6 and dual-stack (issue 14).  kube-proxy's IPv6 addresses (fd00:...,  */
+/* 2001:db8::, 2600:5200::) are mapped into svcnat's plan, 2001:2::/48:     */
+/*   service fd00:172:30::41 -> 2001:2:0:f000::41, endpoints                */
+/*   fd00:10:180::1 / ::2:1 -> 2001:2:0:180::1 / ::2:1, pod CIDR             */
+/*   fd00:10::/64 -> 2001:2:0:10::/64 (pod fd00:10::2 -> 2001:2:0:10::2),    */
+/*   external client 2600:5200::1 -> 2001:2:0:5200::1, node IP 2001:db8::1  */
+/*   -> 2001:2::1 (2001:db8::/64 -> 2001:2::/64), alternate node IP          */
+/*   2001:db8:1::2 -> 2001:2:0:1::2.                                         */
+
+#define NODE_IP6 "2001:2::1"
+#define NODE_IP6_ALT "2001:2:0:1::2"
+#define POD_CIDR6 "2001:2:0:10::/64"
+
+/* Both families' node addresses and pod CIDRs, as a dual-stack node has. */
+static void fx_dual(struct fx *f, int family)
+{
+	f->s.family = family;
+	f->node_ips[0] = ip(NODE_IP);
+	f->node_ips[1] = ip(NODE_IP6);
+	f->s.n_node_ips = 2;
+	f->local_addrs[0] = ip(NODE_IP);
+	f->local_addrs[1] = ip("192.168.1.2");
+	f->local_addrs[2] = ip(NODE_IP6);
+	f->local_addrs[3] = ip(NODE_IP6_ALT);
+	f->s.n_local_addrs = 4;
+	f->cidrs[0] = net(POD_CIDR);
+	f->cidrs[1] = net(POD_CIDR6);
+	f->s.n_cluster_cidrs = 2;
+}
+
+/* kube-proxy's TestNodePorts, every case (its three ipv6 ones included). */
+static void test_kp_node_ports(void **state)
+{
+	static const struct {
+		const char *name;
+		int family;
+		bool localhost_nodeports;
+		const char *nodeport_addresses; /* NULL: none */
+		bool allow_alt_node_ip;
+		bool expect_firewall;
+	} cases[] = {
+		{ "ipv4, localhost-nodeports enabled", AF_INET, true, NULL, true, true },
+		{ "ipv4, localhost-nodeports disabled", AF_INET, false, NULL, true, false },
+		{ "ipv4, localhost-nodeports disabled, localhost in nodeport-addresses", AF_INET,
+		  false, "192.168.0.0/24,127.0.0.1/32", false, false },
+		{ "ipv4, localhost-nodeports enabled, multiple nodeport-addresses", AF_INET, false,
+		  "192.168.0.0/24,192.168.1.0/24,2001:2::/64", true, false },
+		{ "ipv6, localhost-nodeports enabled", AF_INET6, true, NULL, true, false },
+		{ "ipv6, localhost-nodeports disabled", AF_INET6, false, NULL, true, false },
+		{ "ipv6, localhost-nodeports disabled, multiple nodeport-addresses", AF_INET6, false,
+		  "192.168.0.0/24,192.168.1.0/24,2001:2::/64", false, false },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct fx *f = fx_new();
+		bool v4 = cases[i].family == AF_INET;
+		const char *svc = v4 ? "172.30.0.41" : "2001:2:0:f000::41";
+		const char *ep1 = v4 ? "10.180.0.1" : "2001:2:0:180::1";
+		const char *ep2 = v4 ? "10.180.2.1" : "2001:2:0:180::2:1";
+		const char *pod = v4 ? "10.0.0.2" : "2001:2:0:10::2";
+		const char *ext = v4 ? "203.0.113.2" : "2001:2:0:5200::1";
+		const char *node = v4 ? NODE_IP : NODE_IP6;
+		const char *alt = v4 ? "192.168.1.2" : NODE_IP6_ALT;
+		const char *lo = v4 ? "127.0.0.1" : "::1";
+		char out[256];
+		struct svc_port *p;
+
+		print_message("  case: %s\n", cases[i].name);
+		fx_dual(f, cases[i].family);
+		f->s.localhost_nodeports = cases[i].localhost_nodeports;
+		if (cases[i].nodeport_addresses)
+			fx_nets(f, &f->s.nodeport_addresses, &f->s.n_nodeport_addresses,
+				cases[i].nodeport_addresses);
+		p = fx_port(f, "ns1", "svc1", "p80", "tcp", svc, 80);
+		p->type = SVC_NODE_PORT;
+		p->node_port = 3001;
+		fx_ep(f, p, ep1, 80, EP_READY)->node_name = NULL;
+		fx_ep(f, p, ep2, 80, EP_READY | EP_LOCAL);
+		fx_plan(f);
+		/* run_flow's "ip:port" list splits at the last colon. */
+		snprintf(out, sizeof(out), "%s:80, %s:80", ep1, ep2);
+		RUN_FLOWS(f,
+			FL("pod to cluster IP", pod, false, svc, 80, out, MASQ_NO),
+			FL("external to nodePort", ext, false, node, 3001, out, MASQ_YES),
+			FL("node to nodePort", node, true, node, 3001, out, MASQ_YES),
+		);
+		if (v4 && cases[i].localhost_nodeports)
+			RUN_FLOWS(f, FL("localhost to nodePort gets masqueraded", lo, true, lo, 3001, out,
+					MASQ_YES), );
+		else
+			RUN_FLOWS(f, FL("localhost to nodePort is ignored", lo, true, lo, 3001, "",
+					MASQ_ANY), );
+		if (cases[i].allow_alt_node_ip)
+			RUN_FLOWS(f, FL("external to nodePort on secondary IP", ext, false, alt, 3001, out,
+					MASQ_YES), );
+		else
+			RUN_FLOWS(f, FL("secondary nodeIP ignores NodePorts", ext, false, alt, 3001, "",
+					MASQ_ANY), );
+		expect_chain(f->rs, RS_FILTER, "KUBE-FIREWALL",
+			     cases[i].expect_firewall ?
+				     "-A KUBE-FIREWALL ! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment \"block incoming localnet connections\" -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP\n" :
+				     "");
+		fx_teardown((void **)&f);
+	}
+}
+
+/* An IPv6 plan, exactly: a NodePort service with ClientIP affinity and a
+ * service without endpoints, as kube-proxy's ip6tables proxier writes them
+ * (same chain names, "[ip]:port" endpoints, icmp6 REJECT, the IPv6 recent
+ * mask, "! -d ::1/128" on the node-port jump, no localnet guard). */
+static void test_exact_ipv6(void **state)
+{
+	struct fx *f = *state;
+	struct svc_port *p;
+
+	fx_dual(f, AF_INET6);
+	p = fx_port(f, "ns1", "svc1", "p80", "tcp", "2001:2:0:f000::41", 80);
+	p->type = SVC_NODE_PORT;
+	p->node_port = 3001;
+	p->affinity_client_ip = true;
+	fx_ep(f, p, "2001:2:0:180::1", 80, EP_READY);
+	fx_ep(f, p, "2001:2:0:180::2:1", 80, EP_READY | EP_LOCAL);
+	fx_port(f, "ns2", "svc2", "p80", "udp", "2001:2:0:f000::42", 80);
+	fx_plan(f);
+	expect_table(f->rs, RS_NAT,
+		":PREROUTING\n"
+		":OUTPUT\n"
+		":POSTROUTING\n"
+		":KUBE-EXT-XPGD46QRK7WJZT7O\n"
+		":KUBE-MARK-MASQ\n"
+		":KUBE-NODEPORTS\n"
+		":KUBE-POSTROUTING\n"
+		":KUBE-SEP-2CPZN5742XOYCZVD\n"
+		":KUBE-SEP-VTROCHHRTEVU3ZD7\n"
+		":KUBE-SERVICES\n"
+		":KUBE-SVC-XPGD46QRK7WJZT7O\n"
+		"-A PREROUTING -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES\n"
+		"-A OUTPUT -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES\n"
+		"-A POSTROUTING -m comment --comment \"kubernetes postrouting rules\" -j KUBE-POSTROUTING\n"
+		"-A KUBE-EXT-XPGD46QRK7WJZT7O -m comment --comment \"masquerade traffic for ns1/svc1:p80 external destinations\" -j KUBE-MARK-MASQ\n"
+		"-A KUBE-EXT-XPGD46QRK7WJZT7O -j KUBE-SVC-XPGD46QRK7WJZT7O\n"
+		"-A KUBE-MARK-MASQ -j MARK --set-xmark 0x4000/0x4000\n"
+		"-A KUBE-NODEPORTS -p tcp -m comment --comment \"ns1/svc1:p80\" -m tcp --dport 3001 -j KUBE-EXT-XPGD46QRK7WJZT7O\n"
+		"-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN\n"
+		"-A KUBE-POSTROUTING -j MARK --set-xmark 0x4000/0x0\n"
+		"-A KUBE-POSTROUTING -m comment --comment \"kubernetes service traffic requiring SNAT\" -j MASQUERADE --random-fully\n"
+		"-A KUBE-SEP-2CPZN5742XOYCZVD -s 2001:2:0:180::2:1/128 -m comment --comment \"ns1/svc1:p80\" -j KUBE-MARK-MASQ\n"
+		"-A KUBE-SEP-2CPZN5742XOYCZVD -p tcp -m comment --comment \"ns1/svc1:p80\" -m recent --set --name KUBE-SEP-2CPZN5742XOYCZVD --mask ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff --rsource -m tcp -j DNAT --to-destination [2001:2:0:180::2:1]:80\n"
+		"-A KUBE-SEP-VTROCHHRTEVU3ZD7 -s 2001:2:0:180::1/128 -m comment --comment \"ns1/svc1:p80\" -j KUBE-MARK-MASQ\n"
+		"-A KUBE-SEP-VTROCHHRTEVU3ZD7 -p tcp -m comment --comment \"ns1/svc1:p80\" -m recent --set --name KUBE-SEP-VTROCHHRTEVU3ZD7 --mask ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff --rsource -m tcp -j DNAT --to-destination [2001:2:0:180::1]:80\n"
+		"-A KUBE-SERVICES -d 2001:2:0:f000::41/128 -p tcp -m comment --comment \"ns1/svc1:p80 cluster IP\" -m tcp --dport 80 -j KUBE-SVC-XPGD46QRK7WJZT7O\n"
+		"-A KUBE-SERVICES ! -d ::1/128 -m comment --comment \"kubernetes service nodeports; NOTE: this must be the last rule in this chain\" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS\n"
+		"-A KUBE-SVC-XPGD46QRK7WJZT7O ! -s 2001:2:0:10::/64 -d 2001:2:0:f000::41/128 -p tcp -m comment --comment \"ns1/svc1:p80 cluster IP\" -m tcp --dport 80 -j KUBE-MARK-MASQ\n"
+		"-A KUBE-SVC-XPGD46QRK7WJZT7O -m comment --comment \"ns1/svc1:p80 -> [2001:2:0:180::1]:80\" -m recent --rcheck --seconds 10800 --reap --name KUBE-SEP-VTROCHHRTEVU3ZD7 --mask ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff --rsource -j KUBE-SEP-VTROCHHRTEVU3ZD7\n"
+		"-A KUBE-SVC-XPGD46QRK7WJZT7O -m comment --comment \"ns1/svc1:p80 -> [2001:2:0:180::2:1]:80\" -m recent --rcheck --seconds 10800 --reap --name KUBE-SEP-2CPZN5742XOYCZVD --mask ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff --rsource -j KUBE-SEP-2CPZN5742XOYCZVD\n"
+		"-A KUBE-SVC-XPGD46QRK7WJZT7O -m comment --comment \"ns1/svc1:p80 -> [2001:2:0:180::1]:80\" -m statistic --mode random --probability 0.5000000000 -j KUBE-SEP-VTROCHHRTEVU3ZD7\n"
+		"-A KUBE-SVC-XPGD46QRK7WJZT7O -m comment --comment \"ns1/svc1:p80 -> [2001:2:0:180::2:1]:80\" -j KUBE-SEP-2CPZN5742XOYCZVD\n");
+	expect_table(f->rs, RS_FILTER,
+		":INPUT\n"
+		":FORWARD\n"
+		":OUTPUT\n"
+		":KUBE-EXTERNAL-SERVICES\n"
+		":KUBE-FIREWALL\n"
+		":KUBE-FORWARD\n"
+		":KUBE-NODEPORTS\n"
+		":KUBE-PROXY-FIREWALL\n"
+		":KUBE-SERVICES\n"
+		"-A INPUT -j KUBE-FIREWALL\n"
+		"-A INPUT -m conntrack --ctstate NEW -m comment --comment \"kubernetes load balancer firewall\" -j KUBE-PROXY-FIREWALL\n"
+		"-A INPUT -m comment --comment \"kubernetes health check service ports\" -j KUBE-NODEPORTS\n"
+		"-A INPUT -m conntrack --ctstate NEW -m comment --comment \"kubernetes externally-visible service portals\" -j KUBE-EXTERNAL-SERVICES\n"
+		"-A FORWARD -m conntrack --ctstate NEW -m comment --comment \"kubernetes load balancer firewall\" -j KUBE-PROXY-FIREWALL\n"
+		"-A FORWARD -m comment --comment \"kubernetes forwarding rules\" -j KUBE-FORWARD\n"
+		"-A FORWARD -m conntrack --ctstate NEW -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES\n"
+		"-A FORWARD -m conntrack --ctstate NEW -m comment --comment \"kubernetes externally-visible service portals\" -j KUBE-EXTERNAL-SERVICES\n"
+		"-A OUTPUT -j KUBE-FIREWALL\n"
+		"-A OUTPUT -m conntrack --ctstate NEW -m comment --comment \"kubernetes load balancer firewall\" -j KUBE-PROXY-FIREWALL\n"
+		"-A OUTPUT -m conntrack --ctstate NEW -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES\n"
+		"-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP\n"
+		"-A KUBE-FORWARD -m comment --comment \"kubernetes forwarding rules\" -m mark --mark 0x4000/0x4000 -j ACCEPT\n"
+		"-A KUBE-FORWARD -m comment --comment \"kubernetes forwarding conntrack rule\" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n"
+		"-A KUBE-SERVICES -d 2001:2:0:f000::42/128 -p udp -m comment --comment \"ns2/svc2:p80 has no endpoints\" -m udp --dport 80 -j REJECT --reject-with icmp6-port-unreachable\n");
+	assert_int_equal(diag_count(&f->diags, DIAG_NOTE), 0);
+}
+
+/*
+ * Dual-stack: one desired state, one plan per family, each with its own
+ * share (kube-proxy's service_test.go cases "service with both ipv4 and
+ * ipv6 configurations under ipv4 mode, ipv6 entries should be filtered"
+ * and its ipv6-mode mirror; IPv6 loadBalancerSourceRanges in the IPv6
+ * KUBE-FW- chain).  No notes for entries the other plan programs.
+ */
+static void test_dual_stack_split(void **state)
+{
+	struct fx *f = *state;
+	struct ruleset *v4;
+	struct svc_port *p;
+
+	p = fx_port(f, "ns1", "lb", "p80", "tcp", NULL, 80);
+	fx_ips(f, &p->cluster_ips, &p->n_cluster_ips, "172.30.0.41,2001:2:0:f000::41");
+	p->type = SVC_LOAD_BALANCER;
+	p->node_port = 3001;
+	fx_ips(f, &p->external_ips, &p->n_external_ips, "192.168.99.11,2001:2:0:e100::11");
+	fx_ips(f, &p->lb_ips, &p->n_lb_ips, "1.2.3.4,2001:2:0:e000::4");
+	fx_nets(f, &p->lb_source_ranges, &p->n_lb_source_ranges,
+		"203.0.113.0/25,2001:2:0:5200::/64");
+	fx_ep(f, p, "10.180.0.1", 80, EP_READY);
+	fx_ep(f, p, "2001:2:0:180::1", 80, EP_READY);
+	/* IPv4 only, with an IPv6 external IP no run programs: one note. */
+	p = fx_port(f, "ns1", "v4only", "p80", "tcp", "172.30.0.42", 80);
+	fx_ips(f, &p->external_ips, &p->n_external_ips, "2001:2:0:e100::12");
+	fx_ep(f, p, "10.180.0.2", 80, EP_READY);
+	/* IPv6 only. */
+	p = fx_port(f, "ns1", "v6only", "p80", "tcp", "2001:2:0:f000::43", 80);
+	fx_ep(f, p, "2001:2:0:180::3", 80, EP_READY);
+
+	fx_dual(f, AF_INET);
+	f->s.dual_stack = true;
+	fx_plan(f);
+	v4 = TAKE_PTR(f->rs);
+	assert_int_equal(f->stats.services, 2);
+	assert_int_equal(f->stats.endpoints, 2);
+	assert_int_equal(diag_count(&f->diags, DIAG_NOTE), 1);
+	assert_non_null(strstr(f->diags.items[0].msg, "no IPv6 cluster IP"));
+
+	fx_dual(f, AF_INET6);
+	fx_plan(f);
+	assert_int_equal(f->stats.services, 2);
+	assert_int_equal(f->stats.endpoints, 2);
+	assert_int_equal(diag_count(&f->diags, DIAG_NOTE), 1);
+
+	RUN_FLOWS(f,
+		FL("v6 pod to cluster IP", "2001:2:0:10::2", false, "2001:2:0:f000::41", 80,
+		   "2001:2:0:180::1:80", MASQ_NO),
+		FL("v6 external to external IP", "2001:2:0:5200::1", false, "2001:2:0:e100::11", 80,
+		   "2001:2:0:180::1:80", MASQ_YES),
+		FL("v6 allowed source to LB IP", "2001:2:0:5200::1", false, "2001:2:0:e000::4", 80,
+		   "2001:2:0:180::1:80", MASQ_YES),
+		FL("v6 other source to LB IP", "2001:2:0:5300::1", false, "2001:2:0:e000::4", 80,
+		   "DROP", MASQ_ANY),
+		FL("v6 external to nodePort", "2001:2:0:5200::1", false, NODE_IP6, 3001,
+		   "2001:2:0:180::1:80", MASQ_YES),
+		FL("v6 pod to the v6-only service", "2001:2:0:10::2", false, "2001:2:0:f000::43", 80,
+		   "2001:2:0:180::3:80", MASQ_NO),
+		FL("v6 plan ignores the v4-only service's v6 external IP", "2001:2:0:5200::1", false,
+		   "2001:2:0:e100::12", 80, "", MASQ_ANY),
+	);
+	{
+		const struct rs_chains *cs = &f->rs->t[RS_NAT];
+		const struct rs_chain *fw = NULL;
+
+		for (size_t i = 0; i < cs->n; i++)
+			if (!strncmp(cs->chains[i]->name, "KUBE-FW-", 8))
+				fw = cs->chains[i];
+		assert_non_null(fw);
+		/* the IPv6 source range only, then kube-proxy's counting rule */
+		assert_int_equal(fw->n_rules, 2);
+		assert_int_equal(fw->rules[0].src.addr.family, AF_INET6);
+		expect_rule_in(f->rs, RS_NAT, fw->name, "-s 2001:2:0:5200::/64 -m comment --comment \"ns1/lb:p80 loadbalancer IP\" -j KUBE-EXT-");
+	}
+
+	ruleset_free(f->rs);
+	f->rs = v4;
+	fx_dual(f, AF_INET);
+	RUN_FLOWS(f,
+		FL("v4 pod to cluster IP", "10.0.0.2", false, "172.30.0.41", 80, "10.180.0.1:80", MASQ_NO),
+		FL("v4 allowed source to LB IP", "203.0.113.2", false, "1.2.3.4", 80, "10.180.0.1:80",
+		   MASQ_YES),
+		FL("v4 other source to LB IP", "203.0.113.200", false, "1.2.3.4", 80, "DROP", MASQ_ANY),
+		FL("v4 external to nodePort", "203.0.113.2", false, NODE_IP, 3001, "10.180.0.1:80",
+		   MASQ_YES),
+		FL("v4 pod to the v4-only service", "10.0.0.2", false, "172.30.0.42", 80,
+		   "10.180.0.2:80", MASQ_NO),
+	);
+	/* The IPv4 plan has no IPv6 address anywhere, and the other way round. */
+	for (int t = 0; t < RS_NTABLES; t++) {
+		char *txt = table_text(f->rs, t);
+
+		assert_null(strstr(txt, "2001:2:"));
+		free(txt);
+	}
+}
+
+/* Without dual_stack (an IPv4-only run), every IPv6 entry is a note. */
+static void test_single_family_notes(void **state)
+{
+	struct fx *f = *state;
+	struct svc_port *p;
+
+	p = fx_port(f, "ns1", "lb", "p80", "tcp", NULL, 80);
+	fx_ips(f, &p->cluster_ips, &p->n_cluster_ips, "172.30.0.41,2001:2:0:f000::41");
+	fx_ips(f, &p->external_ips, &p->n_external_ips, "192.168.99.11,2001:2:0:e100::11");
+	fx_ep(f, p, "10.180.0.1", 80, EP_READY);
+	fx_ep(f, p, "2001:2:0:180::1", 80, EP_READY);
+	p = fx_port(f, "ns1", "v6only", "p80", "tcp", "2001:2:0:f000::43", 80);
+	fx_plan(f);
+	/* external IP, endpoint, v6only's cluster IP */
+	assert_int_equal(diag_count(&f->diags, DIAG_NOTE), 3);
+}
+
 #define TREE_TESTS \
 	cmocka_unit_test_setup_teardown(test_tree_equivalent, fx_setup, fx_teardown), \
 	cmocka_unit_test_setup_teardown(test_tree_shape, fx_setup, fx_teardown), \
@@ -2710,6 +3011,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exact_multiport_protocols, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_exact_fixed_chains_settings, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_skipped_and_other_family, fx_setup, fx_teardown),
+		cmocka_unit_test(test_kp_node_ports),
+		cmocka_unit_test_setup_teardown(test_exact_ipv6, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_dual_stack_split, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_single_family_notes, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_duplicate_port_and_cidrs, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_deterministic, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_large_input, fx_setup, fx_teardown),

@@ -1568,6 +1568,75 @@ static void test_scale(void **state)
 	ruleset_free(rs);
 }
 
+
+/* ip6tables-save text (PARSE_IPV6): addresses, "[ADDR]:PORT" DNAT, the
+ * icmp6 REJECT and the IPv6 recent mask survive parse -> render exactly;
+ * IPv4 forms are refused there and IPv6 forms in an IPv4 parse. */
+static void test_ipv6_round_trip(void **state)
+{
+	static const char text[] =
+		"*filter\n"
+		":INPUT ACCEPT [0:0]\n"
+		":FORWARD ACCEPT [0:0]\n"
+		":OUTPUT ACCEPT [0:0]\n"
+		":KUBE-SERVICES - [0:0]\n"
+		"-A INPUT -j KUBE-SERVICES\n"
+		"-A KUBE-SERVICES -d 2001:2:0:f000::42/128 -p udp -m comment --comment \"ns2/svc2:p80 has no endpoints\" -m udp --dport 80 -j REJECT --reject-with icmp6-port-unreachable\n"
+		"COMMIT\n"
+		"*nat\n"
+		":PREROUTING ACCEPT [0:0]\n"
+		":INPUT ACCEPT [0:0]\n"
+		":OUTPUT ACCEPT [0:0]\n"
+		":POSTROUTING ACCEPT [0:0]\n"
+		":KUBE-SEP-VTROCHHRTEVU3ZD7 - [0:0]\n"
+		":KUBE-SERVICES - [0:0]\n"
+		"-A PREROUTING -j KUBE-SERVICES\n"
+		"-A KUBE-SEP-VTROCHHRTEVU3ZD7 -s 2001:2:0:180::1/128 -j KUBE-SEP-VTROCHHRTEVU3ZD7\n"
+		"-A KUBE-SEP-VTROCHHRTEVU3ZD7 -p tcp -m recent --set --name KUBE-SEP-VTROCHHRTEVU3ZD7 --mask ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff --rsource -m tcp -j DNAT --to-destination [2001:2:0:180::1]:80\n"
+		"-A KUBE-SERVICES ! -s 2001:2:0:10::/64 -d 2001:2:0:f000::41/128 -p tcp -m recent --rcheck --seconds 10800 --reap --name KUBE-SEP-VTROCHHRTEVU3ZD7 --mask ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff --rsource -j KUBE-SEP-VTROCHHRTEVU3ZD7\n"
+		"-A KUBE-SERVICES -d 2001:2:0:f000::43/128 -j DNAT --to-destination 2001:2:0:180::3\n"
+		"-A KUBE-SERVICES ! -d ::1/128 -m addrtype --dst-type LOCAL -j KUBE-SEP-VTROCHHRTEVU3ZD7\n"
+		"COMMIT\n";
+	struct ruleset *rs = parse_ok(text, PARSE_IPV6);
+	const struct rs_chain *c = ruleset_find_chain(rs, RS_FILTER, "KUBE-SERVICES");
+	char *out = render_str(rs, RENDER_ALL), *err;
+
+	(void)state;
+	assert_string_equal(out, text);
+	assert_true(c->rules[0].t.u.reject.icmp6);
+	assert_int_equal(c->rules[0].dst.addr.family, AF_INET6);
+	assert_int_equal(c->rules[0].dst.plen, 128);
+	free(out);
+	ruleset_free(rs);
+	/* host bits are masked, as ip6tables stores them */
+	rs = parse_ok("*nat\n:KUBE-X - [0:0]\n-A KUBE-X -s 2001:2::ff/64 -j RETURN\nCOMMIT\n",
+		      PARSE_IPV6);
+	out = render_str(rs, RENDER_ALL);
+	assert_non_null(strstr(out, "-A KUBE-X -s 2001:2::/64 -j RETURN\n"));
+	free(out);
+	ruleset_free(rs);
+	/* REJECT without a type is ip6tables' default, icmp6-port-unreachable */
+	rs = parse_ok("*filter\n:KUBE-X - [0:0]\n-A KUBE-X -j REJECT\nCOMMIT\n", PARSE_IPV6);
+	assert_true(ruleset_find_chain(rs, RS_FILTER, "KUBE-X")->rules[0].t.u.reject.icmp6);
+	ruleset_free(rs);
+	/* the other family's forms */
+	err = parse_err("*nat\n:KUBE-X - [0:0]\n-A KUBE-X -s 10.0.0.1/32 -j RETURN\nCOMMIT\n",
+			PARSE_IPV6);
+	assert_non_null(strstr(err, "10.0.0.1/32"));
+	free(err);
+	err = parse_err("*nat\n:KUBE-X - [0:0]\n-A KUBE-X -s 2001:2::1/128 -j RETURN\nCOMMIT\n", 0);
+	assert_non_null(strstr(err, "2001:2::1/128"));
+	free(err);
+	err = parse_err("*filter\n:KUBE-X - [0:0]\n-A KUBE-X -j REJECT --reject-with icmp-port-unreachable\nCOMMIT\n",
+			PARSE_IPV6);
+	assert_non_null(strstr(err, "icmp-port-unreachable"));
+	free(err);
+	err = parse_err("*nat\n:KUBE-X - [0:0]\n-A KUBE-X -j DNAT --to-destination [2001:2::1\nCOMMIT\n",
+			PARSE_IPV6);
+	assert_non_null(strstr(err, "DNAT destination"));
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1577,6 +1646,7 @@ int main(void)
 		cmocka_unit_test(test_render_huge_line),
 		cmocka_unit_test(test_render_write_error),
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_ipv6_round_trip),
 		cmocka_unit_test(test_parse_saved_samples),
 		cmocka_unit_test(test_render_matches_iptables_save),
 		cmocka_unit_test(test_parse_owned_only),
