@@ -216,7 +216,10 @@ static void test_refusals(void **state)
 	options_done(&o);
 	assert_int_equal(parse(&o, "--config", svc, "--iptables-sync-period", "5x", NULL), 2);
 	options_done(&o);
-	assert_int_equal(parse(&o, "--config", svc, "--bind-address", "2001:2::1", NULL), 2);
+	/* Dual-stack (issue 14): an IPv6 --bind-address is the IPv6 primary. */
+	assert_int_equal(parse(&o, "--config", svc, "--bind-address", "2001:2::1", NULL), 0);
+	assert_int_equal(o.plan.n_node_ips, 1);
+	assert_int_equal(o.plan.node_ips[0].family, AF_INET6);
 	options_done(&o);
 	assert_int_equal(parse(&o, "--config", svc, "--no-such-flag", NULL), 2);
 	options_done(&o);
