@@ -54,7 +54,10 @@ struct daemon {
 	struct syncpolicy policy;
 	uint64_t health_timeout_usec;
 	struct fswatch *watch;
-	bool *source_dirty;          /* per --config: re-read in the post hook */
+	bool *source_dirty;          /* per --config: to be re-read */
+	bool *source_loading;        /* per --config: being read by the worker */
+	int *load_result;            /* per --config: pipeline_source_load()'s */
+	struct diag_list *load_diags; /* per --config: its diagnostics */
 	bool *source_ready;          /* per --config: read completely once */
 	struct loop_timer *wait_timer; /* warns while a source was never read */
 	struct nladdrs_watch *addrs;
@@ -120,18 +123,20 @@ static void count_source_errors(struct daemon *dm, const char *source, double n)
  * Re-read --config number i after a change (or at start / SIGHUP).  Returns
  * pipeline_read_source()'s result.
  */
-static int reload_source(struct daemon *dm, size_t i)
+static int source_loaded(struct daemon *dm, size_t i, int r, struct diag_list *d)
 {
 	const char *path = dm->o->configs[i];
-	struct diag_list d;
-	int r;
 
-	diag_list_init(&d);
-	r = pipeline_read_source(dm->p, i, &d);
+	if (r >= 0) {
+		int c = pipeline_source_commit(dm->p, i);
+
+		if (c < 0)
+			r = c;
+	}
 	if (r == -ENOENT && dm->source_ready[i]) {
 		/* Deleted: its services go away. */
-		diag_list_done(&d);
-		diag_list_init(&d);
+		diag_list_done(d);
+		diag_list_init(d);
 		r = pipeline_clear_source(dm->p, i);
 		log_info("%s: not there (deleted?): its services are removed", path);
 		r = r < 0 ? r : -ENOENT;
@@ -145,13 +150,82 @@ static int reload_source(struct daemon *dm, size_t i)
 		if (r > 0)
 			log_err("%s: %d file%s rejected, each keeping its last good content", path, r,
 				r == 1 ? "" : "s");
-		count_source_errors(dm, path, (double)r + (double)diag_count(&d, DIAG_ERROR));
+		count_source_errors(dm, path, (double)r + (double)diag_count(d, DIAG_ERROR));
 		if (pipeline_source_complete(dm->p, i))
 			dm->source_ready[i] = true;
 	}
-	log_diags(&d);
+	log_diags(d);
+	return r;
+}
+
+/* Read --config number i now, on the loop thread (at start). */
+static int reload_source(struct daemon *dm, size_t i)
+{
+	struct diag_list d;
+	int r;
+
+	diag_list_init(&d);
+	r = source_loaded(dm, i, pipeline_source_load(dm->p, i, &d), &d);
 	diag_list_done(&d);
 	return r;
+}
+
+/* On the worker thread: read and decode the sources marked loading. */
+static void load_job_run(void *userdata)
+{
+	struct daemon *dm = userdata;
+	size_t i;
+
+	for (i = 0; i < dm->o->n_configs; i++)
+		if (dm->source_loading[i])
+			dm->load_result[i] = pipeline_source_load(dm->p, i, &dm->load_diags[i]);
+}
+
+/* Back on the loop thread: hand what was read to the merge engine. */
+static void load_job_done(void *userdata)
+{
+	struct daemon *dm = userdata;
+	size_t i;
+
+	for (i = 0; i < dm->o->n_configs; i++) {
+		if (!dm->source_loading[i])
+			continue;
+		dm->source_loading[i] = false;
+		source_loaded(dm, i, dm->load_result[i], &dm->load_diags[i]);
+		diag_list_done(&dm->load_diags[i]);
+		diag_list_init(&dm->load_diags[i]);
+	}
+}
+
+static const char *source_pending(const struct daemon *dm);
+static bool etcd_pending(struct daemon *dm);
+
+/*
+ * Re-read the changed sources on the worker: decoding a big file takes
+ * time the loop must not spend.  When the worker is busy they stay marked
+ * and go at the next post hook after it is done.
+ */
+static void start_loads(struct daemon *dm)
+{
+	size_t i, n = 0;
+
+	if (worker_busy(dm->worker))
+		return;
+	/* A sync that is due goes first: changes arriving faster than they
+	 * are read must not starve it. */
+	if (!source_pending(dm) && !etcd_pending(dm) &&
+	    syncpolicy_due(&dm->policy, loop_now_usec(), NULL))
+		return;
+	for (i = 0; i < dm->o->n_configs; i++) {
+		dm->source_loading[i] = dm->source_dirty[i];
+		dm->source_dirty[i] = false;
+		n += dm->source_loading[i];
+	}
+	if (n && worker_start(dm->worker, load_job_run, load_job_done, dm) < 0) {
+		/* No thread: read them here rather than not at all. */
+		load_job_run(dm);
+		load_job_done(dm);
+	}
 }
 
 /* The first --config not read completely yet, or NULL. */
@@ -543,14 +617,8 @@ static void report_conflicts(struct daemon *dm)
 static void on_post(struct loop *l, void *userdata)
 {
 	struct daemon *dm = userdata;
-	size_t i;
 
-	for (i = 0; i < dm->o->n_configs; i++) {
-		if (!dm->source_dirty[i])
-			continue;
-		dm->source_dirty[i] = false;
-		reload_source(dm, i);
-	}
+	start_loads(dm);
 	if (merge_flush(pipeline_merge(dm->p)) < 0)
 		log_err("out of memory merging the sources; retrying at the next event");
 	report_conflicts(dm);
@@ -791,8 +859,14 @@ static int setup_sources(struct daemon *dm)
 
 	dm->source_dirty = calloc(dm->o->n_configs ? dm->o->n_configs : 1, sizeof(bool));
 	dm->source_ready = calloc(dm->o->n_configs ? dm->o->n_configs : 1, sizeof(bool));
-	if (!dm->source_dirty || !dm->source_ready)
+	dm->source_loading = calloc(dm->o->n_configs ? dm->o->n_configs : 1, sizeof(bool));
+	dm->load_result = calloc(dm->o->n_configs ? dm->o->n_configs : 1, sizeof(int));
+	dm->load_diags = calloc(dm->o->n_configs ? dm->o->n_configs : 1, sizeof(*dm->load_diags));
+	if (!dm->source_dirty || !dm->source_ready || !dm->source_loading || !dm->load_result ||
+	    !dm->load_diags)
 		return -ENOMEM;
+	for (i = 0; i < dm->o->n_configs; i++)
+		diag_list_init(&dm->load_diags[i]);
 	r = loop_timer_new(dm->loop, on_wait_timer, dm, &dm->wait_timer);
 	if (r < 0)
 		return r;
@@ -908,6 +982,12 @@ static void daemon_done(struct daemon *dm)
 	metrics_free(dm->metrics);
 	free(dm->source_dirty);
 	free(dm->source_ready);
+	free(dm->source_loading);
+	free(dm->load_result);
+	if (dm->load_diags)
+		for (size_t i = 0; i < dm->o->n_configs; i++)
+			diag_list_done(&dm->load_diags[i]);
+	free(dm->load_diags);
 }
 
 int daemon_main(struct svcnat_options *o)

@@ -167,19 +167,32 @@ void pipeline_free(struct pipeline *p)
 	free(p);
 }
 
-int pipeline_read_source(struct pipeline *p, size_t i, struct diag_list *d)
+int pipeline_source_load(struct pipeline *p, size_t i, struct diag_list *d)
+{
+	if (i >= p->o->n_configs)
+		return -EINVAL;
+	return file_source_reload(p->files[i], d);
+}
+
+int pipeline_source_commit(struct pipeline *p, size_t i)
 {
 	const struct decoded *dec;
-	int r, rejected;
 
 	if (i >= p->o->n_configs)
 		return -EINVAL;
-	rejected = file_source_reload(p->files[i], d);
+	dec = file_source_content(p->files[i]);
+	return merge_update(p->merge, p->source_ids[i], MERGE_SET, dec->services, dec->n_services,
+			    dec->slices, dec->n_slices);
+}
+
+int pipeline_read_source(struct pipeline *p, size_t i, struct diag_list *d)
+{
+	int r, rejected;
+
+	rejected = pipeline_source_load(p, i, d);
 	if (rejected < 0)
 		return rejected;
-	dec = file_source_content(p->files[i]);
-	r = merge_update(p->merge, p->source_ids[i], MERGE_SET, dec->services, dec->n_services,
-			 dec->slices, dec->n_slices);
+	r = pipeline_source_commit(p, i);
 	return r < 0 ? r : rejected;
 }
 

@@ -160,6 +160,16 @@ void pipeline_free(struct pipeline *p);
  * and warns in the others, unless --allow-insecure-config.
  */
 int pipeline_read_source(struct pipeline *p, size_t i, struct diag_list *d);
+
+/*
+ * pipeline_read_source() in two steps, for a daemon that reads off its loop
+ * thread: _load reads and decodes --config number i into its file source
+ * (it touches nothing else of p, so it may run on another thread while the
+ * caller leaves that source alone); same returns.  _commit SETs the
+ * source's content into the merge engine (loop thread).  0 or -ENOMEM.
+ */
+int pipeline_source_load(struct pipeline *p, size_t i, struct diag_list *d);
+int pipeline_source_commit(struct pipeline *p, size_t i);
 /* Whether --config number i has said everything once: read with no file
  * lacking content (see file_source_complete()). */
 bool pipeline_source_complete(const struct pipeline *p, size_t i);

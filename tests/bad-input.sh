@@ -93,11 +93,15 @@ RUNTIME_CASES="fifo.json dev-zero.json loop.json dangling.json proc-mem.json mis
 # run_case MODE DIR NAME: "== MODE NAME exit RC" and the stderr, to stdout
 run_case() {
 	local mode=$1 dir=$2 name=$3 rc runas=()
+	local bin=$SVCNAT
 	if [ "$name" = unreadable.json ] && [ "$(id -u)" = 0 ]; then
-		# root reads anything: read it as nobody
+		# root reads anything: read it as nobody (with a copy of the binary
+		# nobody can reach, wherever the build directory is)
 		runas=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+		[ -x "$TMP/svcnat" ] || cp "$SVCNAT" "$TMP/svcnat"
+		bin=$TMP/svcnat
 	fi
-	(cd "$dir" && "${runas[@]}" timeout 120 "$SVCNAT" "--$mode" --config "$name" "${SETTINGS[@]}" \
+	(cd "$dir" && "${runas[@]}" timeout 120 "$bin" "--$mode" --config "$name" "${SETTINGS[@]}" \
 		$([ "$mode" = once ] && echo "${ONCE[@]}") \
 		>"$TMP/out" 2>"$TMP/err")
 	rc=$?
