@@ -410,6 +410,10 @@ static void update_sync_metrics(struct daemon *dm, const struct sync_report *rep
 	metrics_gauge_set(dm->metrics, "svcnat_dispatch_trees", NULL, (double)st->dispatch_trees);
 	metrics_counter_add(dm->metrics, "svcnat_sync_rules_written_total", NULL,
 			    (double)ar->rules_written);
+	metrics_counter_add(dm->metrics, "svcnat_sync_netlink_messages_total", NULL,
+			    (double)ar->messages);
+	metrics_counter_add(dm->metrics, "svcnat_sync_netlink_bytes_total", NULL,
+			    (double)ar->bytes);
 	metrics_counter_add(dm->metrics, "svcnat_sync_chains_changed_total", "op=\"created\"",
 			    (double)ar->chains_created);
 	metrics_counter_add(dm->metrics, "svcnat_sync_chains_changed_total", "op=\"replaced\"",

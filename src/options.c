@@ -252,8 +252,9 @@ static void usage(FILE *f)
 	      "      --no-random-fully      MASQUERADE without --random-fully\n"
 	      "\n"
 	      "Kernel:\n"
-	      "      --backend KIND         auto (default: direct on legacy hosts, else restore),\n"
-	      "                             direct, libiptc or restore\n"
+	      "      --backend KIND         auto (default: direct on legacy hosts, else nft),\n"
+	      "                             direct, libiptc, nft (nf_tables in iptables-nft's\n"
+	      "                             encoding, in process) or restore\n"
 	      "      --lock-wait MS         wait at most MS for the xtables lock (default 5000)\n"
 	      "      --set-sysctls          turn on net.ipv4.ip_forward (and route_localnet)\n"
 	      "      --conntrack-max-per-core N, --conntrack-min N, --conntrack-tcp-be-liberal,\n"
@@ -705,7 +706,7 @@ static int apply_opt(struct pstate *ps, int c, const char *arg)
 	case OPT_BACKEND:
 		r = backend_kind_parse(arg, &o->backend.kind);
 		if (r < 0)
-			bad(ps, arg, "auto, libiptc, direct or restore");
+			bad(ps, arg, "auto, libiptc, direct, nft or restore");
 		break;
 	case OPT_LOCK_WAIT:
 		r = parse_uint(arg, 3600000, &v);

@@ -198,7 +198,8 @@ static bool have_command(const char *cmd)
 /*
  * Remove svcnat's (and kube-proxy's) chains and jump rules.  With
  * --backend auto from every iptables flavour present: the legacy tables
- * (direct writer) and the nft ones (iptables-nft-restore); a given
+ * (direct writer) and the nft ones (nft writer, where iptables-nft is
+ * installed); a given
  * --backend cleans what it writes.
  */
 static int run_cleanup(struct svcnat_options *o, struct pipeline *p, struct diag_list *d)
@@ -220,7 +221,7 @@ static int run_cleanup(struct svcnat_options *o, struct pipeline *p, struct diag
 		bool present;
 	} flavours[] = {
 		{ BACKEND_DIRECT, NULL, "legacy", legacy_tables_present() },
-		{ BACKEND_RESTORE, "iptables-nft-restore", "nft",
+		{ BACKEND_NFT, NULL, "nft",
 		  have_command("iptables-nft-restore") && have_command("iptables-nft-save") },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(flavours); i++) {

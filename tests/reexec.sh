@@ -47,7 +47,7 @@ if [ "$(id -u)" = 0 ] && unshare -n true 2>/dev/null; then
 	printf '#!/bin/sh\nenv >"$FK_DIR/env.restore"\ncat >/dev/null\n' >"$tmp/bin/iptables-nft-restore"
 	chmod +x "$tmp/bin/"*
 	once() {
-		FK_DIR=$tmp PATH=$tmp/bin:$PATH unshare -n env "$@" "$SVCNAT" --once \
+		FK_DIR=$tmp PATH=$tmp/bin:$PATH unshare -n env "$@" "$SVCNAT" --once --backend restore \
 			--config "$top_srcdir/contrib/examples/cluster.json" --node-ip 198.18.0.1 \
 			--hostname node-a >"$tmp/once.log" 2>&1 || fail "svcnat --once: $(cat "$tmp/once.log")"
 		[ -s "$tmp/env.restore" ] || fail "svcnat --once did not run the stand-in restore"

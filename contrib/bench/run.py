@@ -386,6 +386,60 @@ class Suite:
             os.unlink(c)
         return out
 
+    def count_sendmsg(self, ns, cmd):
+        """Number of sendmsg calls cmd makes: the nft writer sends each batch
+        (its only writes) with one sendmsg, its reads with sendto."""
+        if not shutil.which("strace"):
+            return None
+        out = os.path.join(self.work, "strace.txt")
+        self.run(["strace", "-f", "-qq", "-e", "trace=sendmsg", "-o", out] + cmd, ns=ns)
+        with open(out) as f:
+            n = sum(1 for line in f if "sendmsg(" in line)
+        os.unlink(out)
+        return n
+
+    def control_nft(self, n, m, reps):
+        """--backend nft: svcnat's nf_tables writer beside iptables-nft-restore."""
+        tag = "%dx%d" % (n, m)
+        d = os.path.join(self.work, tag)
+        os.makedirs(d, exist_ok=True)
+        self.log("nft control plane %s: generating inputs" % tag)
+        cfg = {c: self.gen(os.path.join(d, c + ".json"), n, m, c) for c in ("none", "endpoint")}
+        txt = {c: os.path.join(d, c + ".txt") for c in cfg}
+        for c in cfg:
+            self.render(cfg[c], txt[c])
+        part = os.path.join(d, "partial-endpoint.txt")
+        stats = self.partial([(txt["none"], txt["endpoint"], part)])[0]
+        once = lambda c: self.svcnat_args("--once", cfg[c])  # noqa: E731
+        S = {k: [] for k in ("svcnat_full", "svcnat_nochange", "svcnat_endpoint",
+                             "restore_full", "restore_partial_endpoint")}
+        info = {}
+        for rep in range(reps):
+            self.log("nft control plane %s: repetition %d/%d (svcnat)" % (tag, rep + 1, reps))
+            A = self.ns_new("nft")
+            S["svcnat_full"].append(self.run(once("none"), ns=A))
+            S["svcnat_nochange"].append(self.run(once("none"), ns=A))
+            if rep == 0:
+                info["nochange_batches"] = self.count_sendmsg(A, once("none"))
+            S["svcnat_endpoint"].append(self.run(once("endpoint"), ns=A))
+            self.ns_del(A)
+            self.log("nft control plane %s: repetition %d/%d (iptables-nft-restore)" % (tag, rep + 1, reps))
+            B = self.ns_new("nftpeer")
+            S["restore_full"].append(self.run(["iptables-nft-restore"], ns=B, stdin=txt["none"]))
+            S["restore_partial_endpoint"].append(
+                self.run(["iptables-nft-restore", "--noflush"], ns=B, stdin=part))
+            self.ns_del(B)
+        out = {"n": n, "m": m, "info": info, "partial": stats,
+               "rules": sum(1 for line in open(txt["none"]) if line.startswith("-A ")),
+               "seconds": {k: median_range([r["seconds"] for r in v]) for k, v in S.items()},
+               "user_sys_s": {k: median_range([r["user_s"] + r["sys_s"] for r in v]) for k, v in S.items()},
+               "rss_kb": {k: median_range([r["maxrss_kb"] for r in v]) for k, v in S.items()},
+               "loadavg": loadavg()}
+        self.res.setdefault("nft", []).append(out)
+        for c in cfg.values():
+            os.unlink(c)
+        return out
+
     def scale(self, n, m):
         tag = "%dx%d" % (n, m)
         d = os.path.join(self.work, tag)
@@ -784,6 +838,23 @@ class Suite:
                       ratio("svcnat_full", "floor", "rss_kb"), lambda v: v <= 1.2, None))
             g.append(("peak RSS of the full sync vs iptables-legacy-restore", "< 1x",
                       ratio("svcnat_full", "restore_full", "rss_kb"), lambda v: v < 1.0, None))
+        nc_ = {(x["n"], x["m"]): x for x in self.res.get("nft") or []}.get((10000, 10))
+        if nc_:
+            def nratio(a, b, what="seconds"):
+                x, y = nc_[what].get(a), nc_[what].get(b)
+                return x["median"] / y["median"] if x and y and y["median"] else None
+
+            g.append(("nft: full sync vs iptables-nft-restore (no --noflush)", "<= 0.25x",
+                      nratio("svcnat_full", "restore_full"), lambda v: v <= 0.25,
+                      nratio("svcnat_full", "restore_full", "user_sys_s")))
+            g.append(("nft: one endpoint changed (--once) vs kube-proxy's partial iptables-nft-restore "
+                      "--noflush", "<= 0.15x", nratio("svcnat_endpoint", "restore_partial_endpoint"),
+                      lambda v: v <= 0.15,
+                      nratio("svcnat_endpoint", "restore_partial_endpoint", "user_sys_s")))
+            g.append(("nft: nothing changed: write batches sent", "0", nc_["info"].get("nochange_batches"),
+                      lambda v: v == 0, None))
+            g.append(("nft: peak RSS of the full sync vs iptables-nft-restore", "< 1x",
+                      nratio("svcnat_full", "restore_full", "rss_kb"), lambda v: v < 1.0, None))
         dm = self.res.get("daemon")
         if dm and dm.get("sync_s") and dm.get("floor_s"):
             g.append(("one endpoint changed, daemon (plan + apply) vs the libiptc floor, %d x %d"
@@ -858,6 +929,26 @@ def markdown(res):
     if res.get("affinity_every", 100) != 100:
         o.append("Inputs: 1 in %s services with ClientIP affinity (the default is 1 in 100)." % (
             res["affinity_every"] or "no"))
+    if res.get("nft"):
+        o.append("")
+        o.append("**nf_tables control plane** (`--backend nft` beside `iptables-nft-restore`), seconds "
+                 "(wall clock of the whole process), peak RSS in MiB:")
+        o.append("")
+        o.append("| services x endpoints | rules | svcnat full sync | iptables-nft-restore (no --noflush) | "
+                 "full / restore | svcnat 1 endpoint (--once) | restore --noflush partial (1 endpoint) | "
+                 "1 endpoint / partial | svcnat no change | no-change write batches | RSS svcnat full | "
+                 "RSS restore full |")
+        o.append("|" + "---|" * 12)
+        for c in res["nft"]:
+            s, r = c["seconds"], c["rss_kb"]
+            nb = c["info"].get("nochange_batches")
+            o.append("| %d x %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                c["n"], c["m"], c["rules"], fmt_s(s["svcnat_full"]), fmt_s(s["restore_full"]),
+                fmt_ratio(s["svcnat_full"], s["restore_full"]), fmt_s(s["svcnat_endpoint"]),
+                fmt_s(s["restore_partial_endpoint"]),
+                fmt_ratio(s["svcnat_endpoint"], s["restore_partial_endpoint"]),
+                fmt_s(s["svcnat_nochange"]), "-" if nb is None else nb,
+                fmt_mib(r["svcnat_full"]), fmt_mib(r["restore_full"])))
     if res["control"]:
         o.append("")
         o.append("**Control plane**, seconds (wall clock of the whole process):")
@@ -1038,8 +1129,9 @@ def main():
                     help="issue 13's curve: linear vs tree at these service counts, e.g. "
                          "1000,5000,10000,20000,50000 (new connections/s, worst-placed service and "
                          "non-service traffic; not run by default)")
-    ap.add_argument("--backend", choices=["direct", "libiptc"], default="direct",
-                    help="svcnat's writer (default direct: the kernel's socket options without libiptc)")
+    ap.add_argument("--backend", choices=["direct", "libiptc", "nft"], default="direct",
+                    help="svcnat's writer (default direct: the kernel's socket options without libiptc; "
+                         "nft: the nf_tables writer beside iptables-nft-restore, control plane only)")
     ap.add_argument("--builddir", default=".", help="where svcnat and contrib/bench/* were built")
     ap.add_argument("--workdir", default=None, help="parent of the scratch directory (default $TMPDIR)")
     ap.add_argument("--out", default="bench-results", help="writes OUT.json and OUT.md")
@@ -1077,7 +1169,10 @@ def main():
     try:
         if not a.no_control:
             for n, m in sizes:
-                suite.control(n, m, a.reps)
+                if a.backend == "nft":
+                    suite.control_nft(n, m, a.reps)
+                else:
+                    suite.control(n, m, a.reps)
         if not a.no_daemon:
             n, m = (int(x) for x in a.daemon_size.split("x"))
             suite.daemon(n, m, a.reps)

@@ -49,6 +49,8 @@ int backend_kind_parse(const char *s, enum backend_kind *ret)
 		*ret = BACKEND_DIRECT;
 	else if (streq(s, "restore"))
 		*ret = BACKEND_RESTORE;
+	else if (streq(s, "nft"))
+		*ret = BACKEND_NFT;
 	else
 		return -EINVAL;
 	return 0;
@@ -65,6 +67,8 @@ const char *backend_kind_name(enum backend_kind k)
 		return "restore";
 	case BACKEND_DIRECT:
 		return "direct";
+	case BACKEND_NFT:
+		return "nft";
 	}
 	return "unknown";
 }
@@ -122,9 +126,33 @@ int backend_new(const struct backend_options *o, struct backend **ret, struct di
 				      .lock_wait_ms = b->o.lock_wait_ms,
 				      .restore_cmd = b->o.restore_cmd,
 				      .verbose = b->o.verbose };
-	r = kind == BACKEND_LIBIPTC  ? writer_iptc_new(&cfg, &b->w, d)
-	    : kind == BACKEND_DIRECT ? writer_direct_new(&cfg, &b->w, d)
-				     : writer_restore_new(&cfg, &b->w, d);
+	if (kind == BACKEND_NFT && (!o || o->kind == BACKEND_AUTO)) {
+		/* auto: restore stays the fallback where the kernel's nf_tables
+		 * cannot be used in process (but not for a missing capability,
+		 * which restore lacks too). */
+		struct diag_list why;
+
+		diag_list_init(&why);
+		r = writer_nft_new(&cfg, &b->w, &why);
+		if (r == -EPERM || r == -EACCES)
+			diag_list_move(d, &why);
+		else if (r < 0)
+			diag_add(d, DIAG_NOTE, "backend", NULL, NULL,
+				 "the nft writer is unavailable (%s); using iptables-restore",
+				 why.n ? why.items[0].msg : strerror(-r));
+		diag_list_done(&why);
+		if (r == -EPERM || r == -EACCES) {
+			backend_free(b);
+			return r;
+		}
+		if (r < 0)
+			b->kind = b->o.kind = kind = BACKEND_RESTORE;
+	}
+	r = b->w                     ? 0
+	    : kind == BACKEND_LIBIPTC ? writer_iptc_new(&cfg, &b->w, d)
+	    : kind == BACKEND_DIRECT  ? writer_direct_new(&cfg, &b->w, d)
+	    : kind == BACKEND_NFT     ? writer_nft_new(&cfg, &b->w, d)
+				      : writer_restore_new(&cfg, &b->w, d);
 	if (r < 0) {
 		backend_free(b);
 		return r;
@@ -397,9 +425,10 @@ static int save_rule_count(const char *cmd, size_t *ret)
 }
 
 /*
- * direct when the host's iptables is legacy; restore when it is nft,
- * unless nft holds no rules and legacy does (a legacy host that merely has
- * the nft variant as its default command).
+ * direct when the host's iptables is legacy; nft when it is nft (restore
+ * if the nft writer cannot start, see backend_new), unless nft holds no
+ * rules and legacy does (a legacy host that merely has the nft variant as
+ * its default command).
  */
 static int detect_kind(enum backend_kind *ret)
 {
@@ -420,11 +449,13 @@ static int detect_kind(enum backend_kind *ret)
 		*ret = BACKEND_DIRECT;
 		return 0;
 	}
-	if (save_rule_count("iptables-nft-save", &nft) == 0 &&
-	    save_rule_count("iptables-legacy-save", &legacy) == 0 && nft == 0 && legacy > 0) {
+	/* Legacy first: iptables-nft-save is slow on a large table (and
+	 * crashes on a very large one), and needed only when legacy has rules. */
+	if (save_rule_count("iptables-legacy-save", &legacy) == 0 && legacy > 0 &&
+	    save_rule_count("iptables-nft-save", &nft) == 0 && nft == 0) {
 		*ret = BACKEND_DIRECT;
 		return 0;
 	}
-	*ret = BACKEND_RESTORE;
+	*ret = BACKEND_NFT;
 	return 0;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Backends apply a planned ruleset to the kernel: one transaction
- * (backend.c) over one of three writers (writer.h): libiptc (in-process,
+ * (backend.c) over one of four writers (writer.h): libiptc (in-process,
  * legacy xtables), direct (in-process, legacy xtables through the kernel's
- * socket options without libiptc) and restore (pipes rendered text to
+ * socket options without libiptc), nft (in-process, nf_tables over netlink
+ * in iptables-nft's encoding) and restore (pipes rendered text to
  * iptables-restore --noflush / iptables-nft-restore).
  *
  * Ownership: svcnat owns chains named KUBE-* in filter and nat, and its
@@ -23,6 +24,7 @@ enum backend_kind {
 	BACKEND_LIBIPTC,
 	BACKEND_RESTORE,
 	BACKEND_DIRECT,
+	BACKEND_NFT,
 };
 
 struct backend_options {
@@ -41,6 +43,8 @@ struct apply_result {
 	size_t chains_deleted;
 	size_t jumps_added;
 	size_t rules_written;
+	size_t messages;            /* nft: netlink write messages sent (0: nothing to do) */
+	size_t bytes;               /* nft: bytes of those messages */
 	double seconds;
 	/* After a failed apply: some table kept the new rules because putting
 	 * it back failed too (the diags say which); false: the kernel keeps
@@ -50,7 +54,7 @@ struct apply_result {
 
 struct backend;
 
-/* Parse "auto" / "libiptc" / "direct" / "restore"; -EINVAL otherwise. */
+/* Parse "auto" / "libiptc" / "direct" / "restore" / "nft"; -EINVAL otherwise. */
 int backend_kind_parse(const char *s, enum backend_kind *ret);
 const char *backend_kind_name(enum backend_kind k);
 

@@ -196,6 +196,9 @@ static int build_port(const struct rs_rule *r, const struct rs_match *m, struct 
 
 		if (!sp)
 			return too_big(why);
+		/* As libxt_sctp's init: no flag chunk types. */
+		for (size_t k = 0; k < XT_NUM_SCTP_FLAGS; k++)
+			sp->flag_info[k].chunktype = 0xff;
 		if (m->u.port.dport) {
 			port_encode(m, sp->dpts);
 			sp->flags = XT_SCTP_DEST_PORTS;

@@ -8,7 +8,7 @@
 # its own; both vanish with the process, also on failure.
 #
 #   bk_init           root check, re-exec in the namespaces, temp dir, trap
-#   bk_use BACKEND    libiptc | direct | restore-nft | restore-legacy: sets DRV (the
+#   bk_use BACKEND    libiptc | direct | restore-nft | restore-legacy | nft: sets DRV (the
 #                     driver with the backend's flags), IPT and SAVE (the
 #                     matching iptables tools)
 #   bk_foreign        the save text without svcnat's chains and jump rules
@@ -17,7 +17,7 @@
 #   bk_plan TABLE SPEC  the same view of the driver's rendered plan
 #   fail MSG          print and exit 1
 
-BK_BACKENDS=${BK_BACKENDS:-libiptc direct restore-nft restore-legacy}
+BK_BACKENDS=${BK_BACKENDS:-libiptc direct restore-nft restore-legacy nft}
 BK_OWNED_RE='KUBE-(SERVICES|NODEPORTS|POSTROUTING|MARK-MASQ|EXTERNAL-SERVICES|FORWARD|PROXY-FIREWALL|PROXY-CANARY|FIREWALL|(SVC|SVL|EXT|FW|SEP|XLB)-[A-Z0-9]+)'
 
 fail() {
@@ -61,6 +61,9 @@ bk_use() {
 	restore-legacy)
 		DRV="$BK_DRIVER --backend=restore --restore-cmd=iptables-legacy-restore"
 		IPT="bk_quiet iptables-legacy" SAVE="bk_quiet iptables-legacy-save" ;;
+	nft)
+		DRV="$BK_DRIVER --backend=nft"
+		IPT="bk_quiet iptables-nft" SAVE="bk_quiet iptables-nft-save" ;;
 	*) fail "unknown backend $1" ;;
 	esac
 	echo "=== backend $1"

@@ -467,11 +467,11 @@ int main(int argc, char **argv)
 			goto fail;
 		c1 = cpu_now(&u1);
 		printf("result: filter=%s nat=%s created=%zu replaced=%zu deleted=%zu jumps=%zu "
-		       "rules=%zu seconds=%.3f cpu=%.3f user=%.3f\n",
+		       "rules=%zu messages=%zu bytes=%zu seconds=%.3f cpu=%.3f user=%.3f\n",
 		       res.committed[RS_FILTER] ? "committed" : "unchanged",
 		       res.committed[RS_NAT] ? "committed" : "unchanged", res.chains_created,
 		       res.chains_replaced, res.chains_deleted, res.jumps_added, res.rules_written,
-		       res.seconds, c1 - c0, u1 - u0);
+		       res.messages, res.bytes, res.seconds, c1 - c0, u1 - u0);
 		ret = 0;
 	} else if (streq(cmd, "diff")) {
 		r = backend_diff(b, rs, stdout, &d);

@@ -104,7 +104,8 @@ run_backend() {
 		fail "$BK_NAME: --once: the counters of filter changed"
 	grep -q 'the kernel keeps its previous rules' "$BK_TMP/err" ||
 		fail "$BK_NAME: --once: no 'the kernel keeps its previous rules' in: $(cat "$BK_TMP/err")"
-	grep -q 'filter: already written; put back as it was' "$BK_TMP/err" ||
+	# (nft sends both tables in one batch: the kernel refuses it whole.)
+	[ "$1" = nft ] || grep -q 'filter: already written; put back as it was' "$BK_TMP/err" ||
 		fail "$BK_NAME: --once: no put-back note in: $(cat "$BK_TMP/err")"
 	echo "  --once: $(grep -m1 'error' "$BK_TMP/err")"
 

@@ -31,7 +31,7 @@ config() {
 
 # save BACKEND: the node's nat table as the backend wrote it
 save() {
-	if [ "$1" = restore ] && command -v iptables-nft-save >/dev/null &&
+	if { [ "$1" = restore ] || [ "$1" = nft ]; } && command -v iptables-nft-save >/dev/null &&
 		in_ns node iptables-nft-save -t nat 2>/dev/null | grep -q KUBE-SERVICES; then
 		in_ns node iptables-nft-save -t nat
 	else
@@ -40,7 +40,7 @@ save() {
 }
 
 ipt() {
-	if [ "$1" = restore ] && save restore | grep -q KUBE && command -v iptables-nft >/dev/null &&
+	if { [ "$1" = restore ] || [ "$1" = nft ]; } && save "$1" | grep -q KUBE && command -v iptables-nft >/dev/null &&
 		in_ns node iptables-nft-save -t nat 2>/dev/null | grep -q KUBE-SERVICES; then
 		shift
 		in_ns node iptables-nft "$@"

@@ -35,7 +35,7 @@ list() {
 }
 
 save() {
-	if [ "$E2E_BACKEND" = restore ] && command -v iptables-nft-save >/dev/null &&
+	if { [ "$E2E_BACKEND" = restore ] || [ "$E2E_BACKEND" = nft ]; } && command -v iptables-nft-save >/dev/null &&
 		in_ns node iptables-nft-save -t nat 2>/dev/null | grep -q KUBE-SERVICES; then
 		in_ns node iptables-nft-save -t nat
 	else

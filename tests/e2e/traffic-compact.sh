@@ -25,7 +25,7 @@ k8s_list \
 # save BACKEND: the node's nat table as the backend wrote it (the restore
 # backend uses iptables-nft-restore where iptables is nft-based)
 save() {
-	if [ "$1" = restore ] && command -v iptables-nft-save >/dev/null &&
+	if { [ "$1" = restore ] || [ "$1" = nft ]; } && command -v iptables-nft-save >/dev/null &&
 		in_ns node iptables-nft-save -t nat 2>/dev/null | grep -q KUBE-SERVICES; then
 		in_ns node iptables-nft-save -t nat
 	else

@@ -166,11 +166,11 @@ e2e_cleanup() {
 }
 
 e2e_backends() {
-	echo "${SVCNAT_E2E_BACKENDS:-libiptc direct restore}"
+	echo "${SVCNAT_E2E_BACKENDS:-libiptc direct restore nft}"
 }
 
 # e2e_for_each_backend FN: FN BACKEND on a fresh topology, once per backend
-# (SVCNAT_E2E_BACKENDS, default "libiptc direct restore").  FN adds pods, starts
+# (SVCNAT_E2E_BACKENDS, default "libiptc direct restore nft").  FN adds pods, starts
 # servers and runs svcnat; the topology is removed after it.
 e2e_for_each_backend() {
 	local fn=$1 b

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The nf_tables writer: svcnat's chains in tables ip filter and ip nat,
+ * written over netlink in iptables-nft's encoding (nftenc.c), both tables
+ * in one batch (nftbatch.c), only what differs (nftdiff.c).
+ *
+ * The live state is read once and kept: while the ruleset generation is
+ * the one svcnat's last commit produced, nobody else has written and the
+ * kept state is the kernel's, so a sync with no change costs one GETGEN
+ * and sends nothing.  Any other generation means another program wrote
+ * (anything, in any table): read both tables again.  The batch carries
+ * the generation it was planned against; the kernel refuses it (ERESTART)
+ * if the ruleset moved since, which is reported as -EAGAIN.
+ *
+ * Like iptables-nft (1.8.x), this writer takes no xtables lock: the
+ * generation check makes the transaction safe on its own.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/nftbatch.h"
+#include "backend/nftdiff.h"
+#include "backend/nftread.h"
+#include "backend/writer.h"
+#include "util.h"
+
+struct nft_writer {
+	struct writer w;          /* first: the driver's handle */
+	struct nftsock *sock;
+	struct nftread_state *st; /* kept live state, or NULL */
+	size_t copied;            /* rules copied into st since it was read */
+	size_t read_rules;        /* rules st held when read */
+	/* The transaction in progress, until reset. */
+	struct nftbatch *batch;
+	const struct ruleset *plan;
+};
+
+static struct nft_writer *nft_of(struct writer *w)
+{
+	return (struct nft_writer *)w;
+}
+
+static void drop_state(struct nft_writer *x)
+{
+	nftread_state_free(x->st);
+	x->st = NULL;
+}
+
+/* Whether the plan names a chain the kept state filed as another program's. */
+static bool plan_claims_other(const struct nftread_state *st, const struct ruleset *plan)
+{
+	for (int t = 0; plan && t < RS_NTABLES; t++)
+		for (size_t i = 0; i < plan->t[t].n; i++)
+			if (nftread_other(st, (enum rs_table)t, plan->t[t].chains[i]->name))
+				return true;
+	return false;
+}
+
+/* A state equal to the kernel's, for this plan: the kept one or a new read. */
+static int fresh_state(struct nft_writer *x, const struct ruleset *plan, struct diag_list *d)
+{
+	uint32_t gen;
+	int r;
+
+	r = nftsock_getgen(x->sock, &gen);
+	if (r < 0) {
+		diag_add(d, DIAG_ERROR, "nft", NULL, NULL, "reading the ruleset generation: %s",
+			 strerror(-r));
+		return r;
+	}
+	/* Re-read now and then all the same, so that the copies of
+	 * committed rules kept in st do not pile up in a long-running daemon. */
+	if (x->st && x->st->genid == gen && !plan_claims_other(x->st, plan) &&
+	    x->copied <= x->read_rules + 100000)
+		return 0;
+	drop_state(x);
+	r = nftread_state(x->sock, plan, &x->st, d);
+	if (r < 0)
+		return r;
+	x->copied = 0;
+	x->read_rules = ruleset_count_rules(x->st->rs);
+	return 0;
+}
+
+static int nft_prepare(struct writer *w, const struct writer_table *tab, const struct ruleset *plan,
+		       bool keep, bool *ret_changed, struct apply_result *res,
+		       struct diag_list *d)
+{
+	struct nft_writer *x = nft_of(w);
+	size_t n0, b0;
+	int r;
+
+	(void)keep; /* one atomic batch: nothing is ever put back */
+	if (tab->family != WRITER_IPV4) {
+		diag_add(d, DIAG_ERROR, "nft", writer_table_name(tab), NULL,
+			 "the nft writer writes the ip family's tables only");
+		return -EAFNOSUPPORT;
+	}
+	if (!x->batch) {
+		r = fresh_state(x, plan, d);
+		if (r < 0)
+			return r;
+		x->batch = nftbatch_new();
+		if (!x->batch)
+			return -ENOMEM;
+		x->plan = plan;
+	}
+	n0 = nftbatch_count(x->batch);
+	b0 = nftbatch_bytes(x->batch);
+	r = nftdiff_build(x->sock, x->st, plan, tab->table, x->batch, res, d);
+	if (r == -EINTR) {
+		/* Someone wrote while a chain was re-read: read everything again. */
+		drop_state(x);
+		return -EAGAIN;
+	}
+	if (r < 0)
+		return r;
+	res->messages += nftbatch_count(x->batch) - n0;
+	res->bytes += nftbatch_bytes(x->batch) - b0;
+	*ret_changed = nftbatch_count(x->batch) > n0;
+	return 0;
+}
+
+static int nft_commit(struct writer *w, const struct writer_table *tabs, size_t n, bool *ret_done,
+		      struct diag_list *d)
+{
+	struct nft_writer *x = nft_of(w);
+	uint32_t next;
+	int r;
+
+	for (size_t i = 0; i < n; i++)
+		ret_done[i] = false;
+	if (!x->batch || !x->st)
+		return -EINVAL;
+	r = nftbatch_commit(x->sock, x->batch, x->st->genid, d);
+	if (r < 0) {
+		/* -EAGAIN: another program wrote since the read; either way
+		 * the kept state is no longer to be trusted. */
+		drop_state(x);
+		return r;
+	}
+	for (size_t i = 0; i < n; i++)
+		ret_done[i] = true;
+	/* Each commit moves the generation by one (never to 0), and the
+	 * generation check guarantees this one was the only one. */
+	next = x->st->genid + 1 ? x->st->genid + 1 : 1;
+	x->copied += nftbatch_count(x->batch);
+	if (nftdiff_committed(x->st, x->plan, next) < 0)
+		drop_state(x);
+	return 0;
+}
+
+static void nft_reset(struct writer *w)
+{
+	struct nft_writer *x = nft_of(w);
+
+	nftbatch_free(x->batch);
+	x->batch = NULL;
+	x->plan = NULL;
+}
+
+static int nft_read(struct writer *w, const struct writer_table *tab, const struct ruleset *plan,
+		    struct ruleset *out, struct diag_list *d)
+{
+	struct nft_writer *x = nft_of(w);
+	const struct nftread_table *tb;
+	int r;
+
+	if (tab->family != WRITER_IPV4) {
+		diag_add(d, DIAG_ERROR, "nft", writer_table_name(tab), NULL,
+			 "the nft writer reads the ip family's tables only");
+		return -EAFNOSUPPORT;
+	}
+	r = fresh_state(x, plan, d);
+	if (r < 0)
+		return r;
+	tb = &x->st->t[tab->table];
+	for (size_t i = 0; i < tb->n; i++) {
+		const struct nftread_chain *ch = &tb->chains[i];
+
+		if (!ch->gone && !ruleset_copy_chain(out, ch->c))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void nft_free(struct writer *w)
+{
+	struct nft_writer *x = nft_of(w);
+
+	if (!x)
+		return;
+	nft_reset(w);
+	drop_state(x);
+	nftsock_close(x->sock);
+	free(x);
+}
+
+static const struct writer_ops nft_ops = {
+	.name = "nft",
+	/* iptables-nft takes no xtables lock either: the generation check
+	 * makes the transaction safe on its own. */
+	.needs_xtables_lock = false,
+	.one_commit = true,
+	.prepare = nft_prepare,
+	.commit = nft_commit,
+	.put_back = NULL,
+	.reset = nft_reset,
+	.read = nft_read,
+	.free = nft_free,
+};
+
+int writer_nft_new(const struct writer_config *cfg, struct writer **ret, struct diag_list *d)
+{
+	struct nft_writer *x = calloc(1, sizeof(*x));
+	int r;
+
+	if (!x)
+		return -ENOMEM;
+	r = nftsock_open(&x->sock, d);
+	if (r < 0) {
+		free(x);
+		return r;
+	}
+	x->w.ops = &nft_ops;
+	x->w.cfg = *cfg;
+	*ret = &x->w;
+	return 0;
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * nf_tables over netlink (libmnl): the socket, dumps, the ruleset
+ * generation, and one nfnetlink batch (BEGIN ... END) carrying every change
+ * of a sync, sent in one sendmsg so the kernel applies all of it or none.
+ *
+ * Why one sendmsg: nfnetlink processes a batch only when BEGIN and END
+ * arrive in the same skb; a batch cut over several sendmsg calls is
+ * aborted.  The socket's send buffer is raised (SO_SNDBUFFORCE, as
+ * iptables-nft and nft do) to the batch's size instead, and the batch is
+ * handed over as an iovec of large pages.
+ */
+#ifndef SVCNAT_BACKEND_NFTBATCH_H
+#define SVCNAT_BACKEND_NFTBATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/netlink.h>
+
+#include "core/diag.h"
+
+struct nftsock;
+
+/*
+ * Open a NETLINK_NETFILTER socket.  0, or -errno with a diag saying what
+ * it means (no nf_tables in the kernel, no CAP_NET_ADMIN).
+ */
+int nftsock_open(struct nftsock **ret, struct diag_list *d);
+void nftsock_close(struct nftsock *s);
+
+/* The ruleset generation (NFT_MSG_GETGEN).  0 or -errno. */
+int nftsock_getgen(struct nftsock *s, uint32_t *ret);
+
+/*
+ * Dump objects of `type` (NFT_MSG_GETCHAIN, NFT_MSG_GETRULE, ...) of the ip
+ * family, only of table `table` when not NULL (and of chain `chain` for
+ * rules when not NULL), calling cb for each message.  Returns 0, cb's
+ * negative return, -EINTR when the ruleset changed during the dump
+ * (NLM_F_DUMP_INTR: read again), -ENOENT when the table does not exist, or
+ * another -errno.
+ */
+int nftsock_dump(struct nftsock *s, uint16_t type, const char *table, const char *chain,
+		 int (*cb)(const struct nlmsghdr *nlh, void *data), void *data);
+
+/* What a batch message does, for errors in words. */
+enum nftmsg_op {
+	NFTMSG_TABLE_ADD,
+	NFTMSG_CHAIN_ADD,
+	NFTMSG_CHAIN_DEL,
+	NFTMSG_CHAIN_FLUSH,
+	NFTMSG_RULE_ADD,
+	NFTMSG_RULE_DEL,
+};
+
+struct nftmsg_ctx {
+	uint8_t op;        /* enum nftmsg_op */
+	uint8_t table;     /* enum rs_table */
+	const char *chain; /* borrowed; valid until the batch is committed */
+	long rule;         /* 0-based planned (add) or live (delete) index; -1 */
+};
+
+struct nftbatch;
+
+/* An empty batch (BEGIN added at commit).  NULL on ENOMEM. */
+struct nftbatch *nftbatch_new(void);
+void nftbatch_free(struct nftbatch *b);
+
+/*
+ * Room for one message of at most `max` bytes, header built (family ip):
+ * fill its payload with nftnl_*_nlmsg_build_payload(), then
+ * nftbatch_push().  NULL on ENOMEM.
+ */
+struct nlmsghdr *nftbatch_msg(struct nftbatch *b, uint16_t type, uint16_t flags);
+int nftbatch_push(struct nftbatch *b, const struct nftmsg_ctx *ctx);
+
+/* Messages pushed, and their bytes. */
+size_t nftbatch_count(const struct nftbatch *b);
+size_t nftbatch_bytes(const struct nftbatch *b);
+
+/*
+ * Send the batch, guarded by generation genid (the kernel refuses it when
+ * the ruleset changed since), and collect the kernel's answers.  Returns 0
+ * when it was committed; -EAGAIN when the generation moved (read again);
+ * else -errno with one diag per refused message naming the table, chain
+ * and rule and saying why.  Either everything was applied or nothing.
+ */
+int nftbatch_commit(struct nftsock *s, struct nftbatch *b, uint32_t genid, struct diag_list *d);
+
+/* What errno err of an nf_tables write means, in words; NULL if nothing to add. */
+const char *nftbatch_errno_meaning(int err);
+
+#endif

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+
+#include <libnftnl/chain.h>
+#include <libnftnl/rule.h>
+#include <libnftnl/table.h>
+
+#include "core/owned.h"
+#include "backend/nftdiff.h"
+#include "backend/nftenc.h"
+#include "util.h"
+
+struct diffctx {
+	struct nftsock *s;
+	struct nftread_state *st;
+	const struct ruleset *plan;
+	struct nftbatch *b;
+	struct apply_result *res;
+	struct diag_list *d;
+	enum rs_table t;
+};
+
+static int push(struct diffctx *x, uint8_t op, const char *chain, long rule)
+{
+	struct nftmsg_ctx c = { .op = op, .table = (uint8_t)x->t, .chain = chain, .rule = rule };
+
+	x->res->committed[x->t] = true;
+	return nftbatch_push(x->b, &c);
+}
+
+static int msg_table(struct diffctx *x)
+{
+	struct nftnl_table *tb = nftenc_table(x->t);
+	struct nlmsghdr *nlh;
+
+	if (!tb || !(nlh = nftbatch_msg(x->b, NFT_MSG_NEWTABLE, NLM_F_CREATE))) {
+		nftnl_table_free(tb);
+		return -ENOMEM;
+	}
+	nftnl_table_nlmsg_build_payload(nlh, tb);
+	nftnl_table_free(tb);
+	return push(x, NFTMSG_TABLE_ADD, NULL, -1);
+}
+
+static int msg_chain(struct diffctx *x, uint16_t type, const char *name, uint8_t op)
+{
+	struct nftnl_chain *c = type == NFT_MSG_NEWCHAIN ? nftenc_chain(x->t, name) : NULL;
+	struct nlmsghdr *nlh;
+
+	if (type != NFT_MSG_NEWCHAIN && (c = nftnl_chain_alloc())) {
+		nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, NFPROTO_IPV4);
+		if (nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, rs_table_name(x->t)) < 0 ||
+		    nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, name) < 0) {
+			nftnl_chain_free(c);
+			c = NULL;
+		}
+	}
+	if (!c || !(nlh = nftbatch_msg(x->b, type, type == NFT_MSG_NEWCHAIN ? NLM_F_CREATE : 0))) {
+		nftnl_chain_free(c);
+		return -ENOMEM;
+	}
+	nftnl_chain_nlmsg_build_payload(nlh, c);
+	nftnl_chain_free(c);
+	return push(x, op, name, -1);
+}
+
+/* Delete live rule `handle` (0: every rule of the chain, a flush). */
+static int msg_delrule(struct diffctx *x, const char *chain, uint64_t handle, long idx)
+{
+	struct nftnl_rule *r = nftnl_rule_alloc();
+	struct nlmsghdr *nlh;
+
+	if (!r)
+		return -ENOMEM;
+	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_IPV4);
+	if (nftnl_rule_set_str(r, NFTNL_RULE_TABLE, rs_table_name(x->t)) < 0 ||
+	    nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain) < 0 ||
+	    !(nlh = nftbatch_msg(x->b, NFT_MSG_DELRULE, 0))) {
+		nftnl_rule_free(r);
+		return -ENOMEM;
+	}
+	if (handle)
+		nftnl_rule_set_u64(r, NFTNL_RULE_HANDLE, handle);
+	nftnl_rule_nlmsg_build_payload(nlh, r);
+	nftnl_rule_free(r);
+	return push(x, handle ? NFTMSG_RULE_DEL : NFTMSG_CHAIN_FLUSH, chain, handle ? idx : -1);
+}
+
+enum where {
+	AT_END,    /* append */
+	AT_TOP,    /* insert at the head */
+	BEFORE,    /* insert before rule `pos` */
+	AFTER,     /* insert after rule `pos` */
+};
+
+static int msg_addrule(struct diffctx *x, const char *chain, const struct rs_rule *rr, long idx,
+		       enum where w, uint64_t pos)
+{
+	struct nftnl_rule *r = NULL;
+	struct nlmsghdr *nlh;
+	const char *why = NULL;
+	uint16_t flags = NLM_F_CREATE;
+	int k;
+
+	k = nftenc_rule(rr, x->t, chain, &r, &why);
+	if (k == -EINVAL)
+		diag_add(x->d, DIAG_ERROR, "plan", rs_table_name(x->t), chain,
+			 "rule %ld cannot be written to nf_tables: %s", idx + 1, why);
+	if (k < 0)
+		return k;
+	if (w == AT_END || w == AFTER)
+		flags |= NLM_F_APPEND;
+	if (w == BEFORE || w == AFTER)
+		nftnl_rule_set_u64(r, NFTNL_RULE_POSITION, pos);
+	nlh = nftbatch_msg(x->b, NFT_MSG_NEWRULE, flags);
+	if (!nlh) {
+		nftnl_rule_free(r);
+		return -ENOMEM;
+	}
+	nftnl_rule_nlmsg_build_payload(nlh, r);
+	nftnl_rule_free(r);
+	x->res->rules_written++;
+	return push(x, NFTMSG_RULE_ADD, chain, idx);
+}
+
+static int ensure_handles(struct diffctx *x, struct nftread_chain *ch)
+{
+	return ch->stale ? nftread_chain_reload(x->s, x->st, x->plan, x->t, ch) : 0;
+}
+
+/* A user chain present on both sides: replace the differing middle. */
+static int diff_rules(struct diffctx *x, struct nftread_chain *ch, const struct rs_chain *pc)
+{
+	const struct rs_chain *lc = ch->c;
+	size_t nl = lc->n_rules, np = pc->n_rules, p = 0, s = 0;
+	int r;
+
+	while (p < nl && p < np && owned_rule_same(&lc->rules[p], &pc->rules[p]))
+		p++;
+	while (s < nl - p && s < np - p &&
+	       owned_rule_same(&lc->rules[nl - 1 - s], &pc->rules[np - 1 - s]))
+		s++;
+	if (p == nl && p == np)
+		return 0;
+	r = ensure_handles(x, ch);
+	if (r < 0)
+		return r;
+	if (ch->c->n_rules != nl)
+		return -EINTR; /* changed under us: read again */
+	x->res->chains_replaced++;
+	for (size_t i = p; i < nl - s; i++)
+		if ((r = msg_delrule(x, pc->name, ch->handles[i], (long)i)) < 0)
+			return r;
+	/* In plan order, before the first kept rule after them, else at the end. */
+	for (size_t j = p; j < np - s; j++) {
+		r = s ? msg_addrule(x, pc->name, &pc->rules[j], (long)j, BEFORE, ch->handles[nl - s])
+		      : msg_addrule(x, pc->name, &pc->rules[j], (long)j, AT_END, 0);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+struct pair {
+	const struct rs_chain *live, *plan;
+};
+
+static bool pair_same(void *ctx, size_t i, size_t j)
+{
+	const struct pair *p = ctx;
+
+	return owned_rule_same(&p->live->rules[i], &p->plan->rules[j]);
+}
+
+/* A built-in chain: svcnat's jumps, each planned one once and in order. */
+static int diff_jumps(struct diffctx *x, struct nftread_chain *ch, const struct rs_chain *pc,
+		      const char *name)
+{
+	size_t nl = ch ? ch->c->n_rules : 0, np = pc ? pc->n_rules : 0;
+	_cleanup_free_ long *match = calloc(nl + 1, sizeof(long));
+	_cleanup_free_ long *kept = calloc(np + 1, sizeof(long));
+	struct pair pr = { ch ? ch->c : NULL, pc };
+	int r;
+
+	if (!match || !kept)
+		return -ENOMEM;
+	r = owned_jumps_match(nl, np, pair_same, &pr, match, kept);
+	if (r <= 0)
+		return r;
+	if (ch) {
+		r = ensure_handles(x, ch);
+		if (r < 0)
+			return r;
+		if (ch->c->n_rules != nl)
+			return -EINTR;
+	}
+	for (size_t i = 0; i < nl; i++)
+		if (match[i] < 0 && (r = msg_delrule(x, name, ch->handles[i], (long)i)) < 0)
+			return r;
+	/*
+	 * Missing jumps go after their nearest kept predecessor, else at the
+	 * top.  Runs sharing an anchor are inserted last first, each right
+	 * after the anchor (or at the head), which leaves them in plan order.
+	 */
+	for (size_t j = np; j-- > 0;) {
+		long anchor = -1;
+
+		if (kept[j] >= 0)
+			continue;
+		for (size_t k = j; k-- > 0;) {
+			if (kept[k] >= 0) {
+				anchor = kept[k];
+				break;
+			}
+		}
+		r = anchor >= 0 ? msg_addrule(x, name, &pc->rules[j], (long)j, AFTER,
+					      ch->handles[anchor])
+				: msg_addrule(x, name, &pc->rules[j], (long)j, AT_TOP, 0);
+		if (r < 0)
+			return r;
+		x->res->jumps_added++;
+	}
+	return 0;
+}
+
+static bool live(const struct nftread_chain *ch)
+{
+	return ch && !ch->gone;
+}
+
+static int diff_table(struct diffctx *x)
+{
+	const struct rs_chains *pcs = &x->plan->t[x->t];
+	struct nftread_table *tb = &x->st->t[x->t];
+	int r = 0;
+
+	/* 1. The table, missing built-in chains, new chains. */
+	if (pcs->n && !tb->exists && (r = msg_table(x)) < 0)
+		return r;
+	for (size_t i = 0; i < pcs->n; i++) {
+		const struct rs_chain *pc = pcs->chains[i];
+		struct nftread_chain *ch = nftread_find(x->st, x->t, pc->name);
+
+		if (pc->builtin && live(ch) && !ch->hook_ok) {
+			diag_add(x->d, DIAG_ERROR, "nf_tables", rs_table_name(x->t), pc->name,
+				 "chain %s of table ip %s is not the base chain iptables-nft "
+				 "makes (another hook, priority or type): another program made "
+				 "the table incompatible; not writing",
+				 pc->name, rs_table_name(x->t));
+			return -EINVAL;
+		}
+		if (live(ch))
+			continue;
+		r = msg_chain(x, NFT_MSG_NEWCHAIN, pc->name, NFTMSG_CHAIN_ADD);
+		if (r < 0)
+			return r;
+		if (!pc->builtin)
+			x->res->chains_created++;
+	}
+	/* 2. Rules of changed chains, and svcnat's jumps in the built-in ones. */
+	for (size_t i = 0; i < pcs->n; i++) {
+		const struct rs_chain *pc = pcs->chains[i];
+		struct nftread_chain *ch = nftread_find(x->st, x->t, pc->name);
+
+		if (pc->builtin) {
+			r = diff_jumps(x, live(ch) ? ch : NULL, pc, pc->name);
+		} else if (!live(ch)) {
+			for (size_t j = 0; r >= 0 && j < pc->n_rules; j++)
+				r = msg_addrule(x, pc->name, &pc->rules[j], (long)j, AT_END, 0);
+		} else {
+			r = diff_rules(x, ch, pc);
+		}
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < tb->n; i++) {
+		struct nftread_chain *ch = &tb->chains[i];
+
+		if (live(ch) && ch->c->builtin && !ruleset_find_chain(x->plan, x->t, ch->c->name) &&
+		    (r = diff_jumps(x, ch, NULL, ch->c->name)) < 0)
+			return r;
+	}
+	/* 3. Stale owned chains: flush all, then delete those nobody else jumps to. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < tb->n; i++) {
+			struct nftread_chain *ch = &tb->chains[i];
+			const char *name = ch->c->name;
+			bool held;
+
+			if (!live(ch) || ch->c->builtin || ruleset_find_chain(x->plan, x->t, name) ||
+			    !owned_chain(x->t, name))
+				continue;
+			held = nftread_referenced(x->st, x->t, name);
+			if (pass == 0 && ch->c->n_rules)
+				r = msg_delrule(x, name, 0, -1);
+			else if (pass == 1 && !held)
+				r = msg_chain(x, NFT_MSG_DELCHAIN, name, NFTMSG_CHAIN_DEL);
+			if (r < 0)
+				return r;
+			if (pass == 1 && held)
+				diag_add(x->d, DIAG_WARNING, "nf_tables", rs_table_name(x->t), name,
+					 "stale chain kept, emptied: another program's rule still jumps "
+					 "to it");
+			else if (pass == 1)
+				x->res->chains_deleted++;
+		}
+	}
+	return 0;
+}
+
+int nftdiff_build(struct nftsock *s, struct nftread_state *st, const struct ruleset *plan,
+		  enum rs_table t, struct nftbatch *b, struct apply_result *res,
+		  struct diag_list *d)
+{
+	struct diffctx x = { .s = s, .st = st, .plan = plan, .b = b, .res = res, .d = d, .t = t };
+
+	return diff_table(&x);
+}
+
+static int chain_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct nftread_chain *)a)->c->name,
+		      ((const struct nftread_chain *)b)->c->name);
+}
+
+/* Chain ch now holds pc's rules (copied into st's arena), handles unknown. */
+static int take_rules(struct nftread_state *st, struct nftread_chain *ch, const struct rs_chain *pc)
+{
+	ch->c->n_rules = 0;
+	for (size_t j = 0; j < pc->n_rules; j++) {
+		struct rs_rule *slot = rs_chain_append(ch->c);
+
+		if (!slot)
+			return -ENOMEM;
+		*slot = pc->rules[j];
+		if (owned_rule_copy_strings(st->rs, slot) < 0)
+			return -ENOMEM;
+	}
+	ch->stale = true;
+	ch->gone = false;
+	return 0;
+}
+
+int nftdiff_committed(struct nftread_state *st, const struct ruleset *plan, uint32_t genid)
+{
+	for (int t = 0; t < RS_NTABLES; t++) {
+		const struct rs_chains *pcs = &plan->t[t];
+		struct nftread_table *tb = &st->t[t];
+		size_t added = 0;
+
+		if (pcs->n)
+			tb->exists = true;
+		for (size_t i = 0; i < pcs->n; i++) {
+			const struct rs_chain *pc = pcs->chains[i];
+			struct nftread_chain *ch = nftread_find(st, (enum rs_table)t, pc->name);
+
+			if (ch && !ch->gone && ch->c->n_rules == pc->n_rules) {
+				bool same = true;
+
+				for (size_t j = 0; same && j < pc->n_rules; j++)
+					same = owned_rule_same(&ch->c->rules[j], &pc->rules[j]);
+				if (same)
+					continue;
+			}
+			if (!ch) {
+				struct rs_chain *c = ruleset_add_chain(st->rs, (enum rs_table)t, pc->name);
+
+				if (!c || GROW(tb->chains, tb->cap, tb->n + 1) < 0)
+					return -ENOMEM;
+				ch = &tb->chains[tb->n++];
+				memset(ch, 0, sizeof(*ch));
+				ch->c = c;
+				ch->base = ch->hook_ok = pc->builtin;
+				added++;
+			}
+			if (take_rules(st, ch, pc) < 0)
+				return -ENOMEM;
+		}
+		for (size_t i = 0; i < tb->n; i++) {
+			struct nftread_chain *ch = &tb->chains[i];
+
+			if (ch->gone || ruleset_find_chain(plan, (enum rs_table)t, ch->c->name))
+				continue;
+			if (ch->c->builtin) {
+				ch->c->n_rules = 0; /* svcnat's jumps removed */
+				ch->stale = true;
+			} else if (owned_chain((enum rs_table)t, ch->c->name)) {
+				ch->c->n_rules = 0;
+				ch->stale = true;
+				ch->gone = !nftread_referenced(st, (enum rs_table)t, ch->c->name);
+			}
+		}
+		if (added)
+			qsort(tb->chains, tb->n, sizeof(*tb->chains), chain_cmp);
+	}
+	st->genid = genid;
+	return 0;
+}
