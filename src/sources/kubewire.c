@@ -50,15 +50,15 @@ static const char *skip_string(const char *p, const char *e)
 			p++;
 			continue;
 		}
+		/* Control characters are let through, as cJSON lets them: the
+		 * parse of a span that matters decides. */
 		if (*p == '"')
 			return p + 1;
-		if ((unsigned char)*p < 0x20)
-			return NULL;
 	}
 	return NULL;
 }
 
-#define MAX_DEPTH 512
+#define MAX_DEPTH 1024 /* above cJSON's nesting limit (1000): what it takes, this takes */
 
 static const char *skip_value(const char *p, const char *e)
 {
@@ -70,10 +70,13 @@ static const char *skip_value(const char *p, const char *e)
 	if (*p == '"')
 		return skip_string(p, e);
 	if (*p != '{' && *p != '[') {
+		/* A number, true, false or null: what follows must end it. */
 		const char *s = p;
 
-		while (p < e && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\t' &&
-		       *p != '\n' && *p != '\r')
+		if (!strchr("-0123456789tfn", *p) || !*p)
+			return NULL;
+		while (p < e && ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+				 (*p >= 'A' && *p <= 'Z') || *p == '+' || *p == '-' || *p == '.'))
 			p++;
 		return p > s ? p : NULL;
 	}
