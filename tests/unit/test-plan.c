@@ -2389,6 +2389,35 @@ static void test_tree_equivalent(void **state)
 	ruleset_free(lin);
 }
 
+/* The same with --nodeport-addresses: KUBE-SERVICES then ends with one
+ * "-d ADDR -j KUBE-NODEPORTS" per matching local address (192.168.0.3
+ * only), which stay after the tree. */
+static void test_tree_equivalent_nodeport_addresses(void **state)
+{
+	static const size_t leaves[] = { 16, 1 };
+	struct fx *f = *state;
+	struct ruleset *lin;
+	const struct rs_chain *c;
+
+	build_edges(f);
+	f->np_addrs[0] = net("192.168.0.3/32");
+	f->s.nodeport_addresses = f->np_addrs;
+	f->s.n_nodeport_addresses = 1;
+	f->s.dispatch = DISPATCH_LINEAR;
+	fx_plan(f);
+	lin = TAKE_PTR(f->rs);
+	for (size_t i = 0; i < ARRAY_SIZE(leaves); i++) {
+		f->s.dispatch = DISPATCH_TREE;
+		f->s.dispatch_leaf_max = leaves[i];
+		fx_plan(f);
+		c = ruleset_find_chain(f->rs, RS_NAT, "KUBE-SERVICES");
+		assert_string_equal(c->rules[c->n_rules - 1].t.u.chain, "KUBE-NODEPORTS");
+		assert_int_equal(c->rules[c->n_rules - 1].dst.plen, 32);
+		check_equivalent(f, lin, "tree, --nodeport-addresses");
+	}
+	ruleset_free(lin);
+}
+
 /* Depth of the tree under chain c (1: a leaf), checking every chain's
  * shape on the way: a tree chain jumps only to tree chains (at most 16
  * rules, each commented "<root> <range>") or is a leaf of service rules
@@ -2965,6 +2994,7 @@ static void test_single_family_notes(void **state)
 
 #define TREE_TESTS \
 	cmocka_unit_test_setup_teardown(test_tree_equivalent, fx_setup, fx_teardown), \
+	cmocka_unit_test_setup_teardown(test_tree_equivalent_nodeport_addresses, fx_setup, fx_teardown), \
 	cmocka_unit_test_setup_teardown(test_tree_shape, fx_setup, fx_teardown), \
 	cmocka_unit_test_setup_teardown(test_tree_churn, fx_setup, fx_teardown), \
 	cmocka_unit_test_setup_teardown(test_tree_threshold, fx_setup, fx_teardown), \
