@@ -28,7 +28,7 @@ void plan_settings_init(struct plan_settings *s)
 	s->compact_endpoints_threshold = 250000;
 	s->dispatch = DISPATCH_AUTO;
 	s->dispatch_threshold = PLAN_DISPATCH_THRESHOLD;
-	s->dispatch_leaf_max = 16;
+	s->dispatch_leaf_max = 32;
 }
 
 /* The chains shared by all service ports; plan_port() appends to them. */

@@ -89,7 +89,7 @@ struct plan_settings {
 	 * KUBE-DSP- chains; auto (the default) builds the tree for each of
 	 * these chains that has dispatch_threshold service rules or more
 	 * (default PLAN_DISPATCH_THRESHOLD).  dispatch_leaf_max: the most
-	 * rules in a tree's leaf (default 16; tests use less).
+	 * rules in a tree's leaf (default 32; tests use less).
 	 */
 	enum dispatch_mode dispatch;
 	size_t dispatch_threshold;

@@ -130,7 +130,7 @@ static int fx_setup(void **state)
 }
 
 /* The flow tests run three times: kube-proxy's linear chains, the tree
- * with its default leaves, and the tree split down to one rule a leaf. */
+ * with its default leaves (32), and the tree split down to one rule a leaf. */
 static int fx_setup_linear(void **state)
 {
 	struct fx *f = fx_new();
@@ -2367,7 +2367,7 @@ static void check_equivalent(struct fx *f, const struct ruleset *lin, const char
 
 static void test_tree_equivalent(void **state)
 {
-	static const size_t leaves[] = { 16, 4, 2, 1 };
+	static const size_t leaves[] = { 32, 16, 4, 2, 1 };
 	struct fx *f = *state;
 	struct ruleset *lin;
 
@@ -2495,13 +2495,13 @@ static void test_tree_shape(void **state)
 	fx_plan(f);
 	assert_int_equal(f->stats.dispatch_trees, 2); /* and nat KUBE-NODEPORTS (375) */
 	depth = tree_depth(f->rs, RS_NAT, ruleset_find_chain(f->rs, RS_NAT, "KUBE-SERVICES"),
-			   "KUBE-SERVICES", 16, &leaf_rules);
+			   "KUBE-SERVICES", f->s.dispatch_leaf_max, &leaf_rules);
 	assert_int_equal(leaf_rules, 1500);
 	/* 1500 in a /16: root -> 172.30.0.0/16 -> /20 -> /24 leaves */
 	assert_true(depth <= 4);
 	leaf_rules = 0;
 	depth = tree_depth(f->rs, RS_NAT, ruleset_find_chain(f->rs, RS_NAT, "KUBE-NODEPORTS"),
-			   "KUBE-NODEPORTS", 16, &leaf_rules);
+			   "KUBE-NODEPORTS", f->s.dispatch_leaf_max, &leaf_rules);
 	assert_int_equal(leaf_rules, 375);
 	assert_true(depth <= 4);
 	/* the last rule of KUBE-SERVICES is still the node-port jump */
