@@ -239,6 +239,169 @@ static void map_done(struct itemmap *m, int kind)
 	memset(m, 0, sizeof(*m));
 }
 
+/* --- what changed between two views --- */
+
+struct keyset {
+	char **v;
+	size_t n, cap;
+};
+
+static int keyset_add(struct keyset *k, const char *ns, const char *name)
+{
+	char *key;
+
+	if (GROW(k->v, k->cap, k->n + 1) < 0)
+		return -ENOMEM;
+	if (asprintf(&key, "%s/%s", ns, name) < 0)
+		return -ENOMEM;
+	k->v[k->n++] = key;
+	return 0;
+}
+
+static void keyset_done(struct keyset *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		free(k->v[i]);
+	free(k->v);
+	memset(k, 0, sizeof(*k));
+}
+
+static int str_ptr_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sort and drop duplicates. */
+static void keyset_finish(struct keyset *k)
+{
+	size_t i, n = 0;
+
+	qsort_safe(k->v, k->n, sizeof(*k->v), str_ptr_cmp);
+	for (i = 0; i < k->n; i++) {
+		if (n && streq(k->v[n - 1], k->v[i]))
+			free(k->v[i]);
+		else
+			k->v[n++] = k->v[i];
+	}
+	k->n = n;
+}
+
+/* The changed item (either side may be NULL) into the key sets. */
+static int note_change(int kind, const void *a, const void *b, struct keyset *items,
+		       struct keyset *affected)
+{
+	const void *any = a ? a : b;
+	const char *ns, *name;
+	int r;
+
+	item_key(kind, any, &ns, &name);
+	r = keyset_add(items, ns, name);
+	if (r < 0 || kind == KIND_SVC)
+		return r < 0 ? r : keyset_add(affected, ns, name);
+	for (int side = 0; side < 2; side++) {
+		const struct epslice *e = side ? b : a;
+
+		if (e && e->service_name && *e->service_name) {
+			r = keyset_add(affected, ns, e->service_name);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* Walk two key-sorted arrays of one kind. */
+static int diff_kind(int kind, void *const *a, size_t na, void *const *b, size_t nb,
+		     struct keyset *items, struct keyset *affected)
+{
+	size_t i = 0, j = 0;
+	int r = 0;
+
+	while (r >= 0 && (i < na || j < nb)) {
+		int c = i == na ? 1 : j == nb ? -1 : key_cmp(kind, a[i], b[j]);
+
+		if (c < 0)
+			r = note_change(kind, a[i++], NULL, items, affected);
+		else if (c > 0)
+			r = note_change(kind, NULL, b[j++], items, affected);
+		else {
+			if (!item_same(kind, a[i], b[j]))
+				r = note_change(kind, a[i], b[j], items, affected);
+			i++;
+			j++;
+		}
+	}
+	return r;
+}
+
+int merge_snapshot_diff(const struct merge_snapshot *prev, const struct merge_snapshot *cur,
+			struct merge_changes *ret)
+{
+	struct keyset svc = { 0 }, eps = { 0 }, aff = { 0 };
+	int r;
+
+	if (!cur || !ret)
+		return -EINVAL;
+	if (!prev) {
+		*ret = (struct merge_changes){ .all = true };
+		return 0;
+	}
+	r = diff_kind(KIND_SVC, (void *const *)prev->services, prev->n_services,
+		      (void *const *)cur->services, cur->n_services, &svc, &aff);
+	if (r >= 0)
+		r = diff_kind(KIND_EPS, (void *const *)prev->slices, prev->n_slices,
+			      (void *const *)cur->slices, cur->n_slices, &eps, &aff);
+	if (r < 0) {
+		keyset_done(&svc);
+		keyset_done(&eps);
+		keyset_done(&aff);
+		return r;
+	}
+	keyset_finish(&svc);
+	keyset_finish(&eps);
+	keyset_finish(&aff);
+	*ret = (struct merge_changes){ .services = svc.v, .n_services = svc.n,
+				       .slices = eps.v, .n_slices = eps.n,
+				       .affected = aff.v, .n_affected = aff.n };
+	return 0;
+}
+
+void merge_changes_done(struct merge_changes *c)
+{
+	struct keyset k;
+
+	if (!c)
+		return;
+	k = (struct keyset){ c->services, c->n_services, c->n_services };
+	keyset_done(&k);
+	k = (struct keyset){ c->slices, c->n_slices, c->n_slices };
+	keyset_done(&k);
+	k = (struct keyset){ c->affected, c->n_affected, c->n_affected };
+	keyset_done(&k);
+	memset(c, 0, sizeof(*c));
+}
+
+bool merge_changes_affects(const struct merge_changes *c, const char *ns, const char *name)
+{
+	char buf[512], *key = buf;
+	bool found;
+	int n;
+
+	if (!c || c->all)
+		return true;
+	if (!c->n_affected)
+		return false;
+	n = snprintf(buf, sizeof(buf), "%s/%s", nz(ns), nz(name));
+	if (n < 0)
+		return true;
+	if ((size_t)n >= sizeof(buf) && asprintf(&key, "%s/%s", nz(ns), nz(name)) < 0)
+		return true; /* cannot tell: say yes, which is always safe */
+	found = bsearch(&key, c->affected, c->n_affected, sizeof(*c->affected), str_ptr_cmp);
+	if (key != buf)
+		free(key);
+	return found;
+}
+
 /* --- snapshots --- */
 
 struct merge_snapshot *merge_snapshot_ref(struct merge_snapshot *s)
@@ -258,6 +421,7 @@ static void snapshot_free(struct merge_snapshot *s)
 		epslice_unref(s->slices[i]);
 	free(s->services);
 	free(s->slices);
+	merge_changes_done(&s->changes);
 	free(s);
 }
 
@@ -619,6 +783,9 @@ static int snapshot_build(struct merge *m, struct merge_snapshot **ret)
 		goto fail;
 	s->slices = (struct epslice **)arr;
 	s->n_slices = n;
+	r = merge_snapshot_diff(m->cached, s, &s->changes);
+	if (r < 0)
+		goto fail;
 
 	merge_snapshot_unref(m->cached);
 	m->cached = merge_snapshot_ref(s);

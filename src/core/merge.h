@@ -41,6 +41,29 @@ enum merge_op {
 	MERGE_REMOVE,
 };
 
+/*
+ * What differs between two merged views, by key ("ns/name" strings, each
+ * array sorted by strcmp and free of duplicates).  An item counts as
+ * changed when it was added, removed, or replaced by an unequal one.
+ */
+struct merge_changes {
+	bool all;          /* no earlier view to compare with: everything is new */
+	char **services;   /* services added, removed or changed */
+	size_t n_services;
+	char **slices;     /* endpoint slices added, removed or changed */
+	size_t n_slices;
+	/* Services whose resolved state may differ: the changed services and
+	 * the services named (kubernetes.io/service-name) by changed slices,
+	 * before and after the change.  Resolving any other service gives the
+	 * same result from either view. */
+	char **affected;
+	size_t n_affected;
+};
+
+void merge_changes_done(struct merge_changes *c);
+/* Whether the service ns/name is in c->affected (true when c->all). */
+bool merge_changes_affects(const struct merge_changes *c, const char *ns, const char *name);
+
 /* An immutable merged view: items sorted by key, winners only. */
 struct merge_snapshot {
 	unsigned refcnt;
@@ -49,7 +72,18 @@ struct merge_snapshot {
 	size_t n_services;
 	struct epslice **slices;         /* sorted by ns, name */
 	size_t n_slices;
+	/* What differs from the view the engine built before this one (the
+	 * previous flush's or merge_snapshot_get()'s); all on the first. */
+	struct merge_changes changes;
 };
+
+/*
+ * Compare two views (prev may be NULL: then ret->all).  Cheap when they
+ * share items: unchanged items are compared by identity first.  *ret is
+ * the caller's (merge_changes_done()).  0 or -ENOMEM (nothing in *ret).
+ */
+int merge_snapshot_diff(const struct merge_snapshot *prev, const struct merge_snapshot *cur,
+			struct merge_changes *ret);
 
 struct merge_snapshot *merge_snapshot_ref(struct merge_snapshot *s);
 void merge_snapshot_unref(struct merge_snapshot *s);

@@ -718,6 +718,117 @@ static void test_large_single_item_updates(void **state)
  * Every allocation of an update / flush / get fails in turn: the call
  * reports -ENOMEM and the state is what it was, or it succeeds.
  */
+/* "a,b|c|d": services | slices | affected services of a change set. */
+static void changes_str(const struct merge_changes *c, char *buf, size_t len)
+{
+	size_t off = 0, i;
+
+	buf[0] = '\0';
+	if (c->all) {
+		snprintf(buf, len, "all");
+		return;
+	}
+	for (i = 0; i < c->n_services; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? "," : "", c->services[i]);
+	off += (size_t)snprintf(buf + off, len - off, "|");
+	for (i = 0; i < c->n_slices; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? "," : "", c->slices[i]);
+	off += (size_t)snprintf(buf + off, len - off, "|");
+	for (i = 0; i < c->n_affected; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? "," : "", c->affected[i]);
+	assert_true(off < len);
+}
+
+#define assert_changes(snap, expect)                                                           \
+	do {                                                                                   \
+		char _b[1024];                                                                 \
+		changes_str(&(snap)->changes, _b, sizeof(_b));                                 \
+		assert_string_equal(_b, (expect));                                             \
+	} while (0)
+
+static void test_changes(void **state)
+{
+	struct merge *m = merge_new();
+	struct service *a = svc_simple("shop", "web", "198.19.0.10", 80);
+	struct service *a2 = svc_simple("shop", "web", "198.19.0.10", 8080);
+	struct service *a3 = svc_simple("shop", "web", "198.19.0.10", 8080); /* equal to a2 */
+	struct service *b = svc_simple("shop", "api", "198.19.0.11", 81);
+	struct epslice *e = eps_simple("shop", "web-1", "web", 8080, "198.18.1.1", NULL);
+	struct epslice *e2 = eps_simple("shop", "web-1", "api", 8080, "198.18.1.1", NULL);
+	struct epslice *f = eps_simple("shop", "web-2", "web", 8080, "198.18.1.2", NULL);
+	struct service *set[] = { a, b };
+	struct merge_snapshot *s1, *s2, *s3;
+	struct merge_changes c;
+	struct rec r = { 0 };
+	int src;
+
+	(void)state;
+	src = merge_source_register(m, "a.json");
+	assert_int_equal(merge_handler_register(m, MERGE_HANDLE_ALL, keep_handler, &r), 0);
+	assert_int_equal(merge_update(m, src, MERGE_SET, set, 2, &e, 1), 0);
+	assert_int_equal(merge_flush(m), 1);
+	assert_changes(r.kept, "all");
+	assert_true(merge_changes_affects(&r.kept->changes, "any", "thing"));
+	s1 = merge_snapshot_ref(r.kept);
+
+	/* A changed service; an equal replacement is no change. */
+	assert_int_equal(update1(m, src, MERGE_ADD, a2), 0);
+	assert_int_equal(merge_flush(m), 1);
+	assert_changes(r.kept, "shop/web||shop/web");
+	assert_true(merge_changes_affects(&r.kept->changes, "shop", "web"));
+	assert_false(merge_changes_affects(&r.kept->changes, "shop", "api"));
+	assert_int_equal(update1(m, src, MERGE_ADD, a3), 0);
+	assert_int_equal(merge_flush(m), 0);
+
+	/* A slice added: its service is affected, not the slice's own name. */
+	assert_int_equal(update_eps(m, src, MERGE_ADD, f), 0);
+	assert_int_equal(merge_flush(m), 1);
+	assert_changes(r.kept, "|shop/web-2|shop/web");
+	s2 = merge_snapshot_ref(r.kept);
+
+	/* A slice moved to another service: both are affected. */
+	assert_int_equal(update_eps(m, src, MERGE_ADD, e2), 0);
+	assert_int_equal(merge_flush(m), 1);
+	assert_changes(r.kept, "|shop/web-1|shop/api,shop/web");
+
+	/* A service removed. */
+	assert_int_equal(update1(m, src, MERGE_REMOVE, b), 0);
+	assert_int_equal(merge_flush(m), 1);
+	assert_changes(r.kept, "shop/api||shop/api");
+	s3 = merge_snapshot_ref(r.kept);
+
+	/* Across several flushes: the diff of any two views. */
+	assert_int_equal(merge_snapshot_diff(s1, s3, &c), 0);
+	{
+		char b_[1024];
+
+		changes_str(&c, b_, sizeof(b_));
+		assert_string_equal(b_, "shop/api,shop/web|shop/web-1,shop/web-2|shop/api,shop/web");
+	}
+	merge_changes_done(&c);
+	assert_int_equal(merge_snapshot_diff(s2, s2, &c), 0);
+	assert_int_equal(c.n_services + c.n_slices + c.n_affected, 0);
+	assert_false(c.all);
+	assert_false(merge_changes_affects(&c, "shop", "web"));
+	merge_changes_done(&c);
+	assert_int_equal(merge_snapshot_diff(NULL, s2, &c), 0);
+	assert_true(c.all);
+	merge_changes_done(&c);
+
+	merge_snapshot_unref(s1);
+	merge_snapshot_unref(s2);
+	merge_snapshot_unref(s3);
+	merge_snapshot_unref(r.kept);
+	service_unref(a);
+	service_unref(a2);
+	service_unref(a3);
+	service_unref(b);
+	epslice_unref(e);
+	epslice_unref(e2);
+	epslice_unref(f);
+	merge_free(m);
+}
+
 static void test_alloc_failures(void **state)
 {
 	struct service *a = svc_simple("shop", "web", "198.19.0.10", 80);
@@ -1291,6 +1402,7 @@ int main(void)
 		cmocka_unit_test(test_snapshot_lifetime),
 		cmocka_unit_test(test_large_single_item_updates),
 		cmocka_unit_test(test_alloc_failures),
+		cmocka_unit_test(test_changes),
 		cmocka_unit_test(test_resolve_port_matching),
 		cmocka_unit_test(test_resolve_dedupe),
 		cmocka_unit_test(test_resolve_slices_win),
