@@ -40,6 +40,8 @@ struct sync_job {
 	uint64_t t0;             /* when it started */
 	uint64_t since;          /* oldest pending change, if had_pending */
 	bool had_pending;
+	double decode_seconds;   /* reading and decoding files since the last sync */
+	double merge_seconds;    /* merging them */
 	struct sync_report rep;
 	struct diag_list d;      /* the worker's diagnostics, logged when done */
 	int r;
@@ -71,6 +73,9 @@ struct daemon {
 	bool addrs_changed;          /* since the last good sync */
 	bool addrs_deferred;         /* changed while the worker ran: applied after it */
 	struct worker *worker;       /* the kernel write, off the loop thread */
+	double decode_seconds;       /* file reads since the last sync started */
+	double merge_seconds;        /* merge flushes since then */
+	double load_seconds;         /* the load job's reads (the worker's) */
 	struct sync_job job;
 	bool conntrack_pending;      /* endpoints changed since the last cleanup */
 	bool conntrack_warned;
@@ -128,8 +133,10 @@ static int source_loaded(struct daemon *dm, size_t i, int r, struct diag_list *d
 	const char *path = dm->o->configs[i];
 
 	if (r >= 0) {
+		double t0 = monotonic_seconds();
 		int c = pipeline_source_commit(dm->p, i);
 
+		dm->merge_seconds += monotonic_seconds() - t0;
 		if (c < 0)
 			r = c;
 	}
@@ -161,11 +168,14 @@ static int source_loaded(struct daemon *dm, size_t i, int r, struct diag_list *d
 /* Read --config number i now, on the loop thread (at start). */
 static int reload_source(struct daemon *dm, size_t i)
 {
+	double t0 = monotonic_seconds();
 	struct diag_list d;
 	int r;
 
 	diag_list_init(&d);
-	r = source_loaded(dm, i, pipeline_source_load(dm->p, i, &d), &d);
+	r = pipeline_source_load(dm->p, i, &d);
+	dm->decode_seconds += monotonic_seconds() - t0;
+	r = source_loaded(dm, i, r, &d);
 	diag_list_done(&d);
 	return r;
 }
@@ -174,11 +184,13 @@ static int reload_source(struct daemon *dm, size_t i)
 static void load_job_run(void *userdata)
 {
 	struct daemon *dm = userdata;
+	double t0 = monotonic_seconds();
 	size_t i;
 
 	for (i = 0; i < dm->o->n_configs; i++)
 		if (dm->source_loading[i])
 			dm->load_result[i] = pipeline_source_load(dm->p, i, &dm->load_diags[i]);
+	dm->load_seconds = monotonic_seconds() - t0;
 }
 
 /* Back on the loop thread: hand what was read to the merge engine. */
@@ -187,6 +199,7 @@ static void load_job_done(void *userdata)
 	struct daemon *dm = userdata;
 	size_t i;
 
+	dm->decode_seconds += dm->load_seconds;
 	for (i = 0; i < dm->o->n_configs; i++) {
 		if (!dm->source_loading[i])
 			continue;
@@ -414,12 +427,47 @@ static void update_sync_metrics(struct daemon *dm, const struct sync_report *rep
 			    (double)ar->messages);
 	metrics_counter_add(dm->metrics, "svcnat_sync_netlink_bytes_total", NULL,
 			    (double)ar->bytes);
+	metrics_gauge_set(dm->metrics, "svcnat_sync_service_ports_rebuilt", "step=\"resolve\"",
+			  (double)rep->ports_resolved);
+	metrics_gauge_set(dm->metrics, "svcnat_sync_service_ports_rebuilt", "step=\"plan\"",
+			  (double)rep->ports_planned);
 	metrics_counter_add(dm->metrics, "svcnat_sync_chains_changed_total", "op=\"created\"",
 			    (double)ar->chains_created);
 	metrics_counter_add(dm->metrics, "svcnat_sync_chains_changed_total", "op=\"replaced\"",
 			    (double)ar->chains_replaced);
 	metrics_counter_add(dm->metrics, "svcnat_sync_chains_changed_total", "op=\"deleted\"",
 			    (double)ar->chains_deleted);
+}
+
+/* Each part of the sync: a histogram each, and one line at -v. */
+static void sync_parts(struct daemon *dm, const struct sync_job *job)
+{
+	const struct sync_report *rep = &job->rep;
+	const struct apply_result *ar = &rep->apply;
+	const struct {
+		const char *name;
+		double v;
+	} part[] = {
+		{ "decode", job->decode_seconds },
+		{ "merge", job->merge_seconds },
+		{ "resolve", rep->resolve_seconds },
+		{ "plan", rep->plan_seconds },
+		{ "encode", ar->encode_seconds },
+		{ "kernel_read", ar->read_seconds },
+		{ "kernel_write", ar->write_seconds },
+	};
+	char lbl[64];
+
+	for (size_t i = 0; i < ARRAY_SIZE(part); i++) {
+		metrics_label(lbl, sizeof(lbl), "part", part[i].name);
+		metrics_histogram_observe(dm->metrics, "svcnat_sync_part_duration_seconds", lbl,
+					  part[i].v);
+	}
+	log_debug("sync parts: decode %.3f s, merge %.3f s, resolve %.3f s (%zu service ports "
+		  "anew), plan %.3f s (%zu anew), encode %.3f s, kernel read %.3f s, kernel "
+		  "write %.3f s", job->decode_seconds, job->merge_seconds, rep->resolve_seconds,
+		  rep->ports_resolved, rep->plan_seconds, rep->ports_planned, ar->encode_seconds,
+		  ar->read_seconds, ar->write_seconds);
 }
 
 /* Account for the sync in dm->job: log, metrics, health, conntrack. */
@@ -438,6 +486,7 @@ static void sync_finish(struct daemon *dm)
 
 	log_diags(&job->d);
 	diag_list_done(&job->d);
+	sync_parts(dm, job);
 	syncpolicy_sync_done(&dm->policy, t1, r >= 0);
 	metrics_histogram_observe(dm->metrics, "kubeproxy_sync_proxy_rules_duration_seconds", V4,
 				  (double)(t1 - t0) / 1e6);
@@ -554,7 +603,10 @@ static void do_sync(struct daemon *dm, enum sync_reason reason)
 	char lbl[64];
 	int r;
 
-	*job = (struct sync_job){ .reason = reason, .t0 = loop_now_usec() };
+	*job = (struct sync_job){ .reason = reason, .t0 = loop_now_usec(),
+				  .decode_seconds = dm->decode_seconds,
+				  .merge_seconds = dm->merge_seconds };
+	dm->decode_seconds = dm->merge_seconds = 0;
 	diag_list_init(&job->d);
 	job->had_pending = syncpolicy_pending_since(&dm->policy, &job->since);
 	metrics_label(lbl, sizeof(lbl), "reason", sync_reason_name(reason));
@@ -621,10 +673,13 @@ static void report_conflicts(struct daemon *dm)
 static void on_post(struct loop *l, void *userdata)
 {
 	struct daemon *dm = userdata;
+	double t0;
 
 	start_loads(dm);
+	t0 = monotonic_seconds();
 	if (merge_flush(pipeline_merge(dm->p)) < 0)
 		log_err("out of memory merging the sources; retrying at the next event");
+	dm->merge_seconds += monotonic_seconds() - t0;
 	report_conflicts(dm);
 	if (worker_busy(dm->worker)) {
 		/* re-armed when the write in progress is done */

@@ -75,6 +75,8 @@ struct pipeline {
 	struct backend *backend;       /* created on first apply */
 	struct desired desired;        /* last resolved state */
 	unsigned long desired_generation;
+	double resolve_seconds;        /* of the last pipeline_resolve() that resolved */
+	size_t ports_resolved;         /* service ports it built anew */
 };
 
 /* Files writable by others are refused where svcnat writes rules. */
@@ -492,11 +494,15 @@ int pipeline_resolve(struct pipeline *p, struct diag_list *d)
 		merge_snapshot_unref(snap);
 		return 0;
 	}
+	double t0 = monotonic_seconds();
+
 	r = resolve_build(snap, &ro, &nd, d);
 	if (r >= 0) {
 		desired_free(&p->desired);
 		p->desired = nd;
 		p->desired_generation = snap->generation;
+		p->resolve_seconds = monotonic_seconds() - t0;
+		p->ports_resolved = nd.n_ports;
 	}
 	merge_snapshot_unref(snap);
 	return r;
@@ -612,6 +618,8 @@ int pipeline_sync_prepare(struct pipeline *p, struct diag_list *d)
 	r = pipeline_backend(p, &b, d);
 	if (r < 0)
 		return r;
+	p->resolve_seconds = 0;
+	p->ports_resolved = 0;
 	return pipeline_resolve(p, d);
 }
 
@@ -625,6 +633,8 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 	if (!rep)
 		rep = &local;
 	memset(rep, 0, sizeof(*rep));
+	rep->resolve_seconds = p->resolve_seconds;
+	rep->ports_resolved = p->ports_resolved;
 	if (!p->backend)
 		return -EINVAL;
 	r = pipeline_plan_family(p, AF_INET, false, &rs, &rep->plan, d);
@@ -632,6 +642,7 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 		return r;
 	t1 = monotonic_seconds();
 	rep->plan_seconds = t1 - t0;
+	rep->ports_planned = p->desired.n_ports;
 	count_tables(rs, rep);
 	if (p->o->mode == MODE_ONCE) {
 		/* A one-shot run needs only the plan from here on: free the

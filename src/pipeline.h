@@ -138,6 +138,12 @@ struct sync_report {
 	size_t rules[RS_NTABLES];      /* the plan's rules per table */
 	double plan_seconds;
 	double total_seconds;
+	/* The resolve before it (pipeline_sync_prepare(); 0 when the merged
+	 * state had not changed) and how many service ports it and the plan
+	 * built anew rather than reused. */
+	double resolve_seconds;
+	size_t ports_resolved;
+	size_t ports_planned;
 };
 
 /* The pipeline's state is its own: callers use the functions below. */

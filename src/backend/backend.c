@@ -266,13 +266,18 @@ static int transaction(struct backend *b, const struct ruleset *rs, struct apply
 	for (size_t i = 0; i < N_TABLES; i++) {
 		bool changed = false;
 
+		double t0 = monotonic_seconds(), enc = res->encode_seconds;
+
 		*ret_table = writer_table_name(&tables[i]);
 		r = ops->prepare(b->w, &tables[i], rs, i + 1 < N_TABLES, &changed, res, d);
+		res->read_seconds += monotonic_seconds() - t0 - (res->encode_seconds - enc);
 		if (r < 0)
 			return r;
 		if (changed)
 			chg[n++] = tables[i];
 	}
+	double tw = monotonic_seconds();
+
 	if (ops->one_commit && n) {
 		*ret_table = NULL;
 		r = ops->commit(b->w, chg, n, done, d);
@@ -282,6 +287,7 @@ static int transaction(struct backend *b, const struct ruleset *rs, struct apply
 			r = ops->commit(b->w, &chg[k], 1, &done[k], d);
 		}
 	}
+	res->write_seconds = monotonic_seconds() - tw;
 	if (r < 0)
 		*ret_after = put_back(b, chg, done, n, d);
 	for (k = 0; k < n; k++)

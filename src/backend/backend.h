@@ -46,6 +46,12 @@ struct apply_result {
 	size_t messages;            /* nft: netlink write messages sent (0: nothing to do) */
 	size_t bytes;               /* nft: bytes of those messages */
 	double seconds;
+	/* The parts of seconds (the last attempt's): reading and comparing the
+	 * kernel's tables, encoding the new contents (writers that tell the
+	 * two apart; 0 otherwise, read_seconds then holds both), writing. */
+	double read_seconds;
+	double encode_seconds;
+	double write_seconds;
 	/* After a failed apply: some table kept the new rules because putting
 	 * it back failed too (the diags say which); false: the kernel keeps
 	 * its previous rules. */

@@ -976,6 +976,7 @@ static int prepare_table(struct dsync *s, bool *ret_changed)
 	}
 	r = build_table(s);
 	s->t_build = monotonic_seconds() - t0 - s->t_read;
+	s->res->encode_seconds += s->t_build;
 	return r;
 }
 

@@ -428,6 +428,15 @@ static const struct {
 	{ "svcnat_sync_chains_changed_total", "op=\"deleted\"" },
 	{ "svcnat_sync_chains_changed_total", "op=\"replaced\"" },
 	{ "svcnat_repairs_total", NULL },
+	{ "svcnat_sync_part_duration_seconds", "part=\"decode\"" },
+	{ "svcnat_sync_part_duration_seconds", "part=\"merge\"" },
+	{ "svcnat_sync_part_duration_seconds", "part=\"resolve\"" },
+	{ "svcnat_sync_part_duration_seconds", "part=\"plan\"" },
+	{ "svcnat_sync_part_duration_seconds", "part=\"encode\"" },
+	{ "svcnat_sync_part_duration_seconds", "part=\"kernel_read\"" },
+	{ "svcnat_sync_part_duration_seconds", "part=\"kernel_write\"" },
+	{ "svcnat_sync_service_ports_rebuilt", "step=\"resolve\"" },
+	{ "svcnat_sync_service_ports_rebuilt", "step=\"plan\"" },
 	{ "svcnat_chains", "table=\"filter\"" },
 	{ "svcnat_chains", "table=\"nat\"" },
 	{ "svcnat_services", NULL },
@@ -513,6 +522,8 @@ int metrics_declare_svcnat(struct metrics *m)
 		  "Owned chains created, replaced or deleted" },
 		{ "svcnat_repairs_total", METRIC_COUNTER,
 		  "Syncs that found the kernel's rules drifted from the plan and restored them" },
+		{ "svcnat_sync_service_ports_rebuilt", METRIC_GAUGE,
+		  "Service ports the last sync resolved or planned anew (the others reused the previous result)" },
 		{ "svcnat_chains", METRIC_GAUGE, "Owned chains, per table" },
 		{ "svcnat_services", METRIC_GAUGE, "Service ports programmed" },
 		{ "svcnat_endpoints", METRIC_GAUGE, "Endpoints programmed" },
@@ -540,6 +551,12 @@ int metrics_declare_svcnat(struct metrics *m)
 	r = metrics_declare(m, "kubeproxy_sync_partial_proxy_rules_duration_seconds", METRIC_HISTOGRAM,
 			    "SyncProxyRules latency in seconds for partial resyncs", sync_buckets,
 			    ARRAY_SIZE(sync_buckets));
+	if (r < 0)
+		return r;
+	r = metrics_declare(m, "svcnat_sync_part_duration_seconds", METRIC_HISTOGRAM,
+			    "Each sync's parts in seconds: decode and merge (of the changes it "
+			    "includes), resolve, plan, encode, kernel_read (read and compare), "
+			    "kernel_write", sync_buckets, ARRAY_SIZE(sync_buckets));
 	if (r < 0)
 		return r;
 	r = metrics_declare(m, "kubeproxy_network_programming_duration_seconds", METRIC_HISTOGRAM,

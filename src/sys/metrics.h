@@ -33,6 +33,9 @@
  *   svcnat_sync_rules_written_total            counter: rules written to the kernel
  *   svcnat_sync_chains_changed_total{op}       counter: owned chains created / replaced / deleted
  *   svcnat_repairs_total                       counter: syncs that found the kernel drifted and fixed it
+ *   svcnat_sync_part_duration_seconds{part}    histogram: decode, merge, resolve, plan, encode,
+ *                                              kernel_read, kernel_write of each sync
+ *   svcnat_sync_service_ports_rebuilt{step}    gauge: service ports the last sync resolved / planned anew
  *   svcnat_chains{table}                       gauge: owned chains per table
  *   svcnat_services                            gauge: service ports known (programmed)
  *   svcnat_endpoints                           gauge: endpoints known (programmed)

@@ -123,6 +123,8 @@ static void test_svcnat_families(void **state)
 		"svcnat_endpoints",
 		"svcnat_dispatch_chains",
 		"svcnat_dispatch_trees",
+		"svcnat_sync_part_duration_seconds",
+		"svcnat_sync_service_ports_rebuilt",
 		"svcnat_source_errors_total",
 		"svcnat_conntrack_entries_deleted_total",
 	};
