@@ -13,7 +13,7 @@ top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_builddir=${top_builddir:-.}
 secs=${1:-${FUZZ_SECONDS:-45}}
 [ $# -gt 0 ] && shift
-names=${*:-decode parse etcdwire xtentry kubewire}
+names=${*:-decode parse etcdwire xtentry kubewire kubeconfig}
 scratch=$(mktemp -d /tmp/svcnat-fuzz.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT INT TERM
 keep=$top_builddir/tests/fuzz/artifacts
