@@ -20,6 +20,8 @@
 #     printed before (byte-identical, comment lines aside); when it exits 0
 #     (bad objects skipped, the rest applied) the kernel must equal the
 #     plan (--dry-run --diff), and the cluster is loaded again.
+#  3. Two sources defining one object: one warning naming both sources and
+#     the object (per kind), and the first source wins.
 #
 # Regenerate deliberately after a change meant to alter the diagnostics:
 #   REGEN=1 SVCNAT=/path/to/build/svcnat tests/bad-input.sh
@@ -177,6 +179,23 @@ elif [ "${CI:-}" = true ]; then
 else
 	echo "# --once part skipped: needs root"
 fi
+
+# --- 3. two sources defining one object: one warning naming both ---
+printf '{"Services":[{"Name":"a","Port":80}]}' >"$RUNTIME/first.json"
+printf '{"Services":[{"Name":"a","Port":81},{"Name":"b","Port":82}]}' >"$RUNTIME/second.json"
+(cd "$RUNTIME" && "$SVCNAT" --dry-run --config first.json --config second.json "${SETTINGS[@]}" \
+	>"$TMP/out" 2>"$TMP/err")
+rc=$?
+printf '%s\n' "exit 0" \
+	"warning: second.json: default/a: service also defined by source 'first.json', which takes precedence" \
+	"warning: second.json: default/a: endpoint slice also defined by source 'first.json', which takes precedence" \
+	>"$TMP/want-conflict"
+{ echo "exit $rc"; cat "$TMP/err"; } | diff -u "$TMP/want-conflict" - >&2 || {
+	echo "FAIL: a conflict between two sources is not reported once, naming both" >&2
+	fail=1
+}
+grep -q -- '--dport 80 ' "$TMP/out" && ! grep -q -- '--dport 81 ' "$TMP/out" ||
+	{ echo "FAIL: the first source does not win the conflict" >&2; fail=1; }
 
 cat "$TMP/dry" "$TMP/once" >"$TMP/all"
 if [ -n "${REGEN:-}" ]; then
