@@ -299,10 +299,13 @@ static void test_dir_duplicates(void **state)
 
 	diag_list_init(&dl);
 	put_svc("10-a.json", "same", 0644);
-	put_svc("20-b.json", "same", 0644);
+	put("20-b.json", "{\"Services\":[{\"Name\":\"same\",\"Port\":81}]}", 0644);
 	assert_int_equal(file_source_new(dir, FILE_MODE_REFUSE, &s), 0);
 	assert_int_equal(reload(s, &dl), 0);
 	assert_string_equal(names(s), "same");
+	/* the earlier file's: port 80 */
+	assert_int_equal(file_source_content(s)->services[0]->ports[0].node_port, 80);
+	assert_int_equal(file_source_content(s)->n_slices, 1);
 	assert_true(diags_have(&dl,
 			       "/20-b.json: default/same: defined more than once; "
 			       "the later definition is ignored"));
