@@ -223,6 +223,23 @@ static void test_refusals(void **state)
 	options_done(&o);
 	assert_int_equal(parse(&o, "--config", svc, "--no-such-flag", NULL), 2);
 	options_done(&o);
+	/* --dispatch (issue 13) */
+	assert_int_equal(parse(&o, "--config", svc, NULL), 0);
+	assert_int_equal(o.plan.dispatch, DISPATCH_AUTO);
+	assert_int_equal(o.plan.dispatch_threshold, PLAN_DISPATCH_THRESHOLD);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--dispatch=tree", "--dispatch-threshold", "5",
+			       NULL), 0);
+	assert_int_equal(o.plan.dispatch, DISPATCH_TREE);
+	assert_int_equal(o.plan.dispatch_threshold, 5);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--dispatch", "linear", NULL), 0);
+	assert_int_equal(o.plan.dispatch, DISPATCH_LINEAR);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--dispatch", "binary", NULL), 2);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--dispatch-threshold", "0", NULL), 2);
+	options_done(&o);
 }
 
 static const char kpc[] =
