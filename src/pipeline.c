@@ -519,20 +519,21 @@ int pipeline_plan_family(struct pipeline *p, int family, bool dual_stack, struct
 	return plan_build(&p->desired, &s, ret, st ? st : &local, d);
 }
 
-int pipeline_plan(struct pipeline *p, struct ruleset *ret[PLAN_NFAMILIES],
-		  struct plan_stats st[PLAN_NFAMILIES], struct diag_list *d)
+/* Plan IPv4 and, with want6, IPv6 (diagnostics both give: once). */
+static int plan_both(struct pipeline *p, bool want6, struct ruleset *ret[PLAN_NFAMILIES],
+		     struct plan_stats st[PLAN_NFAMILIES], struct diag_list *d)
 {
 	struct ruleset *rs[PLAN_NFAMILIES] = { NULL };
 	struct diag_list d6;
 	size_t from = d ? d->n : 0;
 	int r;
 
-	r = pipeline_resolve(p, d);
-	if (r < 0)
+	r = pipeline_plan_family(p, AF_INET, want6, &rs[PLAN_V4], &st[PLAN_V4], d);
+	if (r < 0 || !want6) {
+		ret[PLAN_V4] = rs[PLAN_V4];
+		ret[PLAN_V6] = NULL;
 		return r;
-	r = pipeline_plan_family(p, AF_INET, true, &rs[PLAN_V4], &st[PLAN_V4], d);
-	if (r < 0)
-		return r;
+	}
 	/* The IPv6 plan repeats what concerns both families (a port defined
 	 * twice, an unsupported protocol): say it once. */
 	diag_list_init(&d6);
@@ -548,6 +549,17 @@ int pipeline_plan(struct pipeline *p, struct ruleset *ret[PLAN_NFAMILIES],
 	ret[PLAN_V4] = rs[PLAN_V4];
 	ret[PLAN_V6] = rs[PLAN_V6];
 	return 0;
+}
+
+int pipeline_plan(struct pipeline *p, struct ruleset *ret[PLAN_NFAMILIES],
+		  struct plan_stats st[PLAN_NFAMILIES], struct diag_list *d)
+{
+	int r;
+
+	r = pipeline_resolve(p, d);
+	if (r < 0)
+		return r;
+	return plan_both(p, true, ret, st, d);
 }
 
 /* CAP_NET_ADMIN in the effective set, read from /proc (no libcap needed). */
@@ -626,8 +638,10 @@ int pipeline_sync_prepare(struct pipeline *p, struct diag_list *d)
 int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_list *d)
 {
 	struct sync_report local = { 0 };
-	struct ruleset *rs = NULL;
+	struct ruleset *rs2[PLAN_NFAMILIES] = { NULL }, *rs;
+	struct plan_stats st[PLAN_NFAMILIES] = { { 0 } };
 	double t0 = monotonic_seconds(), t1;
+	bool v6;
 	int r;
 
 	if (!rep)
@@ -637,9 +651,16 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 	rep->ports_resolved = p->ports_resolved;
 	if (!p->backend)
 		return -EINVAL;
-	r = pipeline_plan_family(p, AF_INET, false, &rs, &rep->plan, d);
+	/* ip6tables too when the backend writes it (kube-proxy runs
+	 * single-stack where the host has no ip6tables). */
+	v6 = backend_has_ipv6(p->backend);
+	r = plan_both(p, v6, rs2, st, d);
 	if (r < 0)
 		return r;
+	rs = rs2[PLAN_V4];
+	rep->plan = st[PLAN_V4];
+	rep->plan6 = st[PLAN_V6];
+	rep->ipv6 = v6;
 	t1 = monotonic_seconds();
 	rep->plan_seconds = t1 - t0;
 	rep->ports_planned = p->desired.n_ports;
@@ -655,8 +676,9 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 		/* Give the freed pages back (glibc keeps them otherwise). */
 		malloc_trim(0);
 	}
-	r = backend_apply(p->backend, rs, &rep->apply, d);
+	r = backend_apply_families(p->backend, rs, rs2[PLAN_V6], &rep->apply, d);
 	ruleset_free(rs);
+	ruleset_free(rs2[PLAN_V6]);
 	rep->total_seconds = monotonic_seconds() - t0;
 	return r;
 }

@@ -132,7 +132,9 @@ void options_init(struct svcnat_options *o);
 void options_done(struct svcnat_options *o);
 
 struct sync_report {
-	struct plan_stats plan;
+	struct plan_stats plan;        /* the IPv4 plan's */
+	struct plan_stats plan6;       /* the IPv6 plan's (ipv6) */
+	bool ipv6;                     /* ip6tables was planned and written too */
 	struct apply_result apply;
 	size_t chains[RS_NTABLES];     /* the plan's own chains per table (not built-ins) */
 	size_t rules[RS_NTABLES];      /* the plan's rules per table */

@@ -98,18 +98,20 @@ static int run_plan_modes(struct svcnat_options *o, struct pipeline *p, struct d
 		return 0;
 	}
 	/* MODE_DIFF, diff(1)'s exit codes: 0 equal, 1 different, 2 could not compare.
-	 * The writers are IPv4 only so far: --diff compares iptables. */
-	ruleset_free(rs[PLAN_V6]);
+	 * ip6tables too where the backend writes it. */
 	r = pipeline_backend(p, &b, d);
 	if (r < 0) {
 		ruleset_free(rs[PLAN_V4]);
+		ruleset_free(rs[PLAN_V6]);
 		print_diags(d);
 		fputs("svcnat: --diff: could not compare with the kernel\n", stderr);
 		return EXIT_USAGE;
 	}
 	print_diags(d);
-	r = backend_diff(b, rs[PLAN_V4], stdout, d);
+	r = backend_diff_families(b, rs[PLAN_V4], backend_has_ipv6(b) ? rs[PLAN_V6] : NULL,
+				  stdout, d);
 	ruleset_free(rs[PLAN_V4]);
+	ruleset_free(rs[PLAN_V6]);
 	print_diags(d);
 	if (fflush(stdout) != 0 && r >= 0)
 		r = -errno;
@@ -151,13 +153,18 @@ static int run_once(struct pipeline *p, struct diag_list *d)
 				: "the kernel keeps its previous rules");
 		return EXIT_RUNTIME;
 	}
-	if (!rep.apply.committed[RS_NAT] && !rep.apply.committed[RS_FILTER])
+	if (!rep.apply.committed[RS_NAT] && !rep.apply.committed[RS_FILTER] &&
+	    !rep.apply.committed6[RS_NAT] && !rep.apply.committed6[RS_FILTER])
 		log_debug("rules already up to date: nothing written");
 	log_info("synced %zu service ports, %zu endpoints: %zu chains, %zu rules; "
 		 "%zu chains created, %zu replaced, %zu deleted in %.3fs (plan %.3fs)",
 		 rep.plan.services, rep.plan.endpoints, rep.plan.chains, rep.plan.rules,
 		 rep.apply.chains_created, rep.apply.chains_replaced, rep.apply.chains_deleted,
 		 rep.total_seconds, rep.plan_seconds);
+	if (rep.ipv6)
+		log_info("  of which IPv6 (ip6tables): %zu service ports, %zu endpoints: "
+			 "%zu chains, %zu rules", rep.plan6.services, rep.plan6.endpoints,
+			 rep.plan6.chains, rep.plan6.rules);
 	return 0;
 }
 

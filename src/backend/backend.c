@@ -29,13 +29,38 @@ struct backend {
 	struct writer *w;
 };
 
-/* The tables, in the order they are prepared and committed: nat, by far
- * the largest, last, so it never has to be kept for a put-back. */
+/* The tables, in the order they are prepared and committed: the IPv4 nat
+ * table, as a rule the largest, last, so it never has to be kept for a
+ * put-back.  The IPv6 ones take part when the sync has an IPv6 plan and
+ * the writer can write ip6tables (writer_ops.ipv6): all four or none. */
 static const struct writer_table tables[] = {
 	{ WRITER_IPV4, RS_FILTER },
+	{ WRITER_IPV6, RS_FILTER },
+	{ WRITER_IPV6, RS_NAT },
 	{ WRITER_IPV4, RS_NAT },
 };
 #define N_TABLES ARRAY_SIZE(tables)
+
+/* The two plans of a sync (plan[WRITER_IPV6] NULL: IPv4 only). */
+struct plans {
+	const struct ruleset *plan[2];
+};
+
+static bool table_on(const struct plans *ps, size_t i)
+{
+	return ps->plan[tables[i].family] != NULL;
+}
+
+/* The last table of the sync: the one never kept for a put-back. */
+static size_t last_on(const struct plans *ps)
+{
+	size_t last = 0;
+
+	for (size_t i = 0; i < N_TABLES; i++)
+		if (table_on(ps, i))
+			last = i;
+	return last;
+}
 
 int backend_kind_parse(const char *s, enum backend_kind *ret)
 {
@@ -207,8 +232,8 @@ enum after {
  * After a refused commit: put back, newest first, every table this
  * attempt committed, and say plainly what the kernel holds now.
  */
-static enum after put_back(struct backend *b, const struct writer_table *chg, bool *done,
-			   size_t n, struct diag_list *d)
+static enum after put_back(struct backend *b, const struct plans *ps,
+			   const struct writer_table *chg, bool *done, size_t n, struct diag_list *d)
 {
 	const struct writer_ops *ops = b->w->ops;
 	enum after a = AFTER_NOTHING;
@@ -234,12 +259,15 @@ static enum after put_back(struct backend *b, const struct writer_table *chg, bo
 	for (size_t i = 0; i < N_TABLES; i++) {
 		bool is_new = false;
 
+		if (!table_on(ps, i))
+			continue;
+
 		for (size_t k = 0; k < n; k++)
 			if (done[k] && chg[k].family == tables[i].family &&
 			    chg[k].table == tables[i].table)
 				is_new = true;
 		at += (size_t)snprintf(what + at, at < sizeof(what) ? sizeof(what) - at : 0,
-				       "%s%s %s", i ? ", " : "", writer_table_name(&tables[i]),
+				       "%s%s %s", at ? ", " : "", writer_table_name(&tables[i]),
 				       is_new ? "holds the new rules (putting it back failed)"
 					      : "keeps its previous rules");
 	}
@@ -253,23 +281,28 @@ static enum after put_back(struct backend *b, const struct writer_table *chg, bo
  * what the kernel holds after a failure.  *ret_table: the table of an
  * -EAGAIN (NULL: one of several committed together).
  */
-static int transaction(struct backend *b, const struct ruleset *rs, struct apply_result *res,
+static int transaction(struct backend *b, const struct plans *ps, struct apply_result *res,
 		       enum after *ret_after, const char **ret_table, struct diag_list *d)
 {
 	const struct writer_ops *ops = b->w->ops;
 	struct writer_table chg[N_TABLES];
 	bool done[N_TABLES] = { false };
-	size_t n = 0, k;
+	size_t n = 0, k, last = last_on(ps);
 	int r = 0;
 
 	*ret_after = AFTER_NOTHING;
 	for (size_t i = 0; i < N_TABLES; i++) {
 		bool changed = false;
 
-		double t0 = monotonic_seconds(), enc = res->encode_seconds;
+		double t0, enc;
 
+		if (!table_on(ps, i))
+			continue;
+		t0 = monotonic_seconds();
+		enc = res->encode_seconds;
 		*ret_table = writer_table_name(&tables[i]);
-		r = ops->prepare(b->w, &tables[i], rs, i + 1 < N_TABLES, &changed, res, d);
+		r = ops->prepare(b->w, &tables[i], ps->plan[tables[i].family], i != last, &changed,
+				 res, d);
 		res->read_seconds += monotonic_seconds() - t0 - (res->encode_seconds - enc);
 		if (r < 0)
 			return r;
@@ -289,14 +322,17 @@ static int transaction(struct backend *b, const struct ruleset *rs, struct apply
 	}
 	res->write_seconds = monotonic_seconds() - tw;
 	if (r < 0)
-		*ret_after = put_back(b, chg, done, n, d);
-	for (k = 0; k < n; k++)
+		*ret_after = put_back(b, ps, chg, done, n, d);
+	for (k = 0; k < n; k++) {
 		if (chg[k].family == WRITER_IPV4)
 			res->committed[chg[k].table] = done[k];
+		else
+			res->committed6[chg[k].table] = done[k];
+	}
 	return r < 0 ? r : 0;
 }
 
-static int drive(struct backend *b, const struct ruleset *rs, struct apply_result *res,
+static int drive(struct backend *b, const struct plans *ps, struct apply_result *res,
 		 struct diag_list *d)
 {
 	const struct writer_ops *ops = b->w->ops;
@@ -308,7 +344,9 @@ static int drive(struct backend *b, const struct ruleset *rs, struct apply_resul
 
 	memset(res, 0, sizeof(*res));
 	for (size_t i = 0; i < N_TABLES; i++) {
-		r = owned_check_targets(rs, tables[i].table, d);
+		if (!table_on(ps, i))
+			continue;
+		r = owned_check_targets(ps->plan[tables[i].family], tables[i].table, d);
 		if (r < 0)
 			goto refused;
 	}
@@ -320,7 +358,7 @@ static int drive(struct backend *b, const struct ruleset *rs, struct apply_resul
 	for (unsigned attempt = 0;; attempt++) {
 		memset(res, 0, sizeof(*res));
 		ops->reset(b->w);
-		r = transaction(b, rs, res, &after, &table, d);
+		r = transaction(b, ps, res, &after, &table, d);
 		ops->reset(b->w);
 		if (r != -EAGAIN || after == AFTER_STUCK)
 			break;
@@ -350,14 +388,27 @@ refused:
 	return r;
 }
 
+bool backend_has_ipv6(const struct backend *b)
+{
+	return b && b->w->ops->ipv6;
+}
+
+int backend_apply_families(struct backend *b, const struct ruleset *rs,
+			   const struct ruleset *rs6, struct apply_result *res,
+			   struct diag_list *d)
+{
+	struct apply_result tmp;
+	struct plans ps = { { rs, rs6 } };
+
+	if (!b || !rs || (rs6 && !b->w->ops->ipv6))
+		return -EINVAL;
+	return drive(b, &ps, res ? res : &tmp, d);
+}
+
 int backend_apply(struct backend *b, const struct ruleset *rs, struct apply_result *res,
 		  struct diag_list *d)
 {
-	struct apply_result tmp;
-
-	if (!b || !rs)
-		return -EINVAL;
-	return drive(b, rs, res ? res : &tmp, d);
+	return backend_apply_families(b, rs, NULL, res, d);
 }
 
 int backend_cleanup(struct backend *b, struct diag_list *d)
@@ -371,32 +422,58 @@ int backend_cleanup(struct backend *b, struct diag_list *d)
 	if (!empty)
 		return -ENOMEM;
 	/* Syncing to an empty plan removes every owned chain and jump rule
-	 * and nothing else. */
-	return drive(b, empty, &res, d);
+	 * and nothing else, in ip6tables too when the writer writes it. */
+	return backend_apply_families(b, empty, b->w->ops->ipv6 ? empty : NULL, &res, d);
 }
 
 /* --- --diff --- */
 
-int backend_diff(struct backend *b, const struct ruleset *rs, FILE *out, struct diag_list *d)
+static int diff_family(struct backend *b, enum writer_family fam, const struct ruleset *rs,
+		       FILE *out, struct diag_list *d)
 {
 	_cleanup_(ruleset_freep) struct ruleset *live = NULL;
 	int r = 0;
 
-	if (!b || !rs || !out)
-		return -EINVAL;
 	live = ruleset_new();
 	if (!live)
 		return -ENOMEM;
-	for (size_t i = 0; i < N_TABLES && r >= 0; i++)
+	for (size_t i = 0; i < N_TABLES && r >= 0; i++) {
+		if (tables[i].family != fam)
+			continue;
 		for (unsigned attempt = 0;; attempt++) {
 			r = b->w->ops->read(b->w, &tables[i], rs, live, d);
 			if (r != -EAGAIN || attempt >= READ_RETRIES)
 				break;
 		}
+	}
 	if (r < 0)
 		return r;
 	ruleset_sort(live);
 	return diff_print(live, rs, out);
+}
+
+int backend_diff_families(struct backend *b, const struct ruleset *rs, const struct ruleset *rs6,
+			  FILE *out, struct diag_list *d)
+{
+	int r, r6 = 0;
+
+	if (!b || !rs || !out || (rs6 && !b->w->ops->ipv6))
+		return -EINVAL;
+	r = diff_family(b, WRITER_IPV4, rs, out, d);
+	if (r >= 0 && rs6) {
+		/* ip6tables' lines after a marker line of their own. */
+		if (fputs("# ip6tables\n", out) < 0)
+			return -EIO;
+		r6 = diff_family(b, WRITER_IPV6, rs6, out, d);
+		if (r6 < 0)
+			return r6;
+	}
+	return r < 0 ? r : (r || r6);
+}
+
+int backend_diff(struct backend *b, const struct ruleset *rs, FILE *out, struct diag_list *d)
+{
+	return backend_diff_families(b, rs, NULL, out, d);
 }
 
 /* --- which writer the host wants --- */

@@ -38,6 +38,7 @@ struct backend_options {
 
 struct apply_result {
 	bool committed[RS_NTABLES]; /* false: that table already matched the plan */
+	bool committed6[RS_NTABLES];/* the same for the ip6tables tables */
 	size_t chains_created;
 	size_t chains_replaced;
 	size_t chains_deleted;
@@ -83,14 +84,30 @@ int backend_new_over(const struct backend_options *o, struct writer *w, struct b
  */
 int backend_apply(struct backend *b, const struct ruleset *rs, struct apply_result *res,
 		  struct diag_list *d);
+/*
+ * The same for both families in one transaction: rs for iptables, rs6 (NULL:
+ * IPv4 only) for ip6tables; the four tables are all written or none is.
+ * -EINVAL for an rs6 the backend cannot write (backend_has_ipv6()).
+ */
+int backend_apply_families(struct backend *b, const struct ruleset *rs,
+			   const struct ruleset *rs6, struct apply_result *res,
+			   struct diag_list *d);
+/* Whether the backend writes ip6tables too (its writer can, and the host's
+ * ip6tables tools or tables are there). */
+bool backend_has_ipv6(const struct backend *b);
 
 /*
  * Print what a sync would add ("+" lines) and remove ("-" lines), in
  * iptables-save rule syntax.  Returns 0 when equal, 1 when different, -errno.
  */
 int backend_diff(struct backend *b, const struct ruleset *rs, FILE *out, struct diag_list *d);
+/* Both families: iptables' lines, then "# ip6tables" and ip6tables' (rs6
+ * non-NULL).  0 equal, 1 different, -errno. */
+int backend_diff_families(struct backend *b, const struct ruleset *rs, const struct ruleset *rs6,
+			  FILE *out, struct diag_list *d);
 
-/* Remove every owned chain and jump rule (also kube-proxy's).  0 or -errno. */
+/* Remove every owned chain and jump rule (also kube-proxy's), in ip6tables
+ * too when the backend writes it.  0 or -errno. */
 int backend_cleanup(struct backend *b, struct diag_list *d);
 
 #endif

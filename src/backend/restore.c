@@ -202,29 +202,33 @@ struct rtable {
 
 struct restore_writer {
 	struct writer w;
-	char *restore_cmd;
-	char *save_cmd;
-	struct rtable t[RS_NTABLES];
+	/* [WRITER_IPV4]: iptables-X-restore/-save, [WRITER_IPV6]: ip6tables'
+	 * (NULL when the host has none: the writer is then IPv4 only). */
+	char *restore_cmd[2];
+	char *save_cmd[2];
+	struct rtable t[2][RS_NTABLES];
 };
 
-static int save_table(struct restore_writer *b, enum rs_table t, bool counters, char **ret,
-		      struct diag_list *d)
+static int save_table(struct restore_writer *b, enum writer_family fam, enum rs_table t,
+		      bool counters, char **ret, struct diag_list *d)
 {
-	const char *argv[] = { b->save_cmd, "-t", rs_table_name(t), counters ? "-c" : NULL, NULL };
+	const char *argv[] = { b->save_cmd[fam], "-t", rs_table_name(t), counters ? "-c" : NULL,
+			       NULL };
+	const struct writer_table tab = { fam, t };
 	_cleanup_free_ char *err = NULL;
 	char *out = NULL;
 	int status, r;
 
 	r = backend_run(argv, NULL, 0, &out, &err, &status);
 	if (r < 0) {
-		diag_add(d, DIAG_ERROR, b->save_cmd, rs_table_name(t), NULL, "cannot run: %s",
-			 strerror(-r));
+		diag_add(d, DIAG_ERROR, b->save_cmd[fam], writer_table_name(&tab), NULL,
+			 "cannot run: %s", strerror(-r));
 		return r;
 	}
 	if (status != 0) {
 		err[strcspn(err, "\n")] = '\0';
-		diag_add(d, DIAG_ERROR, b->save_cmd, rs_table_name(t), NULL, "exit status %d: %s",
-			 status, err[0] ? err : "(no message)");
+		diag_add(d, DIAG_ERROR, b->save_cmd[fam], writer_table_name(&tab), NULL,
+			 "exit status %d: %s", status, err[0] ? err : "(no message)");
 		free(out);
 		return -EIO;
 	}
@@ -297,13 +301,18 @@ static int filter_owned(const struct ruleset *in, const struct ruleset *plan, st
 	return 0;
 }
 
-static int parse_live(const char *text, const struct ruleset *plan, struct ruleset **ret,
-		      struct diag_list *d)
+static unsigned parse_flags(enum writer_family fam)
+{
+	return PARSE_OWNED_ONLY | (fam == WRITER_IPV6 ? PARSE_IPV6 : 0);
+}
+
+static int parse_live(const char *text, enum writer_family fam, const struct ruleset *plan,
+		      struct ruleset **ret, struct diag_list *d)
 {
 	struct ruleset *parsed = NULL, *out;
 	int r;
 
-	r = ruleset_parse(text, strlen(text), PARSE_OWNED_ONLY, &parsed, d);
+	r = ruleset_parse(text, strlen(text), parse_flags(fam), &parsed, d);
 	if (r < 0)
 		return r;
 	out = ruleset_new();
@@ -329,12 +338,12 @@ static int restore_read(struct writer *w, const struct writer_table *tab,
 	struct ruleset *live = NULL;
 	int r;
 
-	if (tab->family != WRITER_IPV4)
+	if (!rw->save_cmd[tab->family])
 		return -EAFNOSUPPORT;
-	r = save_table(rw, tab->table, false, &text, d);
+	r = save_table(rw, tab->family, tab->table, false, &text, d);
 	if (r < 0)
 		return r;
-	r = ruleset_parse(text, strlen(text), PARSE_OWNED_ONLY, &live, d);
+	r = ruleset_parse(text, strlen(text), parse_flags(tab->family), &live, d);
 	if (r < 0)
 		return r;
 	r = filter_owned(live, plan, out);
@@ -346,6 +355,7 @@ static int restore_read(struct writer *w, const struct writer_table *tab,
 
 struct rsync {
 	struct restore_writer *b;
+	enum writer_family fam;
 	enum rs_table t;
 	const char *table;
 	const struct ruleset *plan;
@@ -487,11 +497,12 @@ static bool stale_referenced(struct rsync *s, const char *name)
  * "-c" for a put-back.  -EAGAIN: a table changed under it; -EBUSY: the
  * xtables lock stayed taken; -EIO: refused (diag naming `what`).
  */
-static int run_restore(struct restore_writer *b, const char *arg, const char *what,
-		       const char *text, size_t len, struct diag_list *d)
+static int run_restore(struct restore_writer *b, enum writer_family fam, const char *arg,
+		       const char *what, const char *text, size_t len, struct diag_list *d)
 {
 	char wait[16];
-	const char *argv[] = { b->restore_cmd, arg, "-w", wait, NULL };
+	const char *cmd = b->restore_cmd[fam];
+	const char *argv[] = { cmd, arg, "-w", wait, NULL };
 	const char *lock = b->w.cfg.lock_path ? b->w.cfg.lock_path : XTLOCK_DEFAULT_PATH;
 	_cleanup_free_ char *err = NULL;
 	int status, r;
@@ -500,13 +511,13 @@ static int run_restore(struct restore_writer *b, const char *arg, const char *wh
 	setenv("XTABLES_LOCKFILE", lock, 1);
 	r = backend_run(argv, text, len, NULL, &err, &status);
 	if (r < 0) {
-		diag_add(d, DIAG_ERROR, b->restore_cmd, what, NULL, "cannot run: %s", strerror(-r));
+		diag_add(d, DIAG_ERROR, cmd, what, NULL, "cannot run: %s", strerror(-r));
 		return r;
 	}
 	if (status == 0)
 		return 0;
 	if (strstr(err, "xtables lock")) {
-		diag_add(d, DIAG_ERROR, b->restore_cmd, what, NULL,
+		diag_add(d, DIAG_ERROR, cmd, what, NULL,
 			 "could not take the xtables lock %s within %s s (another iptables "
 			 "writer holds it)", lock, wait);
 		return -EBUSY;
@@ -518,7 +529,7 @@ static int run_restore(struct restore_writer *b, const char *arg, const char *wh
 		if (*p == '\n' && p[1])
 			*p = ';';
 	err[strcspn(err, "\n")] = '\0';
-	diag_add(d, DIAG_ERROR, b->restore_cmd, what, NULL, "exit status %d: %s", status,
+	diag_add(d, DIAG_ERROR, cmd, what, NULL, "exit status %d: %s", status,
 		 err[0] ? err : "(no message)");
 	return -EIO;
 }
@@ -527,14 +538,14 @@ static int run_restore(struct restore_writer *b, const char *arg, const char *wh
 static int sync_table(struct rsync *s, bool keep, bool *ret_changed)
 {
 	const struct rs_chains *cs = &s->plan->t[s->t];
-	struct rtable *rt = &s->b->t[s->t];
+	struct rtable *rt = &s->b->t[s->fam][s->t];
 	const char *text;
 	struct sbuf dels = { 0 }, ins = { 0 }, stale = { 0 }, all = { 0 };
 	struct diag_list pd;
 	int r;
 
 	*ret_changed = false;
-	r = save_table(s->b, s->t, keep, keep ? &rt->saved : &rt->seen, s->d);
+	r = save_table(s->b, s->fam, s->t, keep, keep ? &rt->saved : &rt->seen, s->d);
 	if (r < 0)
 		return r;
 	if (keep && !(rt->seen = strip_counters(rt->saved)))
@@ -545,7 +556,7 @@ static int sync_table(struct rsync *s, bool keep, bool *ret_changed)
 		return r;
 	/* A live rule the parser rejects only means that chain is rewritten. */
 	diag_list_init(&pd);
-	if (parse_live(text, s->plan, &s->live, &pd) < 0)
+	if (parse_live(text, s->fam, s->plan, &s->live, &pd) < 0)
 		s->live = NULL;
 	diag_list_done(&pd);
 
@@ -574,7 +585,7 @@ static int sync_table(struct rsync *s, bool keep, bool *ret_changed)
 			const struct rs_chain *lc =
 				s->live ? ruleset_find_chain(s->live, s->t, name) : NULL;
 
-			diag_add(s->d, DIAG_WARNING, s->b->restore_cmd, s->table, name,
+			diag_add(s->d, DIAG_WARNING, s->b->restore_cmd[s->fam], s->table, name,
 				 "not deleted: a rule of another program still jumps to it");
 			if (lc && lc->n_rules == 0)
 				continue;
@@ -642,25 +653,29 @@ static int restore_prepare(struct writer *w, const struct writer_table *tab,
 	struct rsync s = { .b = rw, .plan = plan, .res = res, .d = d };
 	int r;
 
-	if (tab->family != WRITER_IPV4)
+	if (!rw->restore_cmd[tab->family])
 		return -EAFNOSUPPORT;
+	s.fam = tab->family;
 	s.t = tab->table;
-	s.table = rs_table_name(tab->table);
-	rtable_done(&rw->t[tab->table]);
+	s.table = rs_table_name(tab->table); /* the "*table" line too */
+	rtable_done(&rw->t[tab->family][tab->table]);
 	r = sync_table(&s, keep, ret_changed);
 	rsync_done(&s);
 	return r;
 }
 
 /* After a refused run: did the tool commit this table before it stopped? */
-static bool restore_landed(struct restore_writer *rw, enum rs_table t, struct diag_list *d)
+static bool restore_landed(struct restore_writer *rw, const struct writer_table *tab,
+			   struct diag_list *d)
 {
+	const struct rtable *rt = &rw->t[tab->family][tab->table];
 	_cleanup_free_ char *now = NULL;
 	struct diag_list sd;
 	bool same;
 
 	diag_list_init(&sd);
-	same = save_table(rw, t, false, &now, &sd) >= 0 && rw->t[t].seen && streq(now, rw->t[t].seen);
+	same = save_table(rw, tab->family, tab->table, false, &now, &sd) >= 0 && rt->seen &&
+	       streq(now, rt->seen);
 	if (!now)
 		diag_list_move(d, &sd);
 	diag_list_done(&sd);
@@ -668,52 +683,83 @@ static bool restore_landed(struct restore_writer *rw, enum rs_table t, struct di
 	return !same;
 }
 
-static int restore_commit(struct writer *w, const struct writer_table *tabs, size_t n,
-			  bool *ret_done, struct diag_list *d)
+/* One restore run for the tables of one family (idx: their indexes in tabs). */
+static int commit_family(struct restore_writer *rw, const struct writer_table *tabs,
+			 const size_t *idx, size_t n, bool *ret_done, struct diag_list *d)
 {
-	struct restore_writer *rw = (struct restore_writer *)w;
 	struct sbuf all = { 0 };
 	int r = 0;
 
 	for (size_t i = 0; i < n && r >= 0; i++) {
-		const char *text = rw->t[tabs[i].table].text;
+		const char *text = rw->t[tabs[idx[i]].family][tabs[idx[i]].table].text;
 
-		ret_done[i] = false;
-		if (tabs[i].family != WRITER_IPV4 || !text)
+		if (!text) {
+			free(all.p);
 			return -EINVAL;
+		}
 		r = sb_add(&all, text, strlen(text));
 	}
 	if (r >= 0)
-		r = run_restore(rw, "--noflush", n == 1 ? rs_table_name(tabs[0].table) : NULL,
-				all.p, all.len, d);
+		r = run_restore(rw, tabs[idx[0]].family, "--noflush",
+				n == 1 ? writer_table_name(&tabs[idx[0]]) : NULL, all.p, all.len, d);
 	free(all.p);
 	for (size_t i = 0; i < n; i++) {
+		const struct writer_table *t = &tabs[idx[i]];
+
 		/* The tool stops at the table it cannot commit: the last one
 		 * sent is never in when it fails. */
-		ret_done[i] = r >= 0 || (i + 1 < n && restore_landed(rw, tabs[i].table, d));
-		rw->t[tabs[i].table].committed = ret_done[i];
+		ret_done[idx[i]] = r >= 0 || (i + 1 < n && restore_landed(rw, t, d));
+		rw->t[t->family][t->table].committed = ret_done[idx[i]];
 	}
+	return r;
+}
+
+/*
+ * iptables-restore and ip6tables-restore are two tools: one run each, the
+ * family of the last table (the one the driver did not keep) last, so
+ * whatever the first run committed can be put back if the second fails.
+ */
+static int restore_commit(struct writer *w, const struct writer_table *tabs, size_t n,
+			  bool *ret_done, struct diag_list *d)
+{
+	struct restore_writer *rw = (struct restore_writer *)w;
+	enum writer_family last = n ? tabs[n - 1].family : WRITER_IPV4;
+	size_t idx[2][8], cnt[2] = { 0, 0 };
+	int r = 0;
+
+	if (n > ARRAY_SIZE(idx[0]))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		ret_done[i] = false;
+		idx[tabs[i].family == last][cnt[tabs[i].family == last]++] = i;
+	}
+	if (cnt[0])
+		r = commit_family(rw, tabs, idx[0], cnt[0], ret_done, d);
+	if (r >= 0 && cnt[1])
+		r = commit_family(rw, tabs, idx[1], cnt[1], ret_done, d);
 	return r;
 }
 
 static int restore_put_back(struct writer *w, const struct writer_table *tab, struct diag_list *d)
 {
 	struct restore_writer *rw = (struct restore_writer *)w;
-	const struct rtable *rt = tab->family == WRITER_IPV4 ? &rw->t[tab->table] : NULL;
+	const struct rtable *rt = &rw->t[tab->family][tab->table];
 
-	if (!rt || !rt->committed || !rt->saved)
+	if (!rt->committed || !rt->saved)
 		return -EINVAL;
 	/* Without --noflush the tool replaces the whole table by the save,
 	 * counters included (-c). */
-	return run_restore(rw, "-c", rs_table_name(tab->table), rt->saved, strlen(rt->saved), d);
+	return run_restore(rw, tab->family, "-c", writer_table_name(tab), rt->saved,
+			   strlen(rt->saved), d);
 }
 
 static void restore_reset(struct writer *w)
 {
 	struct restore_writer *rw = (struct restore_writer *)w;
 
-	for (size_t i = 0; i < RS_NTABLES; i++)
-		rtable_done(&rw->t[i]);
+	for (size_t f = 0; f < 2; f++)
+		for (size_t i = 0; i < RS_NTABLES; i++)
+			rtable_done(&rw->t[f][i]);
 }
 
 static void restore_free(struct writer *w)
@@ -723,14 +769,30 @@ static void restore_free(struct writer *w)
 	if (!w)
 		return;
 	restore_reset(w);
-	free(rw->restore_cmd);
-	free(rw->save_cmd);
+	for (size_t f = 0; f < 2; f++) {
+		free(rw->restore_cmd[f]);
+		free(rw->save_cmd[f]);
+	}
 	free(rw);
 }
 
 static const struct writer_ops restore_ops = {
 	.name = "restore",
 	.one_commit = true,
+	.ipv6 = false,
+	.prepare = restore_prepare,
+	.commit = restore_commit,
+	.put_back = restore_put_back,
+	.reset = restore_reset,
+	.read = restore_read,
+	.free = restore_free,
+};
+
+/* The same where the host has the ip6tables tools. */
+static const struct writer_ops restore_ops6 = {
+	.name = "restore",
+	.one_commit = true,
+	.ipv6 = true,
 	.prepare = restore_prepare,
 	.commit = restore_commit,
 	.put_back = restore_put_back,
@@ -760,6 +822,20 @@ static char *save_for(const char *restore)
 	return s;
 }
 
+/* iptables-X-restore -> ip6tables-X-restore (basename "iptables..." only). */
+static char *ip6_for(const char *cmd)
+{
+	const char *base = strrchr(cmd, '/');
+	char *s = NULL;
+
+	base = base ? base + 1 : cmd;
+	if (strncmp(base, "iptables", strlen("iptables")) != 0)
+		return NULL;
+	if (asprintf(&s, "%.*sip6%s", (int)(base - cmd), cmd, base + strlen("ip")) < 0)
+		return NULL;
+	return s;
+}
+
 int writer_restore_new(const struct writer_config *cfg, struct writer **ret, struct diag_list *d)
 {
 	struct restore_writer *b = calloc(1, sizeof(*b));
@@ -769,7 +845,7 @@ int writer_restore_new(const struct writer_config *cfg, struct writer **ret, str
 	b->w.ops = &restore_ops;
 	b->w.cfg = *cfg;
 	if (cfg->restore_cmd) {
-		b->restore_cmd = strdup(cfg->restore_cmd);
+		b->restore_cmd[WRITER_IPV4] = strdup(cfg->restore_cmd);
 	} else {
 		const char *argv[] = { "iptables", "--version", NULL };
 		_cleanup_free_ char *out = NULL;
@@ -784,14 +860,30 @@ int writer_restore_new(const struct writer_config *cfg, struct writer **ret, str
 			return -ENOENT;
 		}
 		legacy = strstr(out, "(legacy)") != NULL;
-		b->restore_cmd = strdup(legacy ? "iptables-legacy-restore" : "iptables-nft-restore");
+		b->restore_cmd[WRITER_IPV4] =
+			strdup(legacy ? "iptables-legacy-restore" : "iptables-nft-restore");
 	}
-	b->save_cmd = b->restore_cmd ? save_for(b->restore_cmd) : NULL;
-	if (!b->save_cmd) {
+	b->save_cmd[WRITER_IPV4] =
+		b->restore_cmd[WRITER_IPV4] ? save_for(b->restore_cmd[WRITER_IPV4]) : NULL;
+	if (!b->save_cmd[WRITER_IPV4]) {
 		restore_free(&b->w);
 		return -ENOMEM;
 	}
-	b->w.cfg.restore_cmd = b->restore_cmd;
+	b->restore_cmd[WRITER_IPV6] = ip6_for(b->restore_cmd[WRITER_IPV4]);
+	b->save_cmd[WRITER_IPV6] = ip6_for(b->save_cmd[WRITER_IPV4]);
+	if (b->restore_cmd[WRITER_IPV6] && b->save_cmd[WRITER_IPV6]) {
+		const char *argv[] = { b->save_cmd[WRITER_IPV6], "--version", NULL };
+		int status = 127;
+
+		if (backend_run(argv, NULL, 0, NULL, NULL, &status) >= 0 && status == 0)
+			b->w.ops = &restore_ops6;
+	}
+	if (b->w.ops != &restore_ops6) {
+		free(b->restore_cmd[WRITER_IPV6]);
+		free(b->save_cmd[WRITER_IPV6]);
+		b->restore_cmd[WRITER_IPV6] = b->save_cmd[WRITER_IPV6] = NULL;
+	}
+	b->w.cfg.restore_cmd = b->restore_cmd[WRITER_IPV4];
 	*ret = &b->w;
 	return 0;
 }

@@ -76,6 +76,9 @@ struct writer_ops {
 	/* commit takes every changed table in one call (the writer then
 	 * sends them together; say in ret_done which ones landed). */
 	bool one_commit;
+	/* prepare, commit, put_back and read take WRITER_IPV6 tables too
+	 * (false: the driver never asks for them). */
+	bool ipv6;
 
 	/*
 	 * Read table tab, compare it with plan->t[tab->table] and, when they

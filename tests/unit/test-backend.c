@@ -469,6 +469,79 @@ static void test_lock_held(void **state)
 	unlink(path);
 }
 
+
+/* Run one dual-stack apply (an empty plan for each family) over f. */
+static int run6(struct fake *f, struct apply_result *res, struct diag_list *d)
+{
+	struct backend_options o = { .commit_retries = 3 };
+	struct backend *b = NULL;
+	struct ruleset *rs = ruleset_new(), *rs6 = ruleset_new();
+	int r;
+
+	assert_non_null(rs);
+	assert_non_null(rs6);
+	assert_int_equal(backend_new_over(&o, &f->w, &b), 0);
+	diag_list_init(d);
+	r = backend_apply_families(b, rs, rs6, res, d);
+	backend_free(b);
+	ruleset_free(rs);
+	ruleset_free(rs6);
+	return r;
+}
+
+/* Dual-stack (issue 14): the four tables in one transaction, the IPv4 nat
+ * table last (never kept); a refused table puts back every one committed
+ * before it, of both families; a writer without IPv6 is not asked. */
+static void test_families(void **state)
+{
+	struct fake f;
+	struct apply_result res;
+	struct diag_list d;
+
+	(void)state;
+	fake_init(&f, false);
+	f.ops.ipv6 = true;
+	assert_int_equal(run6(&f, &res, &d), 0);
+	assert_string_equal(f.log, "prepare filter keep;prepare ip6 filter keep;prepare ip6 nat keep;"
+				   "prepare nat;commit filter;commit ip6 filter;commit ip6 nat;commit nat");
+	assert_true(res.committed[RS_FILTER] && res.committed[RS_NAT]);
+	assert_true(res.committed6[RS_FILTER] && res.committed6[RS_NAT]);
+	diag_list_done(&d);
+
+	/* ip6 nat refused: ip6 filter and filter go back, newest first */
+	fake_init(&f, false);
+	f.ops.ipv6 = true;
+	f.commit_err[RS_NAT] = -EPERM;
+	f.commit_times[RS_NAT] = -1;
+	assert_int_equal(run6(&f, &res, &d), -EPERM);
+	assert_string_equal(f.log, "prepare filter keep;prepare ip6 filter keep;prepare ip6 nat keep;"
+				   "prepare nat;commit filter;commit ip6 filter;commit ip6 nat;"
+				   "put_back ip6 filter;put_back filter");
+	assert_false(res.partial);
+	assert_false(res.committed[RS_FILTER] || res.committed6[RS_FILTER]);
+	assert_true(has_msg(&d, "the kernel keeps its previous rules"));
+	diag_list_done(&d);
+
+	/* putting back fails: the message names all four tables */
+	fake_init(&f, false);
+	f.ops.ipv6 = true;
+	f.commit_err[RS_NAT] = -EPERM;
+	f.commit_times[RS_NAT] = -1;
+	f.put_back_err = -EIO;
+	assert_int_equal(run6(&f, &res, &d), -EPERM);
+	assert_true(res.partial);
+	assert_true(has_msg(&d, "filter holds the new rules (putting it back failed), ip6 filter "
+				"holds the new rules (putting it back failed), ip6 nat keeps its "
+				"previous rules, nat keeps its previous rules"));
+	diag_list_done(&d);
+
+	/* an IPv6 plan for a writer without IPv6: refused, nothing asked */
+	fake_init(&f, false);
+	assert_int_equal(run6(&f, &res, &d), -EINVAL);
+	assert_string_equal(f.log, "");
+	diag_list_done(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -481,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_one_commit),
 		cmocka_unit_test(test_plan_checked_first),
 		cmocka_unit_test(test_lock_held),
+		cmocka_unit_test(test_families),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
