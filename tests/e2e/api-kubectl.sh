@@ -6,7 +6,8 @@
 # client certificate (get --raw, get -A -o json, a watch stream).  And the
 # one-shot modes of the API source against it:
 #  - svcnat --dump-state / --dry-run --kubeconfig print what the same objects
-#    give through a file (client certificate from -data fields);
+#    give through a file (client certificate from -data fields), also for a
+#    list of several pages;
 #    and so does a KubeProxyConfiguration's clientConnection.kubeconfig;
 #  - svcnat --once --kubeconfig writes the rules;
 #  - this node's Node object: its zone label gives topology hints as --zone;
@@ -189,6 +190,19 @@ ip netns exec "$(ns_name node)" unshare -m sh -c '
 ' sh "$K" "$SVCNAT" >"$E2E_TMP/incluster.state" 2>&1 ||
 	fail "in-cluster --dump-state ($?): $(cat "$E2E_TMP/incluster.state")"
 diff -u "$E2E_TMP/file.state" "$E2E_TMP/incluster.state" >&2 || fail "in-cluster --dump-state differs"
+
+say "a list of several pages (1,200 services and slices, 500 a page) = through a file"
+python3 "$top_srcdir/contrib/bench/gen.py" -n 1200 -m 2 -o "$E2E_TMP/big.json" || fail "gen.py"
+kapi_apply "$E2E_TMP/big.json"
+l0=$(kapi_stat 's["lists"].get("services", 0)')
+"$SVCNAT" --dump-state --hostname node-a --config "$E2E_TMP/big.json" >"$E2E_TMP/big-file.state" 2>&1 ||
+	fail "--dump-state --config big: $(tail -n 5 "$E2E_TMP/big-file.state")"
+in_ns node "$SVCNAT" --dump-state --hostname node-a --kubeconfig "$K/kc-token" 2>&1 |
+	grep '^bench' >"$E2E_TMP/big-api.state" || fail "--dump-state --kubeconfig big"
+grep '^bench' "$E2E_TMP/big-file.state" | diff -u - "$E2E_TMP/big-api.state" >&2 ||
+	fail "a list of several pages differs from the file"
+[ "$(kapi_stat 's["lists"]["services"]')" -ge $((l0 + 3)) ] || fail "not paged: $(kapi_stats)"
+[ "$(wc -l <"$E2E_TMP/big-api.state")" -ge 1200 ] || fail "big: $(wc -l <"$E2E_TMP/big-api.state") lines"
 
 say "a wrong kubeconfig: one line naming the file and the field, exit 2"
 sed 's/current-context: test/current-context: nope/' "$K/kc-token" >"$K/kc-wrong"
