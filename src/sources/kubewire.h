@@ -67,8 +67,10 @@ struct kube_span {
 /*
  * Find top-level members of the JSON object in buf: for each keys[i], the
  * span of its value (raw JSON text) in ret[i], or {NULL, 0}.  Values are
- * skipped, not parsed (strings with escapes, nesting); a key written with
- * escapes does not match.  0 or -EINVAL (not one well-formed JSON object).
+ * skipped, not parsed (strings with escapes, nesting): the scan takes every
+ * object cJSON takes (and some it does not, which the parse of a span then
+ * refuses); a key written with escapes does not match.  0 or -EINVAL (not
+ * one object).
  */
 int kube_json_members(const char *buf, size_t len, const char *const *keys, size_t n,
 		      struct kube_span *ret);
@@ -155,7 +157,7 @@ struct kube_sink {
 	uint64_t events; /* ADDED/MODIFIED/DELETED applied */
 	uint64_t bookmarks;
 	uint64_t rejected; /* objects that did not decode */
-	size_t n_items;    /* items the resource holds (after the last list or event) */
+	size_t n_items;    /* items the last list applied */
 };
 
 void kube_sink_init(struct kube_sink *s, enum kube_res res, struct merge *m, int source_id);
