@@ -16,7 +16,8 @@
 # (relative to the source tree) and extra arguments, e.g.
 # "tests/data/golden/zones.json --zone zone-a": its output must be
 # NAME@VARIANT.rules (cases that need settings of their own: --zone with
-# topology hints).
+# topology hints).  Arguments after a lone "--" replace the default settings
+# instead of adding to them (e.g. no --cluster-cidr).
 #
 # Regenerate deliberately, after a change that is meant to alter the rules:
 #
@@ -64,8 +65,10 @@ while read -r name json extra; do
 	want=$golden_dir/$name.rules
 	n=$((n + 1))
 
+	use=$settings
+	case $extra in -- | "-- "*) use= extra=${extra#--} ;; esac
 	# shellcheck disable=SC2086 # settings and extra are word lists on purpose
-	"$SVCNAT" --dry-run --config "$json" $settings $extra >"$tmp/$name.out" 2>"$tmp/$name.err"
+	"$SVCNAT" --dry-run --config "$json" $use $extra >"$tmp/$name.out" 2>"$tmp/$name.err"
 	rc=$?
 	if [ $rc -ne 0 ]; then
 		echo "FAIL: $name: svcnat --dry-run exited $rc:" >&2
