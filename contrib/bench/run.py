@@ -127,7 +127,8 @@ class Suite:
         self.res = {"machine": machine_info(), "command": " ".join(sys.argv),
                     "svcnat": tool_version([self.bin["svcnat"], "--version"]),
                     "git": tool_version(["git", "-C", SRCDIR, "describe", "--always", "--dirty"]),
-                    "iptables": tool_version(["iptables-legacy-restore", "--version"]),
+                    "iptables": tool_version(["iptables-nft-restore" if a.backend == "nft" else
+                                              "iptables-legacy-restore", "--version"]),
                     "reps": a.reps, "backend": a.backend, "quick": a.quick, "affinity_every": a.affinity_every, "loadavg_start": loadavg(),
                     "control": [], "daemon": None, "scale": None, "datapath": None, "goals": None}
 

@@ -30,7 +30,7 @@ struct nft_writer {
 	struct nftsock *sock;
 	struct nftread_state *st; /* kept live state, or NULL */
 	size_t copied;            /* rules copied into st since it was read */
-	size_t read_rules;        /* rules st held when read */
+	size_t read_rules;        /* rules st held when read (or since, at most) */
 	/* The transaction in progress, until reset. */
 	struct nftbatch *batch;
 	const struct ruleset *plan;
@@ -72,7 +72,7 @@ static int fresh_state(struct nft_writer *x, const struct ruleset *plan, struct 
 	/* Re-read now and then all the same, so that the copies of
 	 * committed rules kept in st do not pile up in a long-running daemon. */
 	if (x->st && x->st->genid == gen && !plan_claims_other(x->st, plan) &&
-	    x->copied <= x->read_rules + 100000)
+	    x->copied <= 2 * x->read_rules + 100000)
 		return 0;
 	drop_state(x);
 	r = nftread_state(x->sock, plan, &x->st, d);
@@ -146,6 +146,14 @@ static int nft_commit(struct writer *w, const struct writer_table *tabs, size_t 
 	 * generation check guarantees this one was the only one. */
 	next = x->st->genid + 1 ? x->st->genid + 1 : 1;
 	x->copied += nftbatch_count(x->batch);
+	/* A full sync into empty tables is no churn: measure copies against
+	 * what the tables hold now. */
+	if (x->read_rules < ruleset_count_rules(x->plan))
+		x->read_rules = ruleset_count_rules(x->plan);
+	/* The sent batch goes before the kept state takes its copies: the
+	 * peak of a full sync is the larger of the two, not their sum. */
+	nftbatch_free(x->batch);
+	x->batch = NULL;
 	if (nftdiff_committed(x->st, x->plan, next) < 0)
 		drop_state(x);
 	return 0;

@@ -30,8 +30,16 @@ struct diffctx {
 static int push(struct diffctx *x, uint8_t op, const char *chain, long rule)
 {
 	struct nftmsg_ctx c = { .op = op, .table = (uint8_t)x->t, .chain = chain, .rule = rule };
+	struct nftread_table *tb = &x->st->t[x->t];
 
 	x->res->committed[x->t] = true;
+	/* Messages come chain by chain (but for the phases): note each once
+	 * in a row, nftdiff_committed() takes duplicates. */
+	if (chain && (!tb->n_touched || tb->touched[tb->n_touched - 1] != chain)) {
+		if (GROW(tb->touched, tb->cap_touched, tb->n_touched + 1) < 0)
+			return -ENOMEM;
+		tb->touched[tb->n_touched++] = chain;
+	}
 	return nftbatch_push(x->b, &c);
 }
 
@@ -321,13 +329,34 @@ int nftdiff_build(struct nftsock *s, struct nftread_state *st, const struct rule
 {
 	struct diffctx x = { .s = s, .st = st, .plan = plan, .b = b, .res = res, .d = d, .t = t };
 
+	st->t[t].n_touched = 0;
 	return diff_table(&x);
 }
 
-static int chain_cmp(const void *a, const void *b)
+/* Insert a chain named `name` into table t of st, keeping the order. */
+static struct nftread_chain *add_chain(struct nftread_state *st, enum rs_table t, const char *name,
+				       bool builtin)
 {
-	return strcmp(((const struct nftread_chain *)a)->c->name,
-		      ((const struct nftread_chain *)b)->c->name);
+	struct nftread_table *tb = &st->t[t];
+	struct rs_chain *c = ruleset_add_chain(st->rs, t, name);
+	size_t lo = 0, hi = tb->n;
+
+	if (!c || GROW(tb->chains, tb->cap, tb->n + 1) < 0)
+		return NULL;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (strcmp(name, tb->chains[mid].c->name) < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	memmove(&tb->chains[lo + 1], &tb->chains[lo], (tb->n - lo) * sizeof(*tb->chains));
+	tb->n++;
+	memset(&tb->chains[lo], 0, sizeof(tb->chains[lo]));
+	tb->chains[lo].c = c;
+	tb->chains[lo].base = tb->chains[lo].hook_ok = builtin;
+	return &tb->chains[lo];
 }
 
 /* Chain ch now holds pc's rules (copied into st's arena), handles unknown. */
@@ -351,54 +380,31 @@ static int take_rules(struct nftread_state *st, struct nftread_chain *ch, const 
 int nftdiff_committed(struct nftread_state *st, const struct ruleset *plan, uint32_t genid)
 {
 	for (int t = 0; t < RS_NTABLES; t++) {
-		const struct rs_chains *pcs = &plan->t[t];
 		struct nftread_table *tb = &st->t[t];
-		size_t added = 0;
 
-		if (pcs->n)
+		if (plan->t[t].n)
 			tb->exists = true;
-		for (size_t i = 0; i < pcs->n; i++) {
-			const struct rs_chain *pc = pcs->chains[i];
-			struct nftread_chain *ch = nftread_find(st, (enum rs_table)t, pc->name);
+		/* Only the chains the batch wrote changed. */
+		for (size_t i = 0; i < tb->n_touched; i++) {
+			const char *name = tb->touched[i];
+			const struct rs_chain *pc = ruleset_find_chain(plan, (enum rs_table)t, name);
+			struct nftread_chain *ch = nftread_find(st, (enum rs_table)t, name);
 
-			if (ch && !ch->gone && ch->c->n_rules == pc->n_rules) {
-				bool same = true;
-
-				for (size_t j = 0; same && j < pc->n_rules; j++)
-					same = owned_rule_same(&ch->c->rules[j], &pc->rules[j]);
-				if (same)
-					continue;
-			}
-			if (!ch) {
-				struct rs_chain *c = ruleset_add_chain(st->rs, (enum rs_table)t, pc->name);
-
-				if (!c || GROW(tb->chains, tb->cap, tb->n + 1) < 0)
+			if (pc) {
+				if (!ch && !(ch = add_chain(st, (enum rs_table)t, name, pc->builtin)))
 					return -ENOMEM;
-				ch = &tb->chains[tb->n++];
-				memset(ch, 0, sizeof(*ch));
-				ch->c = c;
-				ch->base = ch->hook_ok = pc->builtin;
-				added++;
-			}
-			if (take_rules(st, ch, pc) < 0)
-				return -ENOMEM;
-		}
-		for (size_t i = 0; i < tb->n; i++) {
-			struct nftread_chain *ch = &tb->chains[i];
-
-			if (ch->gone || ruleset_find_chain(plan, (enum rs_table)t, ch->c->name))
-				continue;
-			if (ch->c->builtin) {
+				if (take_rules(st, ch, pc) < 0)
+					return -ENOMEM;
+			} else if (ch && ch->c->builtin) {
 				ch->c->n_rules = 0; /* svcnat's jumps removed */
 				ch->stale = true;
-			} else if (owned_chain((enum rs_table)t, ch->c->name)) {
+			} else if (ch) {
 				ch->c->n_rules = 0;
 				ch->stale = true;
-				ch->gone = !nftread_referenced(st, (enum rs_table)t, ch->c->name);
+				ch->gone = !nftread_referenced(st, (enum rs_table)t, name);
 			}
 		}
-		if (added)
-			qsort(tb->chains, tb->n, sizeof(*tb->chains), chain_cmp);
+		tb->n_touched = 0;
 	}
 	st->genid = genid;
 	return 0;

@@ -654,6 +654,7 @@ void nftread_state_free(struct nftread_state *st)
 		free(st->t[t].chains);
 		free(st->t[t].refs);
 		free(st->t[t].others);
+		free(st->t[t].touched);
 	}
 	ruleset_free(st->rs);
 	free(st);

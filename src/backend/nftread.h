@@ -50,6 +50,10 @@ struct nftread_table {
 	 * (sorted; in rs's arena): such a chain cannot be deleted. */
 	const char **refs;
 	size_t n_refs, cap_refs;
+	/* Chains the batch being built writes (borrowed names, until
+	 * nftdiff_committed()). */
+	const char **touched;
+	size_t n_touched, cap_touched;
 	/* Chains of other programs in this table (sorted; in rs's arena). */
 	const char **others;
 	size_t n_others, cap_others;
