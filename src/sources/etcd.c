@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "sources/etcd.h"
+#include "sources/curlloop.h"
 #include "sources/etcdcurl.h"
 #include "util.h"
 
@@ -285,8 +286,7 @@ struct etcd_source {
 	etcd_event_fn fn;
 	void *userdata;
 
-	CURLM *multi;
-	struct loop_timer *curl_timer;
+	struct curlloop curl;
 	struct loop_timer *retry_timer;
 	struct request *req; /* the one transfer in flight */
 
@@ -350,7 +350,7 @@ static void request_free(struct etcd_source *s, struct request *q)
 	if (!q)
 		return;
 	if (q->easy) {
-		curl_multi_remove_handle(s->multi, q->easy);
+		curl_multi_remove_handle(s->curl.multi, q->easy);
 		curl_easy_cleanup(q->easy);
 	}
 	curl_slist_free_all(q->headers);
@@ -521,7 +521,7 @@ static int start_request(struct etcd_source *s, enum req_kind kind, const char *
 		request_free(s, q);
 		return r;
 	}
-	if (curl_multi_add_handle(s->multi, q->easy) != CURLM_OK) {
+	if (curl_multi_add_handle(s->curl.multi, q->easy) != CURLM_OK) {
 		curl_easy_cleanup(TAKE_PTR(q->easy));
 		request_free(s, q);
 		return -EIO;
@@ -700,50 +700,17 @@ static void watch_done(struct etcd_source *s, struct request *q, CURLcode cc)
 	fail(s, "%s", why);
 }
 
-static void process_done(struct etcd_source *s)
-{
-	CURLMsg *msg;
-	int left;
-
-	while ((msg = curl_multi_info_read(s->multi, &left))) {
-		struct request *q = NULL;
-
-		if (msg->msg != CURLMSG_DONE)
-			continue;
-		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&q);
-		if (!q || q != s->req)
-			continue;
-		if (q->kind == REQ_RANGE)
-			range_done(s, q, msg->data.result);
-		else
-			watch_done(s, q, msg->data.result);
-	}
-}
-
-static int on_io(struct loop *l, int fd, uint32_t events, void *userdata)
+static void on_done(void *priv, CURLcode result, void *userdata)
 {
 	struct etcd_source *s = userdata;
-	int flags = 0, running;
+	struct request *q = priv;
 
-	if (events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP))
-		flags |= CURL_CSELECT_IN;
-	if (events & EPOLLOUT)
-		flags |= CURL_CSELECT_OUT;
-	if (events & EPOLLERR)
-		flags |= CURL_CSELECT_ERR;
-	curl_multi_socket_action(s->multi, fd, flags, &running);
-	process_done(s);
-	return 0;
-}
-
-static int on_curl_timer(struct loop *l, struct loop_timer *t, void *userdata)
-{
-	struct etcd_source *s = userdata;
-	int running;
-
-	curl_multi_socket_action(s->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	process_done(s);
-	return 0;
+	if (!q || q != s->req)
+		return;
+	if (q->kind == REQ_RANGE)
+		range_done(s, q, result);
+	else
+		watch_done(s, q, result);
 }
 
 static int on_retry_timer(struct loop *l, struct loop_timer *t, void *userdata)
@@ -755,47 +722,6 @@ static int on_retry_timer(struct loop *l, struct loop_timer *t, void *userdata)
 	return 0;
 }
 
-static int socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
-{
-	struct etcd_source *s = userp;
-	uint32_t ev = 0;
-	int r;
-
-	if (what == CURL_POLL_REMOVE) {
-		(void)loop_del_io(s->loop, fd);
-		curl_multi_assign(s->multi, fd, NULL);
-		return 0;
-	}
-	if (what == CURL_POLL_IN || what == CURL_POLL_INOUT)
-		ev |= EPOLLIN;
-	if (what == CURL_POLL_OUT || what == CURL_POLL_INOUT)
-		ev |= EPOLLOUT;
-	if (socketp)
-		return loop_mod_io(s->loop, fd, ev) < 0 ? -1 : 0;
-	r = loop_add_io(s->loop, fd, ev, on_io, s);
-	if (r == -EEXIST) {
-		/* curl closed an fd without telling us and got the number back. */
-		(void)loop_del_io(s->loop, fd);
-		r = loop_add_io(s->loop, fd, ev, on_io, s);
-	}
-	if (r < 0)
-		return -1;
-	curl_multi_assign(s->multi, fd, s);
-	return 0;
-}
-
-static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
-{
-	struct etcd_source *s = userp;
-	int r;
-
-	if (timeout_ms < 0)
-		r = loop_timer_arm(s->curl_timer, 0);
-	else
-		/* 0 means "now": the loop takes 0 as disarm, so use 1 us. */
-		r = loop_timer_arm(s->curl_timer, timeout_ms ? (uint64_t)timeout_ms * 1000 : 1);
-	return r < 0 ? -1 : 0;
-}
 
 int etcd_source_new(struct loop *l, struct merge *m, const struct etcd_options *o,
 		    etcd_event_fn fn, void *userdata, struct etcd_source **ret)
@@ -823,22 +749,7 @@ int etcd_source_new(struct loop *l, struct merge *m, const struct etcd_options *
 	if (getrandom(&s->rnd, sizeof(s->rnd), GRND_NONBLOCK) != sizeof(s->rnd))
 		s->rnd = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 	s->rnd |= 1;
-	r = etcd_curl_global_init();
-	if (r < 0)
-		goto fail;
-	s->multi = curl_multi_init();
-	if (!s->multi) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	if (curl_multi_setopt(s->multi, CURLMOPT_SOCKETFUNCTION, socket_cb) != CURLM_OK ||
-	    curl_multi_setopt(s->multi, CURLMOPT_SOCKETDATA, s) != CURLM_OK ||
-	    curl_multi_setopt(s->multi, CURLMOPT_TIMERFUNCTION, timer_cb) != CURLM_OK ||
-	    curl_multi_setopt(s->multi, CURLMOPT_TIMERDATA, s) != CURLM_OK) {
-		r = -EIO;
-		goto fail;
-	}
-	r = loop_timer_new(l, on_curl_timer, s, &s->curl_timer);
+	r = curlloop_init(&s->curl, l, on_done, s);
 	if (r >= 0)
 		r = loop_timer_new(l, on_retry_timer, s, &s->retry_timer);
 	if (r < 0)
@@ -905,9 +816,7 @@ void etcd_source_free(struct etcd_source *s)
 	if (!s)
 		return;
 	cancel_request(s);
-	if (s->multi)
-		curl_multi_cleanup(s->multi);
-	loop_timer_free(s->curl_timer);
+	curlloop_done(&s->curl);
 	loop_timer_free(s->retry_timer);
 	etcd_store_free(s->store);
 	etcd_conn_done(&s->conn);

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sources/curlloop.h"
 #include "sources/etcdcurl.h"
 #include "sources/kube.h"
 #include "sources/kubeconfig.h"
@@ -86,8 +87,7 @@ struct kube_source {
 	char *label_q; /* escaped label selector */
 	char *node_q;  /* escaped field selector, or NULL */
 	unsigned page;
-	CURLM *multi;
-	struct loop_timer *curl_timer;
+	struct curlloop curl;
 	struct reflector rf[KUBE_RES_COUNT];
 	size_t n_rf;
 	bool started;
@@ -162,7 +162,7 @@ static void request_free(struct kube_source *s, struct request *q)
 	if (!q)
 		return;
 	if (q->easy) {
-		curl_multi_remove_handle(s->multi, q->easy);
+		curl_multi_remove_handle(s->curl.multi, q->easy);
 		curl_easy_cleanup(q->easy);
 	}
 	curl_slist_free_all(q->headers);
@@ -409,7 +409,7 @@ static int start_request(struct reflector *rf, bool watch, const char *url, long
 		request_free(s, q);
 		return r;
 	}
-	if (curl_multi_add_handle(s->multi, q->easy) != CURLM_OK) {
+	if (curl_multi_add_handle(s->curl.multi, q->easy) != CURLM_OK) {
 		curl_easy_cleanup(TAKE_PTR(q->easy));
 		request_free(s, q);
 		return -EIO;
@@ -669,52 +669,18 @@ static void watch_done(struct reflector *rf, struct request *q, CURLcode cc)
 	(void)connect_now(rf);
 }
 
-static void process_done(struct kube_source *s)
+static void on_done(void *priv, CURLcode result, void *userdata)
 {
-	CURLMsg *msg;
-	int left;
+	struct request *q = priv;
 
-	while ((msg = curl_multi_info_read(s->multi, &left))) {
-		struct request *q = NULL;
-
-		if (msg->msg != CURLMSG_DONE)
-			continue;
-		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&q);
-		if (!q || q != q->rf->req)
-			continue;
-		if (!q->http)
-			curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->http);
-		if (q->watch)
-			watch_done(q->rf, q, msg->data.result);
-		else
-			list_done(q->rf, q, msg->data.result);
-	}
-}
-
-static int on_io(struct loop *l, int fd, uint32_t events, void *userdata)
-{
-	struct kube_source *s = userdata;
-	int flags = 0, running;
-
-	if (events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP))
-		flags |= CURL_CSELECT_IN;
-	if (events & EPOLLOUT)
-		flags |= CURL_CSELECT_OUT;
-	if (events & EPOLLERR)
-		flags |= CURL_CSELECT_ERR;
-	curl_multi_socket_action(s->multi, fd, flags, &running);
-	process_done(s);
-	return 0;
-}
-
-static int on_curl_timer(struct loop *l, struct loop_timer *t, void *userdata)
-{
-	struct kube_source *s = userdata;
-	int running;
-
-	curl_multi_socket_action(s->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	process_done(s);
-	return 0;
+	if (!q || q != q->rf->req)
+		return;
+	if (!q->http)
+		curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->http);
+	if (q->watch)
+		watch_done(q->rf, q, result);
+	else
+		list_done(q->rf, q, result);
 }
 
 static int on_retry_timer(struct loop *l, struct loop_timer *t, void *userdata)
@@ -732,47 +698,6 @@ static int on_retry_timer(struct loop *l, struct loop_timer *t, void *userdata)
 	return 0;
 }
 
-static int socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
-{
-	struct kube_source *s = userp;
-	uint32_t ev = 0;
-	int r;
-
-	if (what == CURL_POLL_REMOVE) {
-		(void)loop_del_io(s->loop, fd);
-		curl_multi_assign(s->multi, fd, NULL);
-		return 0;
-	}
-	if (what == CURL_POLL_IN || what == CURL_POLL_INOUT)
-		ev |= EPOLLIN;
-	if (what == CURL_POLL_OUT || what == CURL_POLL_INOUT)
-		ev |= EPOLLOUT;
-	if (socketp)
-		return loop_mod_io(s->loop, fd, ev) < 0 ? -1 : 0;
-	r = loop_add_io(s->loop, fd, ev, on_io, s);
-	if (r == -EEXIST) {
-		/* curl closed an fd without telling us and got the number back. */
-		(void)loop_del_io(s->loop, fd);
-		r = loop_add_io(s->loop, fd, ev, on_io, s);
-	}
-	if (r < 0)
-		return -1;
-	curl_multi_assign(s->multi, fd, s);
-	return 0;
-}
-
-static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
-{
-	struct kube_source *s = userp;
-	int r;
-
-	if (timeout_ms < 0)
-		r = loop_timer_arm(s->curl_timer, 0);
-	else
-		/* 0 means "now": the loop takes 0 as disarm, so use 1 us. */
-		r = loop_timer_arm(s->curl_timer, timeout_ms ? (uint64_t)timeout_ms * 1000 : 1);
-	return r < 0 ? -1 : 0;
-}
 
 bool kube_options_wanted(const struct kube_options *o)
 {
@@ -823,22 +748,7 @@ int kube_source_new(struct loop *l, struct merge *m, const struct kube_options *
 		if (!s->node_q)
 			goto fail;
 	}
-	r = etcd_curl_global_init();
-	if (r < 0)
-		goto fail;
-	s->multi = curl_multi_init();
-	if (!s->multi) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	if (curl_multi_setopt(s->multi, CURLMOPT_SOCKETFUNCTION, socket_cb) != CURLM_OK ||
-	    curl_multi_setopt(s->multi, CURLMOPT_SOCKETDATA, s) != CURLM_OK ||
-	    curl_multi_setopt(s->multi, CURLMOPT_TIMERFUNCTION, timer_cb) != CURLM_OK ||
-	    curl_multi_setopt(s->multi, CURLMOPT_TIMERDATA, s) != CURLM_OK) {
-		r = -EIO;
-		goto fail;
-	}
-	r = loop_timer_new(l, on_curl_timer, s, &s->curl_timer);
+	r = curlloop_init(&s->curl, l, on_done, s);
 	if (r < 0)
 		goto fail;
 	for (enum kube_res res = 0; res < KUBE_RES_COUNT; res++) {
@@ -944,9 +854,7 @@ void kube_source_free(struct kube_source *s)
 		kube_sink_done(&rf->sink);
 		free(rf->cont);
 	}
-	if (s->multi)
-		curl_multi_cleanup(s->multi);
-	loop_timer_free(s->curl_timer);
+	curlloop_done(&s->curl);
 	kube_config_done(&s->cfg);
 	free(s->label_q);
 	free(s->node_q);

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * libcurl's multi interface on the daemon's loop: curl's sockets become loop
+ * io sources, its timeout a loop timer, and each finished transfer is handed
+ * to the owner's callback.  Shared by the etcd and API server sources.
+ */
+#ifndef SVCNAT_SOURCES_CURLLOOP_H
+#define SVCNAT_SOURCES_CURLLOOP_H
+
+#include <curl/curl.h>
+
+#include "sys/loop.h"
+
+/*
+ * A transfer is done: priv is its easy handle's CURLINFO_PRIVATE (may be
+ * NULL), result its outcome.  The callback may remove and free the handle.
+ */
+typedef void (*curlloop_done_fn)(void *priv, CURLcode result, void *userdata);
+
+/* Embedded in its owner; zeroed (or curlloop_done()) = nothing to free. */
+struct curlloop {
+	CURLM *multi;             /* add and remove easy handles here */
+	struct loop *loop;
+	struct loop_timer *timer; /* curl's timeout */
+	curlloop_done_fn done;
+	void *userdata;
+};
+
+/*
+ * Set up c (zeroed by the caller) on loop l, done(.., userdata) called for
+ * every finished transfer.  Runs libcurl's global init once.  Returns 0,
+ * -ENOMEM or -EIO (libcurl refused); on failure curlloop_done() cleans up.
+ */
+int curlloop_init(struct curlloop *c, struct loop *l, curlloop_done_fn done, void *userdata);
+
+/* Free the multi handle and the timer; remove every easy handle first. */
+void curlloop_done(struct curlloop *c);
+
+#endif
