@@ -92,11 +92,44 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *ret)
 	return 0;
 }
 
-static int parse_ipv4(const char *s, struct in_addr *ret)
+/* An IPv4 or IPv6 address (port 0) into *ret. */
+static int parse_addr(const char *s, struct sockaddr_storage *ret)
 {
-	if (inet_pton(AF_INET, s, ret) != 1)
-		return -EINVAL;
-	return 0;
+	struct sockaddr_in *a4 = (struct sockaddr_in *)ret;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ret;
+
+	memset(ret, 0, sizeof(*ret));
+	if (inet_pton(AF_INET, s, &a4->sin_addr) == 1) {
+		a4->sin_family = AF_INET;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, s, &a6->sin6_addr) == 1) {
+		a6->sin6_family = AF_INET6;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static socklen_t sa_len(const struct sockaddr_storage *a)
+{
+	return a->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+}
+
+static void sa_set_port(struct sockaddr_storage *a, uint16_t port)
+{
+	if (a->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)a)->sin6_port = htons(port);
+	else
+		((struct sockaddr_in *)a)->sin_port = htons(port);
+}
+
+/* The address of a peer as text (IPv6 without brackets). */
+static void peer_str(const struct sockaddr_storage *a, char *buf, size_t len)
+{
+	if (a->ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)a)->sin6_addr, buf, (socklen_t)len);
+	else
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)a)->sin_addr, buf, (socklen_t)len);
 }
 
 static const char *errno_word(int err)
@@ -132,25 +165,31 @@ static void print_failure(int err)
 
 struct conn {
 	int fd;
-	char peer[INET_ADDRSTRLEN];
+	char peer[INET6_ADDRSTRLEN];
 	char buf[LINE_MAX_LEN];
 	size_t len;
 };
 
-static int listen_on(int type, uint16_t port)
+/* A listening socket of one family (IPv6: IPv6 only, beside the IPv4 one). */
+static int listen_on(int family, int type, uint16_t port)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct sockaddr_storage sa = { .ss_family = (sa_family_t)family };
 	int one = 1;
 	int fd;
 
-	fd = socket(AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	sa_set_port(&sa, port);
+	fd = socket(family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0)
 		goto fail;
-	if (type == SOCK_DGRAM && setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)) < 0)
+	if (family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0)
 		goto fail;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+	if (type == SOCK_DGRAM &&
+	    (family == AF_INET6 ? setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one))
+				: setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one))) < 0)
+		goto fail;
+	if (bind(fd, (struct sockaddr *)&sa, sa_len(&sa)) < 0)
 		goto fail;
 	if (type == SOCK_STREAM && listen(fd, 128) < 0)
 		goto fail;
@@ -164,9 +203,9 @@ fail:
 /* Answer one datagram from the address it was sent to. */
 static void serve_udp(int fd, const char *name)
 {
-	char buf[LINE_MAX_LEN], reply[LINE_MAX_LEN + INET_ADDRSTRLEN + 2];
-	char cbuf[CMSG_SPACE(sizeof(struct in_pktinfo))];
-	struct sockaddr_in peer;
+	char buf[LINE_MAX_LEN], reply[LINE_MAX_LEN + INET6_ADDRSTRLEN + 2];
+	char cbuf[CMSG_SPACE(sizeof(struct in6_pktinfo))];
+	struct sockaddr_storage peer;
 	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
 	struct msghdr mh = {
 		.msg_name = &peer, .msg_namelen = sizeof(peer),
@@ -174,22 +213,40 @@ static void serve_udp(int fd, const char *name)
 		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
 	};
 	struct in_pktinfo *pi = NULL;
+	struct in6_pktinfo *pi6 = NULL;
 	struct cmsghdr *c;
-	char pstr[INET_ADDRSTRLEN];
+	char pstr[INET6_ADDRSTRLEN];
+	socklen_t plen;
 	int n;
 
 	if (recvmsg(fd, &mh, 0) < 0)
 		return;
-	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+	plen = mh.msg_namelen;
+	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO)
 			pi = (struct in_pktinfo *)CMSG_DATA(c);
-	inet_ntop(AF_INET, &peer.sin_addr, pstr, sizeof(pstr));
+		if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO)
+			pi6 = (struct in6_pktinfo *)CMSG_DATA(c);
+	}
+	peer_str(&peer, pstr, sizeof(pstr));
 	n = snprintf(reply, sizeof(reply), "%s %s\n", name, pstr);
 
 	iov.iov_base = reply;
 	iov.iov_len = (size_t)n;
-	mh.msg_namelen = sizeof(peer);
-	if (pi) {
+	mh.msg_namelen = plen;
+	if (pi6) {
+		/* Answer from the address it was sent to (the service's, after
+		 * conntrack's reverse NAT). */
+		struct in6_pktinfo out = { .ipi6_addr = pi6->ipi6_addr };
+
+		memset(cbuf, 0, sizeof(cbuf));
+		mh.msg_controllen = CMSG_SPACE(sizeof(out));
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = IPPROTO_IPV6;
+		c->cmsg_type = IPV6_PKTINFO;
+		c->cmsg_len = CMSG_LEN(sizeof(out));
+		memcpy(CMSG_DATA(c), &out, sizeof(out));
+	} else if (pi) {
 		struct in_pktinfo out = { .ipi_spec_dst = pi->ipi_addr };
 
 		memset(cbuf, 0, sizeof(cbuf));
@@ -216,7 +273,7 @@ static void conn_close(struct conn *c)
 /* Read what is there; answer every complete line; false when closed. */
 static bool serve_tcp(struct conn *c, const char *name)
 {
-	char reply[LINE_MAX_LEN + INET_ADDRSTRLEN + 2];
+	char reply[LINE_MAX_LEN + INET6_ADDRSTRLEN + 2];
 	ssize_t n;
 	size_t i, start;
 	int len;
@@ -246,9 +303,9 @@ static bool serve_tcp(struct conn *c, const char *name)
 static int cmd_serve(const char *name, const uint16_t *ports, size_t n_ports, unsigned timeout,
 		     const char *ready, bool daemon)
 {
-	struct pollfd pfd[2 * MAX_PORTS + MAX_CONNS];
+	struct pollfd pfd[4 * MAX_PORTS + MAX_CONNS];
 	struct conn conns[MAX_CONNS];
-	int lfd[2 * MAX_PORTS];
+	int lfd[4 * MAX_PORTS];
 	size_t n_l = 0, i;
 	int64_t deadline = now_ms() + (int64_t)timeout * 1000;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -260,12 +317,22 @@ static int cmd_serve(const char *name, const uint16_t *ports, size_t n_ports, un
 
 	for (i = 0; i < MAX_CONNS; i++)
 		conns[i].fd = -1;
-	for (i = 0; i < n_ports; i++) {
-		int t = listen_on(SOCK_STREAM, ports[i]);
-		int u = t >= 0 ? listen_on(SOCK_DGRAM, ports[i]) : t;
+	/* TCP and UDP of each family: even indexes TCP, odd ones UDP.  A
+	 * namespace without IPv6 serves IPv4 only. */
+	for (i = 0; i < 2 * n_ports; i++) {
+		int fam = i < n_ports ? AF_INET : AF_INET6;
+		uint16_t port = ports[i % n_ports];
+		int t = listen_on(fam, SOCK_STREAM, port);
+		int u = t >= 0 ? listen_on(fam, SOCK_DGRAM, port) : t;
 
+		if (fam == AF_INET6 && (t == -EAFNOSUPPORT || u == -EAFNOSUPPORT ||
+					t == -EADDRNOTAVAIL || u == -EADDRNOTAVAIL)) {
+			if (t >= 0)
+				close(t);
+			continue;
+		}
 		if (t < 0 || u < 0) {
-			fprintf(stderr, "namesrv %s: cannot listen on port %u: %s\n", name, ports[i],
+			fprintf(stderr, "namesrv %s: cannot listen on port %u: %s\n", name, port,
 				strerror(-(t < 0 ? t : u)));
 			if (t >= 0)
 				close(t);
@@ -321,7 +388,7 @@ static int cmd_serve(const char *name, const uint16_t *ports, size_t n_ports, un
 		if (n <= 0)
 			continue;
 		for (i = 0; i < n_l; i++) {
-			struct sockaddr_in peer;
+			struct sockaddr_storage peer;
 			socklen_t pl = sizeof(peer);
 			size_t k;
 			int fd;
@@ -343,7 +410,7 @@ static int cmd_serve(const char *name, const uint16_t *ports, size_t n_ports, un
 			}
 			conns[k].fd = fd;
 			conns[k].len = 0;
-			inet_ntop(AF_INET, &peer.sin_addr, conns[k].peer, sizeof(conns[k].peer));
+			peer_str(&peer, conns[k].peer, sizeof(conns[k].peer));
 		}
 		for (i = 0; i < MAX_CONNS; i++) {
 			short ev = pfd[n_l + i].revents;
@@ -366,23 +433,19 @@ out:
 /* --- client --- */
 
 /* Connect with a deadline: the socket fd, or -errno (-ETIMEDOUT at the deadline). */
-static int connect_to(int type, const struct sockaddr_in *dst, const struct in_addr *src,
-		      int64_t deadline)
+static int connect_to(int type, const struct sockaddr_storage *dst,
+		      const struct sockaddr_storage *src, int64_t deadline)
 {
 	int fd, err = 0;
 	socklen_t el = sizeof(err);
 	struct pollfd p;
 
-	fd = socket(AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	fd = socket(dst->ss_family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	if (src) {
-		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr = *src };
-
-		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-			goto fail;
-	}
-	if (connect(fd, (const struct sockaddr *)dst, sizeof(*dst)) == 0)
+	if (src && bind(fd, (const struct sockaddr *)src, sa_len(src)) < 0)
+		goto fail;
+	if (connect(fd, (const struct sockaddr *)dst, sa_len(dst)) == 0)
 		return fd;
 	if (errno != EINPROGRESS)
 		goto fail;
@@ -467,7 +530,8 @@ static void print_exchange(int r, const char *reply)
 		print_failure(-r);
 }
 
-static int cmd_client(const struct sockaddr_in *dst, const struct in_addr *src, bool udp,
+static int cmd_client(const struct sockaddr_storage *dst, const struct sockaddr_storage *src,
+		      bool udp,
 		      unsigned long count, unsigned timeout_ms, unsigned long max_fail)
 {
 	char reply[LINE_MAX_LEN];
@@ -492,7 +556,7 @@ static int cmd_client(const struct sockaddr_in *dst, const struct in_addr *src, 
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
-static int cmd_hold(const struct sockaddr_in *dst, const char *wait_file, unsigned timeout,
+static int cmd_hold(const struct sockaddr_storage *dst, const char *wait_file, unsigned timeout,
 		    unsigned timeout_ms)
 {
 	char reply[LINE_MAX_LEN];
@@ -557,8 +621,7 @@ int main(int argc, char **argv)
 	uint16_t ports[MAX_PORTS];
 	size_t n_ports = 0;
 	unsigned long timeout = 0, count = 1, timeout_ms = 1000, max_fail = 0, v;
-	struct sockaddr_in dst = { .sin_family = AF_INET };
-	struct in_addr src;
+	struct sockaddr_storage dst, src;
 	bool have_addr = false, have_src = false, udp = false, daemon = false;
 	int c;
 
@@ -596,15 +659,15 @@ int main(int argc, char **argv)
 			ready = optarg;
 			break;
 		case 'a':
-			if (parse_ipv4(optarg, &dst.sin_addr) < 0) {
-				fprintf(stderr, "namesrv: --addr: not an IPv4 address: '%s'\n", optarg);
+			if (parse_addr(optarg, &dst) < 0) {
+				fprintf(stderr, "namesrv: --addr: not an IP address: '%s'\n", optarg);
 				return 2;
 			}
 			have_addr = true;
 			break;
 		case 's':
-			if (parse_ipv4(optarg, &src) < 0) {
-				fprintf(stderr, "namesrv: --source: not an IPv4 address: '%s'\n", optarg);
+			if (parse_addr(optarg, &src) < 0) {
+				fprintf(stderr, "namesrv: --source: not an IP address: '%s'\n", optarg);
 				return 2;
 			}
 			have_src = true;
@@ -659,7 +722,11 @@ int main(int argc, char **argv)
 			fprintf(stderr, "namesrv %s: --addr and one --port are required\n", cmd);
 			return 2;
 		}
-		dst.sin_port = htons(ports[0]);
+		if (have_src && src.ss_family != dst.ss_family) {
+			fprintf(stderr, "namesrv %s: --source and --addr of different families\n", cmd);
+			return 2;
+		}
+		sa_set_port(&dst, ports[0]);
 		if (!strcmp(cmd, "client"))
 			return cmd_client(&dst, have_src ? &src : NULL, udp, count,
 					  (unsigned)timeout_ms, max_fail);

@@ -33,8 +33,14 @@ k8s_slice() {
 		eps="$eps$sep$(printf '{"addresses":["%s"],"conditions":{%s},"nodeName":"%s"}' "$ip" "$state" "$node")"
 		sep=,
 	done
-	printf '{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"namespace":"%s","name":"%s-e2e","labels":{"kubernetes.io/service-name":"%s"}},"addressType":"IPv4","endpoints":[%s],"ports":%s}' \
-		"$ns" "$svc" "$svc" "$eps" "$ports"
+	# An IPv6 slice (k8s_slice6) is named "-e2e6" beside the IPv4 one.
+	printf '{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"namespace":"%s","name":"%s-e2e%s","labels":{"kubernetes.io/service-name":"%s"}},"addressType":"%s","endpoints":[%s],"ports":%s}' \
+		"$ns" "$svc" "${K8S_SLICE_SUFFIX:-}" "$svc" "${K8S_ADDRESS_TYPE:-IPv4}" "$eps" "$ports"
+}
+
+# k8s_slice6 NS SVC PORTS IP@NODE...: the same with addressType IPv6.
+k8s_slice6() {
+	K8S_ADDRESS_TYPE=IPv6 K8S_SLICE_SUFFIX=6 k8s_slice "$@"
 }
 
 k8s_list() {

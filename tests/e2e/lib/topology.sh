@@ -28,7 +28,8 @@
 #                          CI=true), tools, temp dir, traps, watchdog
 #   e2e_backends           the svcnat backends to run each test with
 #   e2e_for_each_backend FN   FN BACKEND on a fresh topology per backend
-#   topo_up                node, node-b, client1, client2, podclient
+#   topo_up                node, node-b, client1, client2, podclient (with
+#                          TOPO_IPV6=1 dual-stack: e2e_ip6 maps the addresses)
 #   topo_add_pod NAME IP [NAME IP...]  pods on node-a (198.18.65.x) or
 #                          node-b (198.18.66.x)
 #   topo_down              kill everything inside, delete the namespaces
@@ -51,6 +52,15 @@ E2E_CLIENT2_IP=198.18.1.200
 E2E_PODCLIENT_IP=198.18.65.200
 E2E_CLUSTER_CIDR=198.18.64.0/18
 E2E_HOSTNAME=node-a
+# IPv6 (TOPO_IPV6=1 before topo_up: every link dual-stack), from 2001:2::/48
+# only, nodad: 198.18.65.X -> 2001:2:0:65::X, 198.18.66.X -> 2001:2:0:66::X.
+E2E_NODE_IP6=2001:2::1
+E2E_NODEB_IP6=2001:2::2
+E2E_CLIENT1_IP6=2001:2:1::100
+E2E_CLIENT2_IP6=2001:2:1::200
+E2E_PODCLIENT_IP6=2001:2:0:65::200
+E2E_CLUSTER_CIDR6=2001:2:0:64::/62
+TOPO_IPV6=${TOPO_IPV6:-}
 
 E2E_CMD_TIMEOUT=${E2E_CMD_TIMEOUT:-60}
 E2E_SERVER_TIMEOUT=${E2E_SERVER_TIMEOUT:-300}
@@ -239,8 +249,23 @@ _ns_create() {
 
 # _ns_sysctl NAME [SYSCTL...]: ICMP errors not rate-limited (and SYSCTLs)
 _ns_sysctl() {
-	ip netns exec "$TOPO_PREFIX-$1" sysctl -qw net.ipv4.icmp_ratelimit=0 "${@:2}" >/dev/null ||
-		fail "sysctl in $1"
+	local v6=()
+	[ -n "$TOPO_IPV6" ] && v6=(net.ipv6.icmp.ratelimit=0 net.ipv6.conf.all.forwarding=1
+		net.ipv6.conf.default.accept_dad=0 net.ipv6.conf.all.accept_dad=0)
+	ip netns exec "$TOPO_PREFIX-$1" sysctl -qw net.ipv4.icmp_ratelimit=0 "${v6[@]}" "${@:2}" \
+		>/dev/null || fail "sysctl in $1"
+}
+
+# The IPv6 address of a topology IPv4 address (pods: 2001:2:0:65::X).
+e2e_ip6() {
+	case $1 in
+	"$E2E_NODE_IP") echo "$E2E_NODE_IP6" ;;
+	"$E2E_NODEB_IP") echo "$E2E_NODEB_IP6" ;;
+	"$E2E_CLIENT1_IP") echo "$E2E_CLIENT1_IP6" ;;
+	"$E2E_CLIENT2_IP") echo "$E2E_CLIENT2_IP6" ;;
+	198.18.65.* | 198.18.66.*) local r=${1#198.18.}; echo "2001:2:0:${r%%.*}::${r#*.}" ;;
+	*) fail "no IPv6 address for $1" ;;
+	esac
 }
 
 # _ns_add NAME [SYSCTL...]: one namespace, ready at once (lo up, ICMP
@@ -263,6 +288,33 @@ _link() {
 	_b "$4" "addr add $6/32 dev $5"
 	_b "$4" "link set $5 up"
 	_b "$4" "route add $3/32 dev $5 src $6"
+	if [ -n "$TOPO_IPV6" ]; then
+		local a6 b6
+		a6=$(e2e_ip6 "$3") b6=$(e2e_ip6 "$6")
+		_b "$1" "addr add $a6/128 dev $2 nodad"
+		_b "$1" "route add $b6/128 dev $2 src $a6"
+		_b "$4" "addr add $b6/128 dev $5 nodad"
+		_b "$4" "route add $a6/128 dev $5 src $b6"
+	fi
+}
+
+# _route6 NS ROUTE: an IPv6 route when the topology has IPv6.
+_route6() {
+	[ -n "$TOPO_IPV6" ] && _b "$1" "route add $2"
+	return 0
+}
+
+# Wait (bounded) until no IPv6 address of our namespaces is tentative.
+_ipv6_settle() {
+	local n i
+	[ -n "$TOPO_IPV6" ] || return 0
+	for ((i = 0; i < 100; i++)); do
+		for n in $(ip netns list | awk '{print $1}' | grep "^$TOPO_PREFIX-"); do
+			[ -n "$(ip -n "$n" -6 addr show tentative 2>/dev/null)" ] && continue 2
+		done
+		return 0
+	done
+	fail "IPv6 addresses stayed tentative"
 }
 
 topo_up() {
@@ -282,11 +334,16 @@ topo_up() {
 	_b node "route add 198.18.66.0/24 via $E2E_NODEB_IP"
 	_b node "route add default via $E2E_NODEB_IP"
 	_b nodeb "route add 198.18.0.0/16 via $E2E_NODE_IP"
+	_route6 node "2001:2:0:66::/64 via $E2E_NODEB_IP6"
+	_route6 node "::/0 via $E2E_NODEB_IP6"
+	_route6 nodeb "2001:2::/48 via $E2E_NODE_IP6"
 
 	_link node vc1 "$E2E_NODE_IP" client1 eth0 "$E2E_CLIENT1_IP"
 	_b client1 "route add default via $E2E_NODE_IP"
+	_route6 client1 "::/0 via $E2E_NODE_IP6"
 	_link node vc2 "$E2E_NODE_IP" client2 eth0 "$E2E_CLIENT2_IP"
 	_b client2 "route add default via $E2E_NODE_IP"
+	_route6 client2 "::/0 via $E2E_NODE_IP6"
 
 	_pod_link podclient "$E2E_PODCLIENT_IP"
 	_flush node
@@ -294,6 +351,7 @@ topo_up() {
 		_par _flush "$n"
 	done
 	_par_wait
+	_ipv6_settle
 }
 
 # _pod_link NAME IP: queue the pod's link to its node (by its address)
@@ -307,6 +365,8 @@ _pod_link() {
 	# interface name on the node: "p" + the last two octets (<= 15 chars)
 	_link "$node" "p${ip#198.18.}" "$gw" "$name" eth0 "$ip"
 	_b "$name" "route add default via $gw"
+	[ -n "$TOPO_IPV6" ] && _route6 "$name" "::/0 via $(e2e_ip6 "$gw")"
+	return 0
 }
 
 # topo_add_pod NAME IP [NAME IP...]: backend pods that start_servers will
@@ -330,6 +390,7 @@ topo_add_pod() {
 		_par _flush "$i"
 	done
 	_par_wait
+	_ipv6_settle
 	TOPO_PODS+=("${names[@]}")
 }
 
