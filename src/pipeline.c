@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/delta.h"
 #include "core/resolve.h"
 #include "pipeline.h"
 #include "sources/kube.h"
@@ -75,6 +76,7 @@ struct pipeline {
 	struct backend *backend;       /* created on first apply */
 	struct desired desired;        /* last resolved state */
 	unsigned long desired_generation;
+	struct merge_snapshot *resolved; /* the view `desired` was resolved from */
 	double resolve_seconds;        /* of the last pipeline_resolve() that resolved */
 	size_t ports_resolved;         /* service ports it built anew */
 };
@@ -155,6 +157,7 @@ void pipeline_free(struct pipeline *p)
 		return;
 	backend_free(p->backend);
 	desired_free(&p->desired);
+	merge_snapshot_unref(p->resolved);
 	merge_free(p->merge);
 	if (p->files)
 		for (size_t i = 0; i < p->o->n_configs; i++)
@@ -495,14 +498,29 @@ int pipeline_resolve(struct pipeline *p, struct diag_list *d)
 		return 0;
 	}
 	double t0 = monotonic_seconds();
+	size_t rebuilt = 0;
 
-	r = resolve_build(snap, &ro, &nd, d);
+	if (p->resolved) {
+		/* Only the services the changes since the last resolve affect
+		 * are resolved again (core/delta.h). */
+		struct merge_changes ch = { 0 };
+
+		r = merge_snapshot_diff(p->resolved, snap, &ch);
+		if (r >= 0)
+			r = delta_resolve(&p->desired, snap, &ch, &ro, &nd, &rebuilt, d);
+		merge_changes_done(&ch);
+	} else {
+		r = resolve_build(snap, &ro, &nd, d);
+		rebuilt = nd.n_ports;
+	}
 	if (r >= 0) {
 		desired_free(&p->desired);
 		p->desired = nd;
 		p->desired_generation = snap->generation;
 		p->resolve_seconds = monotonic_seconds() - t0;
-		p->ports_resolved = nd.n_ports;
+		p->ports_resolved = rebuilt;
+		merge_snapshot_unref(p->resolved);
+		p->resolved = merge_snapshot_ref(snap);
 	}
 	merge_snapshot_unref(snap);
 	return r;
@@ -671,6 +689,8 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 		desired_free(&p->desired);
 		memset(&p->desired, 0, sizeof(p->desired));
 		p->desired_generation = 0;
+		merge_snapshot_unref(p->resolved);
+		p->resolved = NULL;
 		merge_free(p->merge);
 		p->merge = NULL;
 		/* Give the freed pages back (glibc keeps them otherwise). */

@@ -51,6 +51,30 @@ IPERF_CLUSTER_IP = "198.19.255.1"
 SERVER_PORTS = (8080, 8443)  # the generator's targetPorts for 80 and 443
 
 
+PARTS = ("decode", "merge", "resolve", "plan", "encode", "kernel read", "kernel write")
+
+
+def daemon_parts(path):
+    """Medians of the daemon's -v 'sync parts:' lines after the first sync
+    (the one-change syncs), with the service ports resolved anew."""
+    rows = []
+    with open(path, errors="replace") as f:
+        for line in f:
+            if "sync parts:" not in line:
+                continue
+            v = dict((k, float(x)) for k, x in re.findall(r"([a-z ]+?) ([0-9.]+) s", line.split("sync parts:", 1)[1]))
+            n = re.search(r"\((\d+) service ports anew\), plan [0-9.]+ s \((\d+) anew", line)
+            v = {k.strip(): x for k, x in v.items()}
+            if n:
+                v["ports resolved"], v["ports planned"] = float(n.group(1)), float(n.group(2))
+            rows.append(v)
+    rows = rows[1:]
+    if not rows:
+        return None
+    return {k: statistics.median([r.get(k, 0.0) for r in rows])
+            for k in PARTS + ("ports resolved", "ports planned")}
+
+
 class BenchError(Exception):
     pass
 
@@ -536,7 +560,8 @@ class Suite:
         errlog = open(os.path.join(d, "daemon.log"), "w")
         p = subprocess.Popen(["ip", "netns", "exec", D, self.bin["svcnat"], "--config", live] + NODE_ARGS +
                              ["--backend", self.a.backend, "--min-sync-period", "0s", "--sync-period", "1h",
-                              "--healthz-bind-address", "", "--metrics-bind-address", "127.0.0.1:10249"],
+                              "--healthz-bind-address", "", "--metrics-bind-address", "127.0.0.1:10249",
+                              "-v"],  # -v: each sync's parts (daemon_parts())
                              stdout=subprocess.DEVNULL, stderr=errlog)
         self.procs.append(p)
         out = {"n": n, "m": m, "sync_s": [], "programming_s": []}
@@ -570,6 +595,7 @@ class Suite:
             self.ns_del(D)
         out["sync_s"] = median_range(out["sync_s"])
         out["programming_s"] = median_range(out["programming_s"])
+        out["parts"] = daemon_parts(os.path.join(d, "daemon.log"))
         self.res["daemon"] = out
         self.log("daemon %s: one endpoint changed: %.3f s (plan + apply)" % (tag, out["sync_s"]["median"]))
         for c in cfg.values():
@@ -1022,6 +1048,12 @@ def markdown(res):
                      dm["n"], dm["m"], dm["sync_s"]["n"], fmt_s(dm["sync_s"]), fmt_s(dm.get("programming_s")),
                      fmt_s(dm.get("floor_s")),
                      dm.get("initial_sync_s") or 0, dm.get("vmhwm_kb", 0) / 1024, dm.get("vmrss_kb", 0) / 1024))
+        pt = dm.get("parts")
+        if pt:
+            o.append("Its parts (medians of the -v 'sync parts' lines): " +
+                     ", ".join("%s %.3f s" % (k, pt[k]) for k in PARTS) +
+                     "; service ports resolved anew %d, planned anew %d." %
+                     (pt["ports resolved"], pt["ports planned"]))
     s = res.get("scale")
     if s:
         o.append("")
