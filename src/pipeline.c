@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/chainname.h"
 #include "core/delta.h"
 #include "core/resolve.h"
 #include "pipeline.h"
@@ -77,6 +78,7 @@ struct pipeline {
 	struct desired desired;        /* last resolved state */
 	unsigned long desired_generation;
 	struct merge_snapshot *resolved; /* the view `desired` was resolved from */
+	struct chain_hasher *hasher;   /* the daemon's: chain names kept between IPv4 plans */
 	double resolve_seconds;        /* of the last pipeline_resolve() that resolved */
 	size_t ports_resolved;         /* service ports it built anew */
 };
@@ -127,7 +129,10 @@ int pipeline_new(const struct svcnat_options *o, struct pipeline **ret, struct d
 	p->merge = merge_new();
 	p->source_ids = calloc(o->n_configs ? o->n_configs : 1, sizeof(*p->source_ids));
 	p->files = calloc(o->n_configs ? o->n_configs : 1, sizeof(*p->files));
-	if (!p->merge || !p->source_ids || !p->files) {
+	/* The daemon plans again and again: it keeps the chain names. */
+	if (o->mode == MODE_DAEMON)
+		p->hasher = chain_hasher_new_memo();
+	if (!p->merge || !p->source_ids || !p->files || (o->mode == MODE_DAEMON && !p->hasher)) {
 		pipeline_free(p);
 		return -ENOMEM;
 	}
@@ -158,6 +163,7 @@ void pipeline_free(struct pipeline *p)
 	backend_free(p->backend);
 	desired_free(&p->desired);
 	merge_snapshot_unref(p->resolved);
+	chain_hasher_free(p->hasher);
 	merge_free(p->merge);
 	if (p->files)
 		for (size_t i = 0; i < p->o->n_configs; i++)
@@ -534,6 +540,8 @@ int pipeline_plan_family(struct pipeline *p, int family, bool dual_stack, struct
 
 	s.family = family;
 	s.dual_stack = dual_stack;
+	/* One memo per family's plan, or each plan would sweep the other's. */
+	s.hasher = family == AF_INET ? p->hasher : NULL;
 	return plan_build(&p->desired, &s, ret, st ? st : &local, d);
 }
 

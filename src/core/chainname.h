@@ -34,6 +34,17 @@ void chain_name(const char *prefix, const char *svc_port_name, const char *proto
 struct chain_hasher;
 
 struct chain_hasher *chain_hasher_new(void);
+/*
+ * A hasher that also remembers every name it hashed, so that planning the
+ * same service ports again (the daemon's next sync) computes only the
+ * names of new ones; chain_hasher_sweep() forgets those not hashed since
+ * the previous sweep (the planner sweeps after each plan).  The memo is
+ * only a cache: when it cannot grow (ENOMEM) names are computed anew.
+ */
+struct chain_hasher *chain_hasher_new_memo(void);
+void chain_hasher_sweep(struct chain_hasher *h);
+/* Names remembered (0 without a memo). */
+size_t chain_hasher_remembered(const struct chain_hasher *h);
 void chain_hasher_free(struct chain_hasher *h);
 void chain_hasher_hash(struct chain_hasher *h, const char *svc_port_name, const char *proto,
 		       const char *endpoint, char out[CHAIN_HASH_LEN + 1]);

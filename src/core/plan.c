@@ -1591,7 +1591,7 @@ int plan_build(const struct desired *d, const struct plan_settings *s,
 	    !s->dispatch_leaf_max)
 		return -EINVAL;
 	c.rs = ruleset_new();
-	c.hasher = chain_hasher_new();
+	c.hasher = s->hasher ? s->hasher : chain_hasher_new();
 	if (!c.rs || !c.hasher) {
 		e = -ENOMEM;
 		goto out;
@@ -1663,9 +1663,12 @@ int plan_build(const struct desired *d, const struct plan_settings *s,
 	}
 	*ret = TAKE_PTR(c.rs);
 	e = 0;
+	if (s->hasher)
+		chain_hasher_sweep(s->hasher); /* forget the names of ports gone */
 out:
 	ruleset_free(c.rs);
-	chain_hasher_free(c.hasher);
+	if (c.hasher != s->hasher)
+		chain_hasher_free(c.hasher);
 	free(c.eps);
 	return e;
 }

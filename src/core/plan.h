@@ -20,6 +20,8 @@
 #include "core/model.h"
 #include "core/ruleset.h"
 
+struct chain_hasher;
+
 /* kube-proxy's --detect-local-mode: how pod traffic is told from other traffic. */
 enum detect_local_mode {
 	DETECT_LOCAL_CLUSTER_CIDR,  /* source in cluster_cidrs (default) */
@@ -94,6 +96,14 @@ struct plan_settings {
 	enum dispatch_mode dispatch;
 	size_t dispatch_threshold;
 	size_t dispatch_leaf_max;
+	/*
+	 * Borrowed; NULL (the default): each plan hashes every chain name
+	 * afresh.  A hasher with a memo (chain_hasher_new_memo()) keeps the
+	 * names between plans, so that a plan after a small change hashes
+	 * only the new names (the daemon's); plan_build() sweeps it after
+	 * each plan.  The plan is the same either way.
+	 */
+	struct chain_hasher *hasher;
 };
 
 /* From this many service rules in a chain on, auto dispatches it as a tree
