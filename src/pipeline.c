@@ -246,7 +246,8 @@ unsigned long pipeline_desired_generation(const struct pipeline *p)
 
 int pipeline_family(const struct pipeline *p)
 {
-	return p->settings.family;
+	/* Dual-stack when the backend writes ip6tables too. */
+	return p->backend && backend_has_ipv6(p->backend) ? AF_UNSPEC : AF_INET;
 }
 
 int pipeline_set_node_pod_cidrs(struct pipeline *p, const struct ipnet *cidrs, size_t n)

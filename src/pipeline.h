@@ -224,7 +224,8 @@ int pipeline_resolve(struct pipeline *p, struct diag_list *d);
 const struct desired *pipeline_desired(const struct pipeline *p);
 unsigned long pipeline_desired_generation(const struct pipeline *p);
 
-/* The address family the pipeline plans for (AF_INET). */
+/* The address families the pipeline writes: AF_INET, or AF_UNSPEC for both
+ * (the backend writes ip6tables too). */
 int pipeline_family(const struct pipeline *p);
 
 /*

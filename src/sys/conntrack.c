@@ -67,6 +67,12 @@ static int add_fe(struct frontend **arr, size_t *n, size_t *cap, const struct ip
 	return 0;
 }
 
+/* Whether the index covers family f (ix->family 0: both). */
+static bool fam_ok(const struct conntrack_index *ix, int f)
+{
+	return f == ix->family || (!ix->family && (f == AF_INET || f == AF_INET6));
+}
+
 static int index_port(struct conntrack_index *ix, const struct svc_port *p)
 {
 	size_t off = ix->n_eps, n = 0, i;
@@ -75,7 +81,7 @@ static int index_port(struct conntrack_index *ix, const struct svc_port *p)
 	for (i = 0; i < p->n_endpoints; i++) {
 		const struct endpoint *e = &p->endpoints[i];
 
-		if (e->addr.family != ix->family || !(e->serving || e->ready))
+		if (!fam_ok(ix, e->addr.family) || !(e->serving || e->ready))
 			continue;
 		r = GROW(ix->eps, ix->cap_eps, ix->n_eps + 1);
 		if (r < 0)
@@ -106,7 +112,7 @@ static int index_port(struct conntrack_index *ix, const struct svc_port *p)
 
 	for (g = 0; g < ARRAY_SIZE(groups); g++) {
 		for (i = 0; i < groups[g].n; i++) {
-			if (groups[g].a[i].family != ix->family)
+			if (!fam_ok(ix, groups[g].a[i].family))
 				continue;
 			r = add_fe(&ix->ips, &ix->n_ips, &ix->cap_ips, &groups[g].a[i], p->port, off, n);
 			if (r < 0)
@@ -177,9 +183,9 @@ bool conntrack_entry_stale(const struct conntrack_index *ix, const struct ct_ent
 	struct frontend key = { .ip = e->orig_dst, .port = e->orig_dport };
 	const struct frontend *fe;
 
-	if (e->proto != PROTO_UDP || e->family != ix->family)
+	if (e->proto != PROTO_UDP || !fam_ok(ix, e->family))
 		return false;
-	if (e->orig_dst.family != ix->family || e->reply_src.family != ix->family)
+	if (e->orig_dst.family != e->family || e->reply_src.family != e->family)
 		return false;
 	fe = ix->n_ips ? bsearch(&key, ix->ips, ix->n_ips, sizeof(*ix->ips), fe_ip_cmp) : NULL;
 	if (fe && fe_stale(ix, fe, e))
@@ -223,7 +229,7 @@ static void scan_one(struct nl_object *obj, void *arg)
 		return;
 	e.family = nfnl_ct_get_family(ct);
 	e.proto = nfnl_ct_get_proto(ct);
-	if (e.proto != PROTO_UDP || e.family != s->ix->family)
+	if (e.proto != PROTO_UDP || !fam_ok(s->ix, e.family))
 		return;
 	/* 0 = original direction, 1 = reply. */
 	if (!to_ipaddr(nfnl_ct_get_dst(ct, 0), e.family, &e.orig_dst) ||

@@ -41,8 +41,9 @@ struct ct_entry {
 struct conntrack_index;
 
 /*
- * Index the UDP frontends of d (service ports of `family`, skipped ones
- * excluded) with their serving endpoint IPs.  Pure.  0 or -ENOMEM.
+ * Index the UDP frontends of d (service ports of `family`, or of both
+ * families with 0 as the dual-stack daemon wants; skipped ones excluded)
+ * with their serving endpoint IPs.  Pure.  0 or -ENOMEM.
  */
 int conntrack_index_build(const struct desired *d, int family, struct conntrack_index **ret);
 void conntrack_index_free(struct conntrack_index *ix);

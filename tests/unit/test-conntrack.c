@@ -145,11 +145,68 @@ static void test_family_and_empty(void **state)
 	conntrack_index_free(NULL);
 }
 
+
+static struct ipaddr ip6(const char *s)
+{
+	struct ipaddr a = { 0 };
+
+	a.family = AF_INET6;
+	assert_int_equal(inet_pton(AF_INET6, s, &a.u.v6), 1);
+	return a;
+}
+
+/* Dual-stack (issue 14): one index of both families (0), each entry judged
+ * by the endpoints of its own family; an IPv4 index ignores IPv6 entries. */
+static void test_dual_stack(void **state)
+{
+	struct ipaddr cips[2] = { ip("198.19.0.50"), ip6("2001:2:0:f000::50") };
+	struct endpoint eps[2] = {
+		{ .addr = ip("198.18.65.50"), .port = 53, .ready = true, .serving = true },
+		{ .addr = ip6("2001:2:0:65::50"), .port = 53, .ready = true, .serving = true },
+	};
+	struct svc_port p = {
+		.protocol = PROTO_UDP, .port = 53, .node_port = 30054,
+		.cluster_ips = cips, .n_cluster_ips = 2, .endpoints = eps, .n_endpoints = 2,
+	};
+	struct desired dd = { &p, 1 };
+	struct conntrack_index *ix;
+	struct ct_entry e = {
+		.family = AF_INET6, .proto = PROTO_UDP, .orig_dst = ip6("2001:2:0:f000::50"),
+		.orig_dport = 53, .reply_src = ip6("2001:2:0:65::77"),
+	};
+
+	(void)state;
+	assert_int_equal(conntrack_index_build(&dd, 0, &ix), 0);
+	assert_int_equal(conntrack_index_size(ix), 3); /* 2 cluster IPs + node port */
+	assert_true(conntrack_entry_stale(ix, &e));    /* removed IPv6 endpoint */
+	e.reply_src = ip6("2001:2:0:65::50");
+	assert_false(conntrack_entry_stale(ix, &e));   /* live IPv6 endpoint */
+	e.orig_dst = ip6("2001:2::1");
+	e.orig_dport = 30054;
+	e.reply_src = ip6("2001:2:0:65::77");
+	assert_true(conntrack_entry_stale(ix, &e));    /* IPv6 node port, removed endpoint */
+	e = (struct ct_entry){ .family = AF_INET, .proto = PROTO_UDP, .orig_dst = ip("198.19.0.50"),
+			       .orig_dport = 53, .reply_src = ip("198.18.65.50") };
+	assert_false(conntrack_entry_stale(ix, &e));   /* live IPv4 endpoint */
+	e.reply_src = ip("198.18.65.77");
+	assert_true(conntrack_entry_stale(ix, &e));
+	conntrack_index_free(ix);
+
+	assert_int_equal(conntrack_index_build(&dd, AF_INET, &ix), 0);
+	assert_int_equal(conntrack_index_size(ix), 2);
+	e = (struct ct_entry){ .family = AF_INET6, .proto = PROTO_UDP,
+			       .orig_dst = ip6("2001:2:0:f000::50"), .orig_dport = 53,
+			       .reply_src = ip6("2001:2:0:65::77") };
+	assert_false(conntrack_entry_stale(ix, &e));
+	conntrack_index_free(ix);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stale_table),
 		cmocka_unit_test(test_family_and_empty),
+		cmocka_unit_test(test_dual_stack),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
