@@ -15,6 +15,8 @@
 #   bk_owned TABLE    svcnat's part of one table (declarations and rules),
 #                     counters stripped, probabilities cut to 5 digits
 #   bk_plan TABLE SPEC  the same view of the driver's rendered plan
+#   bk_run FN...      each FN BACKEND for every backend of $BK_BACKENDS (under
+#                     set -e), then bk_reset and "PASS": a script's last line
 #   fail MSG          print and exit 1
 
 BK_BACKENDS=${BK_BACKENDS:-libiptc direct restore-nft restore-legacy nft}
@@ -23,6 +25,18 @@ BK_OWNED_RE='KUBE-(SERVICES|NODEPORTS|POSTROUTING|MARK-MASQ|EXTERNAL-SERVICES|FO
 fail() {
 	echo "FAIL: $*" >&2
 	exit 1
+}
+
+bk_run() {
+	local b fn
+	set -e
+	for b in $BK_BACKENDS; do
+		for fn in "$@"; do
+			"$fn" "$b"
+		done
+	done
+	bk_reset
+	echo "PASS"
 }
 
 bk_init() {

@@ -14,29 +14,9 @@
 . "$(dirname "$0")/backend-common.sh"
 bk_init "$@"
 
-LOCK=/run/xtables.lock
-HOLDER=
-
-release() {
-	if [ -n "$HOLDER" ]; then
-		# flock(1)'s child inherits the locked descriptor: end both.
-		pkill -P "$HOLDER" 2>/dev/null || true
-		kill "$HOLDER" 2>/dev/null || true
-		wait "$HOLDER" 2>/dev/null || true
-		HOLDER=
-	fi
-}
+# shellcheck source=tests/e2e/lib/xtlock.sh
+. "$(dirname "$0")/lib/xtlock.sh"
 trap 'release; rm -rf "$BK_TMP"' EXIT
-
-hold() {
-	flock "$LOCK" sleep 60 &
-	HOLDER=$!
-	for _ in $(seq 100); do
-		flock -n "$LOCK" true || return 0
-		sleep 0.05
-	done
-	fail "the lock holder did not take the lock"
-}
 
 now_ms() { date +%s%3N; }
 
@@ -47,7 +27,7 @@ run_backend() {
 	$DRV apply gen:10:2 >/dev/null 2>"$BK_TMP/err" || fail "$BK_NAME: first apply: $(cat "$BK_TMP/err")"
 	$SAVE | _bk_strip >"$BK_TMP/before"
 
-	hold
+	hold 60
 	t0=$(now_ms)
 	$DRV --lock-wait-ms=800 apply gen:10:2:5 >"$BK_TMP/out" 2>"$BK_TMP/err" || rc=$?
 	t1=$(now_ms)
@@ -77,9 +57,4 @@ run_backend() {
 	echo "  ok"
 }
 
-set -e
-for b in $BK_BACKENDS; do
-	run_backend "$b"
-done
-bk_reset
-echo "PASS"
+bk_run run_backend

@@ -144,9 +144,4 @@ run_backend() {
 	echo "  ok"
 }
 
-set -e
-for b in $BK_BACKENDS; do
-	run_backend "$b"
-done
-bk_reset
-echo "PASS"
+bk_run run_backend

@@ -220,12 +220,9 @@ run_cli() {
 
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${SVCNAT:=$top_builddir/svcnat}"
-set -e
-for b in $BK_BACKENDS; do
-	run_backend "$b"
-	if [ -x "$SVCNAT" ]; then
-		run_cli "$b"
-	fi
-done
-bk_reset
-echo "PASS"
+# run_cli needs the svcnat binary; without it, the driver's part alone.
+if [ -x "$SVCNAT" ]; then
+	bk_run run_backend run_cli
+else
+	bk_run run_backend
+fi

@@ -50,16 +50,8 @@ ipt() {
 	fi
 }
 
-# wait_for SECONDS DESC CMD...: poll CMD every 0.1s until it succeeds
-wait_for() {
-	local max=$1 desc=$2 i
-	shift 2
-	for i in $(seq 1 $((max * 10))); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	fail "$desc: not within ${max}s; last probe: $(cat "$E2E_TMP/poll" 2>/dev/null); daemon log: $(tail -n 20 "$E2E_TMP/daemon.log")"
-}
+# wait_for (lib/wait.sh): what a failure shows
+wait_for_context() { echo "; last probe: $(cat "$E2E_TMP/poll" 2>/dev/null); daemon log: $(tail -n 20 "$E2E_TMP/daemon.log")"; }
 
 only_from() {
 	local o=$E2E_TMP/poll

@@ -38,14 +38,9 @@ config() {
 		"$(k8s_slice e2e lb "$ports" "$@")" >"$f"
 }
 
-wait_for() {
-	local max=$1 desc=$2 i
-	shift 2
-	for i in $(seq 1 $((max * 10))); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	fail "$desc: not within ${max}s; last answer: $(cat "$E2E_TMP/hc" 2>/dev/null) ($(cat "$E2E_TMP/hc.code" 2>/dev/null)); daemon log: $(tail -n 20 "$E2E_TMP/daemon.log")"
+# wait_for (lib/wait.sh): what a failure shows
+wait_for_context() {
+	echo "; last answer: $(cat "$E2E_TMP/hc" 2>/dev/null) ($(cat "$E2E_TMP/hc.code" 2>/dev/null)); daemon log: $(tail -n 20 "$E2E_TMP/daemon.log")"
 }
 
 # hc CODE LOCAL: the health check answers HTTP CODE with localEndpoints LOCAL

@@ -49,15 +49,8 @@ log_has() { grep -q -- "$1" "$E2E_TMP/daemon.log"; }
 healthz() { in_ns node curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:10256/healthz; }
 healthz_is() { [ "$(healthz)" = "$1" ]; }
 
-wait_for() {
-	local max=$1 desc=$2 i
-	shift 2
-	for i in $(seq 1 $((max * 10))); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	fail "$desc: not within ${max}s; daemon log: $(tail -n 30 "$E2E_TMP/daemon.log")"
-}
+# wait_for (lib/wait.sh): what a failure shows
+wait_for_context() { echo "; daemon log: $(tail -n 30 "$E2E_TMP/daemon.log")"; }
 
 run() {
 	local backend=$1 late=$E2E_TMP/late.json dir=$E2E_TMP/conf n

@@ -10,16 +10,20 @@
 #   dn_init NAME      root check, re-exec in the namespaces, temp dir ($TMP), traps
 #   dn_start BACKEND ARGS...  the daemon on $TMP/c.json (log $TMP/log; pid $DAEMON)
 #   legacy_config N [PORT0]   $TMP/c.json: services default/s1..sN (2014 format), by rename
-#   hold / release    take / drop the xtables lock from another process
-#   wait_for SECONDS DESC CMD...   poll CMD every 0.1 s
+#   hold / release    take / drop the xtables lock from another process (lib/xtlock.sh)
+#   wait_for SECONDS DESC CMD...   poll CMD every 0.1 s (lib/wait.sh)
 #   fail MSG
 set -u
 
 DN_NAME=daemon
 TMP=
 DAEMON=
-HOLDER=
-LOCK=/run/xtables.lock
+
+_dn_lib=$(dirname "${BASH_SOURCE[0]}")
+# shellcheck source=tests/e2e/lib/wait.sh
+. "$_dn_lib/wait.sh"
+# shellcheck source=tests/e2e/lib/xtlock.sh
+. "$_dn_lib/xtlock.sh"
 
 fail() {
 	echo "FAIL: $DN_NAME: $*" >&2
@@ -37,16 +41,6 @@ _dn_skip() {
 	fi
 	echo "*** SKIPPED: $DN_NAME: $* ***" >&2
 	exit 77
-}
-
-release() {
-	if [ -n "$HOLDER" ]; then
-		# flock(1)'s child inherits the locked descriptor: end both.
-		pkill -P "$HOLDER" 2>/dev/null
-		kill "$HOLDER" 2>/dev/null
-		wait "$HOLDER" 2>/dev/null
-		HOLDER=
-	fi
 }
 
 _dn_cleanup() {
@@ -87,16 +81,6 @@ dn_start() {
 	DAEMON=$!
 }
 
-hold() {
-	flock "$LOCK" sleep 120 &
-	HOLDER=$!
-	for _ in $(seq 100); do
-		flock -n "$LOCK" true || return 0
-		sleep 0.05
-	done
-	fail "the lock holder did not take the lock"
-}
-
 legacy_config() {
 	local i sep= items= base=${2:-20000}
 	for i in $(seq 1 "$1"); do
@@ -105,16 +89,6 @@ legacy_config() {
 	done
 	printf '{"Services":[%s]}\n' "$items" >"$TMP/c.tmp"
 	mv "$TMP/c.tmp" "$TMP/c.json"
-}
-
-wait_for() {
-	local max=$1 desc=$2
-	shift 2
-	for _ in $(seq 1 $((max * 10))); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	fail "$desc: not within ${max}s"
 }
 
 # metric NAME_AND_LABELS: its value from /metrics (empty if absent)

@@ -3,7 +3,8 @@
 #
 # A throwaway network-namespace topology for svcnat's real-traffic tests
 # (sourced by tests/e2e/traffic-*.sh and contrib/demo.sh; bash).  Also
-# sources servers.sh (name servers, clients, checks) and k8s.sh (config JSON).
+# sources servers.sh (name servers, clients, checks), k8s.sh (config JSON)
+# and wait.sh (wait_for).
 #
 #   client1 198.18.1.100 ─┐                              ┌─ pod 198.18.65.x (one ns per pod)
 #   client2 198.18.1.200 ─┼─ node (node-a) 198.18.0.1 ───┼─ podclient 198.18.65.200
@@ -38,12 +39,15 @@
 #   svcnat_sync BACKEND CONFIG  svcnat --once, the test fails unless it succeeds
 #   svcnat_run BACKEND ARGS...  svcnat in the node namespace with the
 #                          node's settings (node-a, 198.18.0.1, cluster CIDR)
+#   wait_for SECONDS DESC CMD...  poll CMD every 0.1 s (lib/wait.sh)
 
 _e2e_lib=$(dirname "${BASH_SOURCE[0]}")
 # shellcheck source=tests/e2e/lib/servers.sh
 . "$_e2e_lib/servers.sh"
 # shellcheck source=tests/e2e/lib/k8s.sh
 . "$_e2e_lib/k8s.sh"
+# shellcheck source=tests/e2e/lib/wait.sh
+. "$_e2e_lib/wait.sh"
 
 E2E_NODE_IP=198.18.0.1
 E2E_NODEB_IP=198.18.0.2
