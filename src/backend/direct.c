@@ -237,20 +237,8 @@ static const char *klabel(const struct ipt_entry *e, void *ctx)
 	    !streq(st->target.u.user.name, XT_STANDARD_TARGET))
 		return NULL;
 	v = st->verdict;
-	if (v < 0) {
-		switch (v) {
-		case -NF_ACCEPT - 1:
-			return "ACCEPT";
-		case -NF_DROP - 1:
-			return "DROP";
-		case -NF_QUEUE - 1:
-			return "QUEUE";
-		case XT_RETURN:
-			return "RETURN";
-		default:
-			return NULL;
-		}
-	}
+	if (v < 0)
+		return xt_verdict_name(v);
 	if ((uint32_t)v == off + e->next_offset)
 		return "";
 	c = bsearch(&(uint32_t){ (uint32_t)v }, k->ch, k->n_ch, sizeof(*k->ch), kc_first_cmp);

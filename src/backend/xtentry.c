@@ -919,6 +919,22 @@ int xt_entry_decode(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,
 
 /* --- errors --- */
 
+const char *xt_verdict_name(int verdict)
+{
+	switch (verdict) {
+	case -NF_ACCEPT - 1:
+		return "ACCEPT";
+	case -NF_DROP - 1:
+		return "DROP";
+	case -NF_QUEUE - 1:
+		return "QUEUE";
+	case XT_RETURN:
+		return "RETURN";
+	default:
+		return NULL;
+	}
+}
+
 const char *xt_errno_meaning(int err, bool commit)
 {
 	switch (err) {

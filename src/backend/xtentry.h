@@ -44,6 +44,13 @@ int xt_entry_build(const struct rs_rule *r, bool labels, struct xt_entry_buf *bu
 typedef const char *(*xt_label_fn)(const struct ipt_entry *e, void *ctx);
 
 /*
+ * The name of a standard target's negative (absolute) verdict, as a label
+ * function returns it: "ACCEPT", "DROP", "QUEUE", "RETURN"; NULL for any
+ * other verdict (a jump offset, or a value the kernel does not define).
+ */
+const char *xt_verdict_name(int verdict);
+
+/*
  * Decode entry e into *r.  Strings point into e (or into the label
  * function's storage) and live as long as those.  Returns 0, or -1 with a
  * reason in why when the rule uses something the model has no place for.

@@ -30,22 +30,13 @@ static const char *label(const struct ipt_entry *e, void *ctx)
 
 	if (st->target.u.target_size < XT_ALIGN(sizeof(*st)))
 		return NULL;
-	switch (st->verdict) {
-	case -NF_ACCEPT - 1:
-		return "ACCEPT";
-	case -NF_DROP - 1:
-		return "DROP";
-	case -NF_QUEUE - 1:
-		return "QUEUE";
-	case XT_RETURN:
-		return "RETURN";
-	case 0:
-		if (!orig)
-			return "";
-		return orig->t.kind == RS_T_JUMP || orig->t.kind == RS_T_GOTO ? orig->t.u.chain : "";
-	default:
-		return st->verdict > 0 ? "KUBE-SOME-CHAIN" : NULL;
-	}
+	if (st->verdict < 0)
+		return xt_verdict_name(st->verdict);
+	if (st->verdict > 0)
+		return "KUBE-SOME-CHAIN";
+	if (!orig)
+		return "";
+	return orig->t.kind == RS_T_JUMP || orig->t.kind == RS_T_GOTO ? orig->t.u.chain : "";
 }
 
 static void raw_entry(const uint8_t *data, size_t size)
