@@ -397,6 +397,34 @@ int dec_get_array(struct dctx *c, const cJSON *obj, const char *key, size_t max,
 	return r;
 }
 
+int dec_each(struct dctx *c, const cJSON *obj, const char *key, size_t max, void **ret_v,
+	     size_t sz, dec_entry_fn fn, void *ud)
+{
+	const cJSON *arr, *entry;
+	size_t n, i = 0, l;
+	int r;
+
+	r = dec_get_array(c, obj, key, max, &arr, &n);
+	if (r < 0 || n == 0)
+		return r;
+	if (ret_v) {
+		*ret_v = calloc(n, sz);
+		if (!*ret_v)
+			return -ENOMEM;
+	}
+	l = dec_path_key(c, key);
+	cJSON_ArrayForEach(entry, arr) {
+		size_t l2 = dec_path_idx(c, i);
+
+		r = fn(c, entry, i++, ud);
+		dec_path_pop(c, l2);
+		if (r < 0)
+			break;
+	}
+	dec_path_pop(c, l);
+	return r;
+}
+
 /* *ret = -1 absent, 0 false, 1 true. */
 int dec_get_bool(struct dctx *c, const cJSON *obj, const char *key, int *ret)
 {

@@ -118,6 +118,17 @@ int dec_check_array(struct dctx *c, const cJSON *j, size_t max, size_t *n);
 int dec_get_array(struct dctx *c, const cJSON *obj, const char *key, size_t max,
 		  const cJSON **ret, size_t *n);
 
+/*
+ * Each entry i of the array at key in obj (at most max; absent = empty):
+ * fn(c, entry, i, ud), the path at key[i] during the call, in order, up to
+ * the first failure.  With ret_v, *ret_v first gets calloc'ed room for the
+ * n entries of sz bytes each (untouched when there are none).  Returns 0,
+ * dec_get_array()'s error, -ENOMEM, or fn's first negative return.
+ */
+typedef int (*dec_entry_fn)(struct dctx *c, const cJSON *entry, size_t i, void *ud);
+int dec_each(struct dctx *c, const cJSON *obj, const char *key, size_t max, void **ret_v,
+	     size_t sz, dec_entry_fn fn, void *ud);
+
 /* *ret = -1 absent, 0 false, 1 true. */
 int dec_get_bool(struct dctx *c, const cJSON *obj, const char *key, int *ret);
 

@@ -86,50 +86,38 @@ static int decode_service_port(struct dctx *c, const cJSON *j, struct service_po
 	return 0;
 }
 
-static int decode_service_ports(struct dctx *c, const cJSON *spec, struct service *s)
+/* spec.ports[i], unique by name and by port per protocol (a dec_entry_fn). */
+static int decode_service_port_at(struct dctx *c, const cJSON *e, size_t i, void *ud)
 {
-	const cJSON *arr, *e;
-	size_t n, i = 0, k, l;
+	struct service *s = ud;
+	struct service_port_spec *p = &s->ports[i];
 	int r;
 
-	r = dec_get_array(c, spec, "ports", DECODE_MAX_PORTS, &arr, &n);
-	if (r < 0 || n == 0)
-		return r;
-	s->ports = calloc(n, sizeof(*s->ports));
-	if (!s->ports)
-		return -ENOMEM;
-	l = dec_path_key(c, "ports");
-	cJSON_ArrayForEach(e, arr) {
-		struct service_port_spec *p = &s->ports[i];
-		size_t l2 = dec_path_idx(c, i);
+	s->n_ports = i + 1;
+	r = decode_service_port(c, e, p);
+	for (size_t k = 0; r == 0 && k < i; k++) {
+		const struct service_port_spec *q = &s->ports[k];
+		size_t l;
 
-		s->n_ports = i + 1;
-		r = decode_service_port(c, e, p);
-		for (k = 0; r == 0 && k < i; k++) {
-			const struct service_port_spec *q = &s->ports[k];
-			size_t l3;
-
-			if (q->protocol == p->protocol && streq(q->name, p->name)) {
-				l3 = dec_path_key(c, "name");
-				r = dec_fail(
-					c,
-					"duplicate port name \"%s\" for %s (also spec.ports[%zu])",
-					p->name, proto_name(p->protocol), k);
-				dec_path_pop(c, l3);
-			} else if (q->protocol == p->protocol && q->port == p->port) {
-				l3 = dec_path_key(c, "port");
-				r = dec_fail(c, "duplicate port %u/%s (also spec.ports[%zu])",
-					     p->port, proto_name(p->protocol), k);
-				dec_path_pop(c, l3);
-			}
+		if (q->protocol == p->protocol && streq(q->name, p->name)) {
+			l = dec_path_key(c, "name");
+			r = dec_fail(c, "duplicate port name \"%s\" for %s (also spec.ports[%zu])",
+				     p->name, proto_name(p->protocol), k);
+			dec_path_pop(c, l);
+		} else if (q->protocol == p->protocol && q->port == p->port) {
+			l = dec_path_key(c, "port");
+			r = dec_fail(c, "duplicate port %u/%s (also spec.ports[%zu])", p->port,
+				     proto_name(p->protocol), k);
+			dec_path_pop(c, l);
 		}
-		dec_path_pop(c, l2);
-		if (r < 0)
-			break;
-		i++;
 	}
-	dec_path_pop(c, l);
 	return r;
+}
+
+static int decode_service_ports(struct dctx *c, const cJSON *spec, struct service *s)
+{
+	return dec_each(c, spec, "ports", DECODE_MAX_PORTS, (void **)&s->ports, sizeof(*s->ports),
+			decode_service_port_at, s);
 }
 
 /* clusterIP / clusterIPs: "None" = headless, "" = none; clusterIPs wins
@@ -331,34 +319,27 @@ out:
 	return r;
 }
 
-static int decode_source_ranges(struct dctx *c, const cJSON *spec, struct service *s)
+/* spec.loadBalancerSourceRanges[i] (a dec_entry_fn). */
+static int decode_source_range(struct dctx *c, const cJSON *e, size_t i, void *ud)
 {
-	const cJSON *arr, *e;
-	size_t n, i = 0, l;
+	struct service *s = ud;
+	const char *str;
+	char buf[300];
 	int r;
 
-	r = dec_get_array(c, spec, "loadBalancerSourceRanges", DECODE_MAX_ADDRS, &arr, &n);
-	if (r < 0 || n == 0)
-		return r;
-	s->lb_source_ranges = calloc(n, sizeof(*s->lb_source_ranges));
-	if (!s->lb_source_ranges)
-		return -ENOMEM;
-	l = dec_path_key(c, "loadBalancerSourceRanges");
-	cJSON_ArrayForEach(e, arr) {
-		size_t l2 = dec_path_idx(c, i);
-		const char *str;
-		char buf[300];
-
-		r = dec_check_str(c, e, &str);
-		if (r == 0 && ipnet_parse(str, &s->lb_source_ranges[i]) < 0)
-			r = dec_fail(c, "%s is not a valid CIDR", dec_quote(str, buf, sizeof(buf)));
-		dec_path_pop(c, l2);
-		if (r < 0)
-			break;
-		s->n_lb_source_ranges = ++i;
-	}
-	dec_path_pop(c, l);
+	r = dec_check_str(c, e, &str);
+	if (r == 0 && ipnet_parse(str, &s->lb_source_ranges[i]) < 0)
+		r = dec_fail(c, "%s is not a valid CIDR", dec_quote(str, buf, sizeof(buf)));
+	if (r == 0)
+		s->n_lb_source_ranges = i + 1;
 	return r;
+}
+
+static int decode_source_ranges(struct dctx *c, const cJSON *spec, struct service *s)
+{
+	return dec_each(c, spec, "loadBalancerSourceRanges", DECODE_MAX_ADDRS,
+			(void **)&s->lb_source_ranges, sizeof(*s->lb_source_ranges),
+			decode_source_range, s);
 }
 
 static int decode_service_type(struct dctx *c, const cJSON *spec, enum svc_type *ret)

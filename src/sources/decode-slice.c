@@ -8,22 +8,22 @@
 
 #define LABEL_SERVICE_NAME "kubernetes.io/service-name"
 
-static int decode_slice_port(struct dctx *c, const cJSON *j, struct epslice *e, bool *skip)
+/* One entry of ports (a dec_entry_fn on the slice). */
+static int decode_slice_port(struct dctx *c, const cJSON *j, size_t i, void *ud)
 {
+	struct epslice *e = ud;
 	struct epslice_port *p = &e->ports[e->n_ports];
 	const cJSON *port;
 	uint32_t v;
 	size_t k;
 	int r;
 
-	*skip = false;
 	r = dec_check_object(c, j);
 	if (r < 0)
 		return r;
 	port = dec_get(j, "port");
 	if (!port) {
 		/* A nil port means "all ports": nothing kube-proxy can program. */
-		*skip = true;
 		return dec_report(c, DIAG_NOTE, "no port number; ignored");
 	}
 	r = dec_get_uint(c, j, "port", 1, 65535, "port", &v);
@@ -92,8 +92,10 @@ out:
 	return r;
 }
 
-static int decode_slice_endpoint(struct dctx *c, const cJSON *j, struct epslice *e)
+/* One entry of endpoints (a dec_entry_fn on the slice). */
+static int decode_slice_endpoint(struct dctx *c, const cJSON *j, size_t i, void *ud)
 {
+	struct epslice *e = ud;
 	struct epslice_endpoint *ep = &e->endpoints[e->n_endpoints];
 	const cJSON *addrs, *cond, *first;
 	int ready, serving, terminating;
@@ -157,11 +159,10 @@ int decode_endpointslice(struct dctx *c, const cJSON *j, const char *key_ns,
 			 const char *key_name, struct decoded *out)
 {
 	_cleanup_(dec_epslice_unrefp) struct epslice *e = NULL;
-	const cJSON *arr, *item;
 	const char *svc, *at;
 	char buf[300];
 	struct dec_meta m;
-	size_t n, i, l;
+	size_t l;
 	int r;
 
 	r = dec_get_meta(c, j, "EndpointSlice", key_ns, key_name, dec_is_dns1123_subdomain,
@@ -213,48 +214,12 @@ int decode_endpointslice(struct dctx *c, const cJSON *j, const char *key_ns,
 	if (!e->ns || !e->name || !e->service_name)
 		return -ENOMEM;
 
-	r = dec_get_array(c, j, "ports", DECODE_MAX_PORTS, &arr, &n);
+	r = dec_each(c, j, "ports", DECODE_MAX_PORTS, (void **)&e->ports, sizeof(*e->ports),
+		     decode_slice_port, e);
 	if (r < 0)
 		return r;
-	if (n) {
-		e->ports = calloc(n, sizeof(*e->ports));
-		if (!e->ports)
-			return -ENOMEM;
-	}
-	l = dec_path_key(c, "ports");
-	i = 0;
-	cJSON_ArrayForEach(item, arr) {
-		size_t l2 = dec_path_idx(c, i++);
-		bool skip;
-
-		r = decode_slice_port(c, item, e, &skip);
-		dec_path_pop(c, l2);
-		if (r < 0)
-			break;
-	}
-	dec_path_pop(c, l);
-	if (r < 0)
-		return r;
-
-	r = dec_get_array(c, j, "endpoints", DECODE_MAX_ENDPOINTS, &arr, &n);
-	if (r < 0)
-		return r;
-	if (n) {
-		e->endpoints = calloc(n, sizeof(*e->endpoints));
-		if (!e->endpoints)
-			return -ENOMEM;
-	}
-	l = dec_path_key(c, "endpoints");
-	i = 0;
-	cJSON_ArrayForEach(item, arr) {
-		size_t l2 = dec_path_idx(c, i++);
-
-		r = decode_slice_endpoint(c, item, e);
-		dec_path_pop(c, l2);
-		if (r < 0)
-			break;
-	}
-	dec_path_pop(c, l);
+	r = dec_each(c, j, "endpoints", DECODE_MAX_ENDPOINTS, (void **)&e->endpoints,
+		     sizeof(*e->endpoints), decode_slice_endpoint, e);
 	if (r < 0)
 		return r;
 	return dec_add_slice(out, TAKE_PTR(e));
