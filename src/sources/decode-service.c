@@ -258,10 +258,45 @@ static int decode_affinity(struct dctx *c, const cJSON *spec, struct service *s)
 	return r;
 }
 
+/* status.loadBalancer.ingress[i] (a dec_entry_fn). */
+static int decode_lb_ingress(struct dctx *c, const cJSON *e, size_t i, void *ud)
+{
+	struct service *s = ud;
+	struct lb_ingress *in = &s->lb_ingress[s->n_lb_ingress];
+	const cJSON *ip;
+	const char *mode;
+	char buf[300];
+	int r;
+
+	r = dec_check_object(c, e);
+	if (r == 0)
+		r = dec_get_str(c, e, "ipMode", &mode);
+	if (r == 0 && mode && *mode && !streq(mode, "VIP") && !streq(mode, "Proxy")) {
+		size_t l = dec_path_key(c, "ipMode");
+
+		r = dec_fail(c, "%s is not a valid ipMode (VIP, Proxy)",
+			     dec_quote(mode, buf, sizeof(buf)));
+		dec_path_pop(c, l);
+	}
+	ip = dec_get(e, "ip");
+	/* Hostname-only ingress entries program nothing in iptables mode. */
+	if (r == 0 && ip) {
+		size_t l = dec_path_key(c, "ip");
+
+		r = dec_check_ip(c, ip, &in->ip);
+		dec_path_pop(c, l);
+		if (r == 0) {
+			in->ipmode_proxy = mode && streq(mode, "Proxy");
+			s->n_lb_ingress++;
+		}
+	}
+	return r;
+}
+
 static int decode_lb_status(struct dctx *c, const cJSON *j, struct service *s)
 {
-	const cJSON *status, *lb, *arr, *e;
-	size_t n, i = 0, l;
+	const cJSON *status, *lb;
+	size_t l;
 	int r;
 
 	r = dec_get_object(c, j, "status", &status);
@@ -269,52 +304,11 @@ static int decode_lb_status(struct dctx *c, const cJSON *j, struct service *s)
 		return r;
 	l = dec_path_key(c, "status");
 	r = dec_get_object(c, status, "loadBalancer", &lb);
-	if (r < 0 || !lb)
-		goto out;
-	dec_path_key(c, "loadBalancer");
-	r = dec_get_array(c, lb, "ingress", DECODE_MAX_ADDRS, &arr, &n);
-	if (r < 0 || n == 0)
-		goto out;
-	s->lb_ingress = calloc(n, sizeof(*s->lb_ingress));
-	if (!s->lb_ingress) {
-		r = -ENOMEM;
-		goto out;
+	if (r == 0 && lb) {
+		dec_path_key(c, "loadBalancer");
+		r = dec_each(c, lb, "ingress", DECODE_MAX_ADDRS, (void **)&s->lb_ingress,
+			     sizeof(*s->lb_ingress), decode_lb_ingress, s);
 	}
-	dec_path_key(c, "ingress");
-	cJSON_ArrayForEach(e, arr) {
-		struct lb_ingress *in = &s->lb_ingress[s->n_lb_ingress];
-		size_t l2 = dec_path_idx(c, i++);
-		const cJSON *ip;
-		const char *mode;
-		char buf[300];
-
-		r = dec_check_object(c, e);
-		if (r == 0)
-			r = dec_get_str(c, e, "ipMode", &mode);
-		if (r == 0 && mode && *mode && !streq(mode, "VIP") && !streq(mode, "Proxy")) {
-			size_t l3 = dec_path_key(c, "ipMode");
-
-			r = dec_fail(c, "%s is not a valid ipMode (VIP, Proxy)",
-				     dec_quote(mode, buf, sizeof(buf)));
-			dec_path_pop(c, l3);
-		}
-		ip = dec_get(e, "ip");
-		/* Hostname-only ingress entries program nothing in iptables mode. */
-		if (r == 0 && ip) {
-			size_t l3 = dec_path_key(c, "ip");
-
-			r = dec_check_ip(c, ip, &in->ip);
-			dec_path_pop(c, l3);
-			if (r == 0) {
-				in->ipmode_proxy = mode && streq(mode, "Proxy");
-				s->n_lb_ingress++;
-			}
-		}
-		dec_path_pop(c, l2);
-		if (r < 0)
-			break;
-	}
-out:
 	dec_path_pop(c, l);
 	return r;
 }

@@ -54,10 +54,25 @@ static int decode_slice_port(struct dctx *c, const cJSON *j, size_t i, void *ud)
 	return 0;
 }
 
+/* hints.forZones[i] (a dec_entry_fn on the endpoint). */
+static int decode_hint_zone(struct dctx *c, const cJSON *z, size_t i, void *ud)
+{
+	struct epslice_endpoint *ep = ud;
+	char *name = NULL;
+	int r;
+
+	r = dec_check_object(c, z);
+	if (r == 0)
+		r = dec_dup_str(c, z, "name", dec_is_label_value, "zone", &name);
+	if (r == 0 && name)
+		ep->hint_zones[ep->n_hint_zones++] = name;
+	return r;
+}
+
 static int decode_hints(struct dctx *c, const cJSON *j, struct epslice_endpoint *ep)
 {
-	const cJSON *hints, *arr, *z;
-	size_t n, i = 0, l;
+	const cJSON *hints;
+	size_t l;
 	int r;
 
 	r = dec_get_object(c, j, "hints", &hints);
@@ -65,29 +80,8 @@ static int decode_hints(struct dctx *c, const cJSON *j, struct epslice_endpoint 
 		return r;
 	ep->has_hints = true;
 	l = dec_path_key(c, "hints");
-	r = dec_get_array(c, hints, "forZones", DECODE_MAX_ADDRS, &arr, &n);
-	if (r < 0 || n == 0)
-		goto out;
-	ep->hint_zones = calloc(n, sizeof(*ep->hint_zones));
-	if (!ep->hint_zones) {
-		r = -ENOMEM;
-		goto out;
-	}
-	dec_path_key(c, "forZones");
-	cJSON_ArrayForEach(z, arr) {
-		size_t l2 = dec_path_idx(c, i++);
-		char *name = NULL;
-
-		r = dec_check_object(c, z);
-		if (r == 0)
-			r = dec_dup_str(c, z, "name", dec_is_label_value, "zone", &name);
-		if (r == 0 && name)
-			ep->hint_zones[ep->n_hint_zones++] = name;
-		dec_path_pop(c, l2);
-		if (r < 0)
-			break;
-	}
-out:
+	r = dec_each(c, hints, "forZones", DECODE_MAX_ADDRS, (void **)&ep->hint_zones,
+		     sizeof(*ep->hint_zones), decode_hint_zone, ep);
 	dec_path_pop(c, l);
 	return r;
 }
