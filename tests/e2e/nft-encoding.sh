@@ -14,7 +14,9 @@
 #     nat changes) leaves both tables exactly as they were, handles included;
 #   - a native `table inet filter` and another program's iptables-nft rules
 #     stay byte-identical (handles and counters too) through sync, resync
-#     and cleanup.
+#     and cleanup;
+#   - a built-in chain another program made with another priority is
+#     refused with a clear message, and nothing is written.
 
 . "$(dirname "$0")/backend-common.sh"
 bk_init "$@"
@@ -150,5 +152,23 @@ check_foreign "cleanup"
 iptables-nft-save 2>/dev/null | grep -E 'KUBE-(SERVICES|SVC|SEP|NODEPORTS|POSTROUTING|MARK-MASQ)' &&
 	fail "cleanup left svcnat's chains"
 echo "  foreign native and iptables-nft rules byte-identical through sync, resync, refusal, cleanup"
+
+# A table another program made incompatible: nat PREROUTING as a base chain
+# of another priority.  Refused with a clear message, nothing written.
+reset
+nft -f - <<'NFT' || fail "loading the incompatible table"
+table ip nat {
+	chain PREROUTING {
+		type nat hook prerouting priority 0; policy accept;
+	}
+}
+NFT
+nft -a list ruleset >"$BK_TMP/all.before" 2>/dev/null
+$NFT apply gen:20:2 >/dev/null 2>"$BK_TMP/err" && fail "an incompatible table was written"
+grep -q 'PREROUTING of table ip nat is not the base chain iptables-nft makes' "$BK_TMP/err" ||
+	fail "no clear message for an incompatible table: $(cat "$BK_TMP/err")"
+nft -a list ruleset >"$BK_TMP/all.after" 2>/dev/null
+cmp -s "$BK_TMP/all.before" "$BK_TMP/all.after" || fail "an incompatible table was changed"
+echo "  incompatible table: $(grep -m1 'not the base chain' "$BK_TMP/err" | cut -c1-110)..."
 reset
 echo "PASS"
