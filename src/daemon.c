@@ -616,6 +616,8 @@ static void do_sync(struct daemon *dm, enum sync_reason reason)
 	metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_service_changes_pending", NULL, 0);
 	metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_endpoint_changes_pending", NULL, 0);
 	syncpolicy_sync_start(&dm->policy, job->t0);
+	if (reason == SYNC_PERIODIC)
+		pipeline_resolve_full_next(dm->p); /* and check the incremental state */
 	r = pipeline_sync_prepare(dm->p, &job->d);
 	if (r >= 0)
 		r = worker_start(dm->worker, sync_job_run, sync_job_done, dm);

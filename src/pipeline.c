@@ -79,6 +79,7 @@ struct pipeline {
 	unsigned long desired_generation;
 	struct merge_snapshot *resolved; /* the view `desired` was resolved from */
 	struct chain_hasher *hasher;   /* the daemon's: chain names kept between IPv4 plans */
+	bool full_next;                /* the next resolve is a full one, checking the delta */
 	double resolve_seconds;        /* of the last pipeline_resolve() that resolved */
 	size_t ports_resolved;         /* service ports it built anew */
 };
@@ -488,6 +489,52 @@ void pipeline_check_families(const struct pipeline *p, struct diag_list *d)
 		warn_families(s, "--node-pod-cidr", s->node_pod_cidrs, s->n_node_pod_cidrs, d);
 }
 
+/* resolve_dump() into a string (NULL on ENOMEM). */
+static char *desired_text(const struct desired *d)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	resolve_dump(d, f);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* A full resolve of snap, checked against the incremental one from
+ * p->resolved (the periodic sync's). */
+static int resolve_checked(struct pipeline *p, const struct merge_snapshot *snap,
+			   const struct resolve_opts *ro, struct desired *ret, struct diag_list *d)
+{
+	struct merge_changes ch = { 0 };
+	struct desired full = { 0 }, inc = { 0 };
+	_cleanup_free_ char *a = NULL, *b = NULL;
+	int r;
+
+	r = resolve_build(snap, ro, &full, d);
+	if (r < 0)
+		return r;
+	/* The delta's own diagnostics repeat the full resolve's: not kept. */
+	if (merge_snapshot_diff(p->resolved, snap, &ch) >= 0 &&
+	    delta_resolve(&p->desired, snap, &ch, ro, &inc, NULL, NULL) >= 0) {
+		a = desired_text(&full);
+		b = desired_text(&inc);
+		if (a && b && !streq(a, b))
+			diag_add(d, DIAG_WARNING, "resolve", NULL, NULL,
+				 "the incremental state differed from a full resolve (a bug: "
+				 "please report it); the full one is used");
+	}
+	merge_changes_done(&ch);
+	desired_free(&inc);
+	*ret = full;
+	return 0;
+}
+
 int pipeline_resolve(struct pipeline *p, struct diag_list *d)
 {
 	/* Both families: each plan takes its own share. */
@@ -499,7 +546,7 @@ int pipeline_resolve(struct pipeline *p, struct diag_list *d)
 	snap = merge_snapshot_get(p->merge);
 	if (!snap)
 		return -ENOMEM;
-	if (p->desired_generation && snap->generation == p->desired_generation &&
+	if (!p->full_next && p->desired_generation && snap->generation == p->desired_generation &&
 	    !merge_dirty(p->merge)) {
 		merge_snapshot_unref(snap);
 		return 0;
@@ -507,7 +554,10 @@ int pipeline_resolve(struct pipeline *p, struct diag_list *d)
 	double t0 = monotonic_seconds();
 	size_t rebuilt = 0;
 
-	if (p->resolved) {
+	if (p->full_next && p->resolved) {
+		r = resolve_checked(p, snap, &ro, &nd, d);
+		rebuilt = nd.n_ports;
+	} else if (p->resolved) {
 		/* Only the services the changes since the last resolve affect
 		 * are resolved again (core/delta.h). */
 		struct merge_changes ch = { 0 };
@@ -528,9 +578,15 @@ int pipeline_resolve(struct pipeline *p, struct diag_list *d)
 		p->ports_resolved = rebuilt;
 		merge_snapshot_unref(p->resolved);
 		p->resolved = merge_snapshot_ref(snap);
+		p->full_next = false;
 	}
 	merge_snapshot_unref(snap);
 	return r;
+}
+
+void pipeline_resolve_full_next(struct pipeline *p)
+{
+	p->full_next = true;
 }
 
 int pipeline_plan_family(struct pipeline *p, int family, bool dual_stack, struct ruleset **ret,

@@ -214,8 +214,20 @@ int pipeline_set_addresses(struct pipeline *p, const struct ipaddr *a, size_t n)
  */
 void pipeline_check_families(const struct pipeline *p, struct diag_list *d);
 
-/* Resolve the merged snapshot (if it changed) into the desired state. */
+/*
+ * Resolve the merged snapshot (if it changed) into the desired state:
+ * after the first time, only the services the changes affect are resolved
+ * again (core/delta.h).
+ */
 int pipeline_resolve(struct pipeline *p, struct diag_list *d);
+
+/*
+ * Make the next pipeline_resolve() resolve every service, whether or not
+ * anything changed (the daemon's periodic sync), and check the incremental
+ * result against it: when they differ (a bug), a warning says so in d and
+ * the full result is used.
+ */
+void pipeline_resolve_full_next(struct pipeline *p);
 
 /*
  * The last resolved state (empty before the first resolve) and its merge
