@@ -397,20 +397,9 @@ static int parse(const char *buf, size_t len, const char *source, struct diag_li
 	return -EINVAL;
 }
 
-/*
- * Two items with one key in one source are a conflict the API cannot have;
- * keep the first (earlier in the file, or an earlier file of a directory)
- * and reject the later ones.
- */
-struct keyed {
-	const char *ns;
-	const char *name;
-	size_t idx;
-};
-
-static int keyed_cmp(const void *a, const void *b)
+int decode_key_cmp(const void *a, const void *b)
 {
-	const struct keyed *x = a, *y = b;
+	const struct decode_key *x = a, *y = b;
 	int r = strcmp(x->ns, y->ns);
 
 	if (r == 0)
@@ -420,7 +409,7 @@ static int keyed_cmp(const void *a, const void *b)
 	return r;
 }
 
-static const char *slice_kind(const struct epslice *e)
+const char *decode_slice_kind(const struct epslice *e)
 {
 	switch (e->origin) {
 	case ORIGIN_K8S:
@@ -432,10 +421,15 @@ static const char *slice_kind(const struct epslice *e)
 	}
 }
 
+/*
+ * Two items with one key in one source are a conflict the API cannot have;
+ * keep the first (earlier in the file, or an earlier file of a directory)
+ * and reject the later ones.
+ */
 static int dedup(void **items, size_t *n, size_t from, bool services, const char *source,
 		 struct diag_list *diags)
 {
-	_cleanup_free_ struct keyed *k = NULL;
+	_cleanup_free_ struct decode_key *k = NULL;
 	_cleanup_free_ bool *drop = NULL;
 	size_t i, o;
 	int r;
@@ -450,21 +444,21 @@ static int dedup(void **items, size_t *n, size_t from, bool services, const char
 		if (services) {
 			const struct service *s = items[i];
 
-			k[i] = (struct keyed){ s->ns, s->name, i };
+			k[i] = (struct decode_key){ .ns = s->ns, .name = s->name, .idx = i };
 		} else {
 			const struct epslice *e = items[i];
 
-			k[i] = (struct keyed){ e->ns, e->name, i };
+			k[i] = (struct decode_key){ .ns = e->ns, .name = e->name, .idx = i };
 		}
 	}
-	qsort_safe(k, *n, sizeof(*k), keyed_cmp);
+	qsort_safe(k, *n, sizeof(*k), decode_key_cmp);
 	for (i = 1; i < *n; i++) {
 		char obj[600];
 
 		if (strcmp(k[i].ns, k[i - 1].ns) || strcmp(k[i].name, k[i - 1].name))
 			continue;
 		drop[k[i].idx] = true;
-		snprintf(obj, sizeof(obj), "%s%s/%s", services ? "" : slice_kind(items[k[i].idx]),
+		snprintf(obj, sizeof(obj), "%s%s/%s", services ? "" : decode_slice_kind(items[k[i].idx]),
 			 k[i].ns, k[i].name);
 		r = diag_add(diags, DIAG_ERROR, source, obj, NULL,
 			     "defined more than once; the later definition is ignored");

@@ -85,6 +85,20 @@ int decode_buffer(const char *buf, size_t len, const char *source, struct decode
  */
 unsigned long decode_streamed_lists(void);
 
+/* An item's key in the duplicate checks (one source's, and across files). */
+struct decode_key {
+	const char *ns;
+	const char *name;
+	const char *what; /* "", "EndpointSlice ", "Endpoints " as the decoder names them */
+	size_t idx;       /* the item's place: the first of equal keys sorts first */
+};
+
+/* qsort() order of struct decode_key: namespace, name, then idx. */
+int decode_key_cmp(const void *a, const void *b);
+
+/* How messages name a slice's kind: "EndpointSlice ", "Endpoints " or "". */
+const char *decode_slice_kind(const struct epslice *e);
+
 /* For tests and the fuzzer: with false, every document takes the
  * whole-tree path (the item-by-item path must give the same result). */
 void decode_set_streaming(bool on);

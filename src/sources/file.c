@@ -375,36 +375,16 @@ static int read_dir(struct file_source *s, int dfd, struct file_entry **ret, siz
 	return rejected;
 }
 
-/* Sort key of an item for the cross-file duplicate check. */
-struct keyed {
-	const char *ns;
-	const char *name;
-	const char *what; /* "", "EndpointSlice ", "Endpoints " as the decoder names them */
-	size_t idx;
-};
-
-static int keyed_cmp(const void *a, const void *b)
-{
-	const struct keyed *x = a, *y = b;
-	int r = strcmp(x->ns, y->ns);
-
-	if (r == 0)
-		r = strcmp(x->name, y->name);
-	if (r == 0)
-		r = x->idx < y->idx ? -1 : x->idx > y->idx;
-	return r;
-}
-
 /*
  * Mark in drop[] the later of two items with one key (items of different
  * files: each file is deduplicated by its decoder already), with a diag
  * naming the file that loses.  src[i] is item i's file.
  */
-static int find_dups(struct keyed *k, size_t n, bool *drop, const char *const *src, struct diag_list *diags)
+static int find_dups(struct decode_key *k, size_t n, bool *drop, const char *const *src, struct diag_list *diags)
 {
 	size_t i;
 
-	qsort_safe(k, n, sizeof(*k), keyed_cmp);
+	qsort_safe(k, n, sizeof(*k), decode_key_cmp);
 	for (i = 1; i < n; i++) {
 		char obj[600];
 
@@ -419,18 +399,6 @@ static int find_dups(struct keyed *k, size_t n, bool *drop, const char *const *s
 	return 0;
 }
 
-static const char *slice_kind(const struct epslice *e)
-{
-	switch (e->origin) {
-	case ORIGIN_K8S:
-		return "EndpointSlice ";
-	case ORIGIN_K8S_EP:
-		return "Endpoints ";
-	default:
-		return "";
-	}
-}
-
 static const char *nz(const char *s)
 {
 	return s ? s : "";
@@ -440,7 +408,7 @@ static const char *nz(const char *s)
 static int build_content(struct file_source *s, struct diag_list *diags)
 {
 	struct decoded c = { 0 };
-	_cleanup_free_ struct keyed *k = NULL;
+	_cleanup_free_ struct decode_key *k = NULL;
 	_cleanup_free_ const char **src = NULL;
 	_cleanup_free_ bool *drop = NULL;
 	size_t ns = 0, ne = 0, i, j, n, max;
@@ -474,7 +442,7 @@ static int build_content(struct file_source *s, struct diag_list *diags)
 			const struct service *v = s->files[i].good.services[j];
 
 			if (k) {
-				k[n] = (struct keyed){ nz(v->ns), nz(v->name), "", n };
+				k[n] = (struct decode_key){ nz(v->ns), nz(v->name), "", n };
 				src[n] = s->files[i].path;
 			}
 		}
@@ -492,7 +460,7 @@ static int build_content(struct file_source *s, struct diag_list *diags)
 			const struct epslice *v = s->files[i].good.slices[j];
 
 			if (k) {
-				k[n] = (struct keyed){ nz(v->ns), nz(v->name), slice_kind(v), n };
+				k[n] = (struct decode_key){ nz(v->ns), nz(v->name), decode_slice_kind(v), n };
 				src[n] = s->files[i].path;
 			}
 		}
