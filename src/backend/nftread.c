@@ -194,7 +194,9 @@ static int dec_xt(struct dec *d, const struct nftnl_expr *e, bool match, struct 
 		return 1;
 	if (match && tmp->n_matches != 1)
 		goto bad;
-	return 0;
+	/* The decoded strings (a comment, a recent list's name) point into
+	 * buf, which ends with this call: copy them while it lives. */
+	return owned_rule_copy_strings(d->rs, tmp);
 bad:
 	snprintf(d->why, sizeof(d->why), "malformed %s expression", match ? "match" : "target");
 	return 1;
@@ -208,13 +210,9 @@ static int add_match(struct dec *d, const struct rs_match *m)
 		snprintf(d->why, sizeof(d->why), "more than %d matches", RS_MAX_MATCHES);
 		return 1;
 	}
+	/* Strings in m are already in d->rs's arena (dec_xt copies them). */
 	slot = &d->r->m[d->r->n_matches++];
 	*slot = *m;
-	if (slot->kind == RS_M_COMMENT && !(slot->u.comment = ruleset_strdup(d->rs, m->u.comment)))
-		return -ENOMEM;
-	if (slot->kind == RS_M_RECENT &&
-	    !(slot->u.recent.name = ruleset_strdup(d->rs, m->u.recent.name)))
-		return -ENOMEM;
 	return 0;
 }
 
