@@ -9,13 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/random.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include "sources/etcd.h"
 #include "sources/curlloop.h"
 #include "sources/etcdcurl.h"
+#include "sources/jitter.h"
 #include "util.h"
 
 #define RANGE_PAGE 1000            /* kvs per range request */
@@ -336,15 +335,6 @@ static void drain_diags(struct etcd_source *s)
 	diag_list_init(dl);
 }
 
-static uint64_t rnd_next(struct etcd_source *s)
-{
-	/* xorshift64*: jitter only needs to differ between nodes. */
-	s->rnd ^= s->rnd >> 12;
-	s->rnd ^= s->rnd << 25;
-	s->rnd ^= s->rnd >> 27;
-	return s->rnd * 2685821657736338717ull;
-}
-
 static void request_free(struct etcd_source *s, struct request *q)
 {
 	if (!q)
@@ -391,7 +381,7 @@ static void fail(struct etcd_source *s, const char *fmt, ...)
 		etcd_store_read_abort(s->store);
 	s->connected = false;
 	first = s->attempt == 0;
-	delay = etcd_backoff_usec(s->attempt, rnd_next(s));
+	delay = etcd_backoff_usec(s->attempt, jitter_next(&s->rnd));
 	if (s->attempt < 64)
 		s->attempt++;
 	s->cur = (s->cur + 1) % s->conn.n_urls;
@@ -746,9 +736,7 @@ int etcd_source_new(struct loop *l, struct merge *m, const struct etcd_options *
 	r = etcd_layout_range(s->conn.prefix, &s->range_start, &s->range_end);
 	if (r < 0)
 		goto fail;
-	if (getrandom(&s->rnd, sizeof(s->rnd), GRND_NONBLOCK) != sizeof(s->rnd))
-		s->rnd = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-	s->rnd |= 1;
+	s->rnd = jitter_seed();
 	r = curlloop_init(&s->curl, l, on_done, s);
 	if (r >= 0)
 		r = loop_timer_new(l, on_retry_timer, s, &s->retry_timer);

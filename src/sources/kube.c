@@ -10,12 +10,10 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/epoll.h>
-#include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "sources/curlloop.h"
 #include "sources/etcdcurl.h"
+#include "sources/jitter.h"
 #include "sources/kube.h"
 #include "sources/kubeconfig.h"
 #include "util.h"
@@ -148,15 +146,6 @@ static void node_check(struct reflector *rf)
 		       rf->sink.have_node ? rf->sink.node.n_addrs : 0);
 }
 
-static uint64_t rnd_next(struct kube_source *s)
-{
-	/* xorshift64*: jitter only needs to differ between nodes. */
-	s->rnd ^= s->rnd >> 12;
-	s->rnd ^= s->rnd << 25;
-	s->rnd ^= s->rnd >> 27;
-	return s->rnd * 2685821657736338717ull;
-}
-
 static void request_free(struct kube_source *s, struct request *q)
 {
 	if (!q)
@@ -210,7 +199,7 @@ static void fail(struct reflector *rf, const char *fmt, ...)
 	}
 	rf->connected = false;
 	first = rf->attempt == 0;
-	delay = kube_backoff_usec(rf->attempt, rnd_next(s), rf->retry_after);
+	delay = kube_backoff_usec(rf->attempt, jitter_next(&s->rnd), rf->retry_after);
 	rf->retry_after = 0;
 	if (rf->attempt < 64)
 		rf->attempt++;
@@ -458,7 +447,7 @@ static int start_watch(struct reflector *rf)
 {
 	struct kube_source *s = rf->src;
 	_cleanup_free_ char *url = NULL, *rv = NULL;
-	unsigned timeout = WATCH_MIN_TIMEOUT_S + (unsigned)(rnd_next(s) % WATCH_MIN_TIMEOUT_S);
+	unsigned timeout = WATCH_MIN_TIMEOUT_S + (unsigned)(jitter_next(&s->rnd) % WATCH_MIN_TIMEOUT_S);
 	char sel[512];
 
 	rv = kube_query_escape(rf->sink.rv);
@@ -732,9 +721,7 @@ int kube_source_new(struct loop *l, struct merge *m, const struct kube_options *
 		free(s);
 		return r;
 	}
-	if (getrandom(&s->rnd, sizeof(s->rnd), GRND_NONBLOCK) != sizeof(s->rnd))
-		s->rnd = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-	s->rnd |= 1;
+	s->rnd = jitter_seed();
 	r = -ENOMEM;
 	s->label_q = kube_query_escape(KUBE_PROXY_SELECTOR);
 	if (!s->label_q)
