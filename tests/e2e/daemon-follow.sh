@@ -120,10 +120,22 @@ run() {
 	chain=$(save "$backend" | grep -o '^:KUBE-SVC-[A-Z0-9]*' | head -n 1 | tr -d :)
 	[ -n "$chain" ] || fail "no KUBE-SVC chain: $(save "$backend")"
 	say "delete $chain by hand: repaired at the next periodic check"
-	repairs=$(grep -c 'repaired drift.*: [1-9][0-9]* chains re-created' "$E2E_TMP/daemon.log")
-	ipt "$backend" -t nat -F KUBE-SERVICES || fail "flush KUBE-SERVICES"
-	ipt "$backend" -t nat -F "$chain" || fail "flush $chain"
-	ipt "$backend" -t nat -X "$chain" || fail "delete $chain: $(save "$backend" | grep -- "$chain")"
+	# The rewrite above may still have its sync coming, which can put the
+	# jump to $chain back between the flush and the delete ("Too many
+	# links"): flush and delete again, a bounded number of times.
+	deleted=
+	for try in 1 2 3 4 5; do
+		repairs=$(grep -c 'repaired drift.*: [1-9][0-9]* chains re-created' "$E2E_TMP/daemon.log")
+		ipt "$backend" -t nat -F KUBE-SERVICES || fail "flush KUBE-SERVICES"
+		ipt "$backend" -t nat -F "$chain" || fail "flush $chain"
+		if ipt "$backend" -t nat -X "$chain" 2>"$E2E_TMP/x.err"; then
+			deleted=1
+			break
+		fi
+		say "  a sync put a jump to $chain back in between (try $try): $(cat "$E2E_TMP/x.err")"
+		sleep 1
+	done
+	[ -n "$deleted" ] || fail "delete $chain: $(cat "$E2E_TMP/x.err"): $(save "$backend" | grep -- "$chain")"
 	t0=$(date +%s%N)
 	wait_for 8 "repair of $chain" sh -c "[ \$(grep -c 'repaired drift.*: [1-9][0-9]* chains re-created' '$E2E_TMP/daemon.log') -gt $repairs ]"
 	save "$backend" | grep -q "^:$chain " || fail "$chain not re-created"
