@@ -30,14 +30,7 @@ config() {
 }
 
 # save BACKEND: the node's nat table as the backend wrote it
-save() {
-	if { [ "$1" = restore ] || [ "$1" = nft ]; } && command -v iptables-nft-save >/dev/null &&
-		in_ns node iptables-nft-save -t nat 2>/dev/null | grep -q KUBE-SERVICES; then
-		in_ns node iptables-nft-save -t nat
-	else
-		in_ns node iptables-legacy-save -t nat
-	fi
-}
+save() { node_nat_save "$1"; }
 
 ipt() {
 	if { [ "$1" = restore ] || [ "$1" = nft ]; } && save "$1" | grep -q KUBE && command -v iptables-nft >/dev/null &&

@@ -34,14 +34,7 @@ list() {
 	printf '{"apiVersion":"v1","kind":"List","items":[%s]}\n' "$*"
 }
 
-save() {
-	if { [ "$E2E_BACKEND" = restore ] || [ "$E2E_BACKEND" = nft ]; } && command -v iptables-nft-save >/dev/null &&
-		in_ns node iptables-nft-save -t nat 2>/dev/null | grep -q KUBE-SERVICES; then
-		in_ns node iptables-nft-save -t nat
-	else
-		in_ns node iptables-legacy-save -t nat
-	fi
-}
+save() { node_nat_save "$E2E_BACKEND"; }
 
 has_rule() { save | grep -q -- "--comment \"e2e/$1:http cluster IP\""; }
 lacks_rule() { ! has_rule "$1"; }

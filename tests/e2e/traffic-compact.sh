@@ -22,16 +22,8 @@ k8s_list \
 	"$(k8s_slice e2e sticky "$ports" 198.18.65.10@node-a 198.18.65.11@node-a 198.18.66.10@node-b)" \
 	>"$cfg"
 
-# save BACKEND: the node's nat table as the backend wrote it (the restore
-# backend uses iptables-nft-restore where iptables is nft-based)
-save() {
-	if { [ "$1" = restore ] || [ "$1" = nft ]; } && command -v iptables-nft-save >/dev/null &&
-		in_ns node iptables-nft-save -t nat 2>/dev/null | grep -q KUBE-SERVICES; then
-		in_ns node iptables-nft-save -t nat
-	else
-		in_ns node iptables-legacy-save -t nat
-	fi
-}
+# save BACKEND: the node's nat table as the backend wrote it
+save() { node_nat_save "$1"; }
 
 run() {
 	local backend=$1 o=$E2E_TMP/out save=$E2E_TMP/save udp port from name

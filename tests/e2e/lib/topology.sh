@@ -40,6 +40,7 @@
 #   svcnat_run BACKEND ARGS...  svcnat in the node namespace with the
 #                          node's settings (node-a, 198.18.0.1, cluster CIDR)
 #   wait_for SECONDS DESC CMD...  poll CMD every 0.1 s (lib/wait.sh)
+#   node_nat_save BACKEND  the node's nat table as BACKEND wrote it
 
 _e2e_lib=$(dirname "${BASH_SOURCE[0]}")
 # shellcheck source=tests/e2e/lib/servers.sh
@@ -94,6 +95,18 @@ say() {
 
 # Print the node's tables and the logs we have, then exit 1 (the EXIT trap
 # removes the topology).
+# node_nat_save BACKEND: the node's nat table as BACKEND wrote it: where the
+# restore backend used iptables-nft-restore (iptables is nft-based) or the
+# nft backend wrote, iptables-nft-save's view, else iptables-legacy-save's
+node_nat_save() {
+	if { [ "$1" = restore ] || [ "$1" = nft ]; } && command -v iptables-nft-save >/dev/null &&
+		in_ns node iptables-nft-save -t nat 2>/dev/null | grep -q KUBE-SERVICES; then
+		in_ns node iptables-nft-save -t nat
+	else
+		in_ns node iptables-legacy-save -t nat
+	fi
+}
+
 fail() {
 	printf 'FAIL: %s: %s\n' "$E2E_NAME" "$*" >&2
 	E2E_FAILED=1
