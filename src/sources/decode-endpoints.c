@@ -98,56 +98,71 @@ static int decode_subset_ports(struct dctx *c, const cJSON *subset, struct epsli
 	return 0;
 }
 
-static int decode_subset_addrs(struct dctx *c, const cJSON *subset, const char *key,
-			       bool ready, struct epgroups *gs, const char *ns, const char *svc,
-			       const struct epslice_port *ports, size_t n_ports, size_t *total)
+/* One Endpoints object while its subsets are decoded (for the dec_entry_fns). */
+struct ep_ctx {
+	struct epgroups *gs;
+	const char *ns, *svc;
+	size_t total;                     /* addresses so far, in every subset */
+	const struct epslice_port *ports; /* the current subset's */
+	size_t n_ports;
+	bool ready;                       /* addresses (true) or notReadyAddresses */
+};
+
+/* subsets[].addresses[i] or notReadyAddresses[i] (a dec_entry_fn). */
+static int decode_subset_addr(struct dctx *c, const cJSON *j, size_t i, void *ud)
 {
-	const cJSON *arr, *j;
-	size_t n, i = 0, l;
+	struct ep_ctx *x = ud;
+	struct epslice_endpoint ep = { .ready = x->ready, .serving = x->ready };
+	const cJSON *ip;
+	struct epgroup *g;
 	int r;
 
-	r = dec_get_array(c, subset, key, DECODE_MAX_ENDPOINTS, &arr, &n);
-	if (r < 0 || n == 0)
-		return r;
-	l = dec_path_key(c, key);
-	cJSON_ArrayForEach(j, arr) {
-		struct epslice_endpoint ep = { .ready = ready, .serving = ready };
-		size_t l2 = dec_path_idx(c, i++);
-		const cJSON *ip;
-		struct epgroup *g;
+	r = dec_check_object(c, j);
+	if (r == 0 && ++x->total > DECODE_MAX_ENDPOINTS)
+		r = dec_fail(c, "more than %d addresses in the object", DECODE_MAX_ENDPOINTS);
+	if (r == 0) {
+		size_t l = dec_path_key(c, "ip");
 
-		r = dec_check_object(c, j);
-		if (r == 0 && ++*total > DECODE_MAX_ENDPOINTS)
-			r = dec_fail(c, "more than %d addresses in the object",
-				     DECODE_MAX_ENDPOINTS);
-		if (r == 0) {
-			ip = dec_get(j, "ip");
-			if (ip) {
-				size_t l3 = dec_path_key(c, "ip");
-
-				r = dec_check_ip(c, ip, &ep.addr);
-				dec_path_pop(c, l3);
-			} else {
-				size_t l3 = dec_path_key(c, "ip");
-
-				r = dec_fail(c, "missing");
-				dec_path_pop(c, l3);
-			}
-		}
-		if (r == 0)
-			r = dec_dup_str(c, j, "nodeName", dec_is_dns1123_subdomain, "node name",
-					&ep.node_name);
-		if (r == 0)
-			r = epgroup_get(gs, ORIGIN_K8S_EP, ns, svc, ports, n_ports, ep.addr.family,
-				      &g);
-		if (r == 0)
-			r = epgroup_add(g, &ep);
-		endpoint_done(&ep);
-		dec_path_pop(c, l2);
-		if (r < 0)
-			break;
+		ip = dec_get(j, "ip");
+		r = ip ? dec_check_ip(c, ip, &ep.addr) : dec_fail(c, "missing");
+		dec_path_pop(c, l);
 	}
-	dec_path_pop(c, l);
+	if (r == 0)
+		r = dec_dup_str(c, j, "nodeName", dec_is_dns1123_subdomain, "node name",
+				&ep.node_name);
+	if (r == 0)
+		r = epgroup_get(x->gs, ORIGIN_K8S_EP, x->ns, x->svc, x->ports, x->n_ports,
+			      ep.addr.family, &g);
+	if (r == 0)
+		r = epgroup_add(g, &ep);
+	endpoint_done(&ep);
+	return r;
+}
+
+/* subsets[i] (a dec_entry_fn). */
+static int decode_subset(struct dctx *c, const cJSON *subset, size_t i, void *ud)
+{
+	struct ep_ctx *x = ud;
+	struct epslice_port *ports = NULL;
+	size_t n_ports = 0;
+	int r;
+
+	r = dec_check_object(c, subset);
+	if (r == 0)
+		r = decode_subset_ports(c, subset, &ports, &n_ports);
+	x->ports = ports;
+	x->n_ports = n_ports;
+	x->ready = true;
+	if (r == 0)
+		r = dec_each(c, subset, "addresses", DECODE_MAX_ENDPOINTS, NULL, 0,
+			     decode_subset_addr, x);
+	x->ready = false;
+	if (r == 0)
+		r = dec_each(c, subset, "notReadyAddresses", DECODE_MAX_ENDPOINTS, NULL, 0,
+			     decode_subset_addr, x);
+	ports_done(ports, n_ports);
+	x->ports = NULL;
+	x->n_ports = 0;
 	return r;
 }
 
@@ -155,39 +170,16 @@ int decode_endpoints(struct dctx *c, const cJSON *j, const char *key_ns,
 		     const char *key_name, struct decoded *out)
 {
 	_cleanup_(epgroups_done) struct epgroups gs = { 0 };
-	const cJSON *arr, *subset;
-	size_t n, i = 0, l, total = 0;
 	struct dec_meta m;
+	struct ep_ctx x;
 	int r;
 
 	r = dec_get_meta(c, j, "Endpoints", key_ns, key_name, dec_is_dns1035_label, "service name",
 			&m);
 	if (r < 0)
 		return r;
-	r = dec_get_array(c, j, "subsets", DECODE_MAX_ENDPOINTS, &arr, &n);
-	if (r < 0)
-		return r;
-	l = dec_path_key(c, "subsets");
-	cJSON_ArrayForEach(subset, arr) {
-		size_t l2 = dec_path_idx(c, i++);
-		struct epslice_port *ports = NULL;
-		size_t n_ports = 0;
-
-		r = dec_check_object(c, subset);
-		if (r == 0)
-			r = decode_subset_ports(c, subset, &ports, &n_ports);
-		if (r == 0)
-			r = decode_subset_addrs(c, subset, "addresses", true, &gs, m.ns, m.name,
-						ports, n_ports, &total);
-		if (r == 0)
-			r = decode_subset_addrs(c, subset, "notReadyAddresses", false, &gs, m.ns,
-						m.name, ports, n_ports, &total);
-		ports_done(ports, n_ports);
-		dec_path_pop(c, l2);
-		if (r < 0)
-			break;
-	}
-	dec_path_pop(c, l);
+	x = (struct ep_ctx){ .gs = &gs, .ns = m.ns, .svc = m.name };
+	r = dec_each(c, j, "subsets", DECODE_MAX_ENDPOINTS, NULL, 0, decode_subset, &x);
 	if (r < 0)
 		return r;
 	return epgroups_emit(&gs, ORIGIN_K8S_EP, m.ns, m.name, out);
