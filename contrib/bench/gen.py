@@ -21,6 +21,13 @@ For the data path, --target-ips A,B,... makes endpoint e of every service
 use address A, B, ... in turn (the benchmark's real backends), so any
 service reaches them.
 
+--family ipv6 turns every address into IPv6 (2001:2::/48 only: the IPv4
+address in the low 32 bits, 198.19.0.1 -> 2001:2::c613:1, a /N range ->
+/96+N); --family dual makes every service dual-stack (PreferDualStack: both
+cluster IPs, LB ingress IPs and source ranges, an IPv4 and an IPv6
+EndpointSlice).  For those runs the node is 2001:2::c612:1 and the cluster
+CIDR 2001:2::c612:4000/114 (198.18.0.1 and 198.18.64.0/18 mapped).
+
 Importable: build(n, m, change, target_ips) returns the List as a dict.
 """
 import argparse
@@ -111,6 +118,47 @@ def build(n_services, n_endpoints, change="none", target_ips=None):
             "metadata": {"resourceVersion": ""}}
 
 
+def v6(a):
+    """An IPv4 address or CIDR mapped into 2001:2::/48 (low 32 bits)."""
+    if "/" in a:
+        net = ipaddress.ip_network(a)
+        return "%s/%d" % (v6(str(net.network_address)), 96 + net.prefixlen)
+    return str(ipaddress.IPv6Address((0x20010002 << 96) | int(ipaddress.IPv4Address(a))))
+
+
+def to_family(item, family):
+    """The item as an IPv6-only or a dual-stack object (a list of items)."""
+    if family == "ipv4":
+        return [item]
+    if item["kind"] == "EndpointSlice":
+        s6 = json.loads(json.dumps(item))
+        s6["addressType"] = "IPv6"
+        for e in s6["endpoints"]:
+            e["addresses"] = [v6(x) for x in e["addresses"]]
+        if family == "ipv6":
+            return [s6]
+        s6["metadata"]["name"] += "-v6"
+        return [item, s6]
+    spec, st = item["spec"], item["status"].get("loadBalancer", {})
+    if family == "ipv6":
+        spec["clusterIP"] = v6(spec["clusterIP"])
+        spec["clusterIPs"] = [spec["clusterIP"]]
+        spec["ipFamilies"] = ["IPv6"]
+        spec.get("loadBalancerSourceRanges", []) and spec.update(
+            loadBalancerSourceRanges=[v6(x) for x in spec["loadBalancerSourceRanges"]])
+        for ing in st.get("ingress", []):
+            ing["ip"] = v6(ing["ip"])
+    else:
+        spec["clusterIPs"] = [spec["clusterIP"], v6(spec["clusterIP"])]
+        spec["ipFamilies"] = ["IPv4", "IPv6"]
+        spec["ipFamilyPolicy"] = "PreferDualStack"
+        if "loadBalancerSourceRanges" in spec:
+            spec["loadBalancerSourceRanges"] += [v6(x) for x in spec["loadBalancerSourceRanges"]]
+        if st.get("ingress"):
+            st["ingress"] += [{"ip": v6(ing["ip"])} for ing in st["ingress"]]
+    return [item]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-n", "--services", type=int, required=True)
@@ -120,6 +168,8 @@ def main():
                     help="comma-separated endpoint addresses used by every service (data path)")
     ap.add_argument("--affinity-every", type=int, default=AFFINITY_EVERY,
                     help="1 in K services has ClientIP affinity (default 100; 0: none)")
+    ap.add_argument("--family", default="ipv4", choices=["ipv4", "ipv6", "dual"],
+                    help="ipv4 (default), ipv6 (every address IPv6) or dual (dual-stack services)")
     ap.add_argument("-o", "--output", default="-")
     a = ap.parse_args()
     if a.affinity_every < 0:
@@ -136,10 +186,13 @@ def main():
     # Streamed item by item: json.dumps of one small object is fast (C),
     # json.dump of the whole List is not, and 20,000 x 50 is 1M endpoints.
     out.write('{"apiVersion":"v1","kind":"List","metadata":{"resourceVersion":""},"items":[')
-    for k, item in enumerate(items(a.services, a.endpoints, a.change, target_ips or None)):
-        if k:
-            out.write(",")
-        out.write(json.dumps(item, separators=(",", ":")))
+    k = 0
+    for item in items(a.services, a.endpoints, a.change, target_ips or None):
+        for it in to_family(item, a.family):
+            if k:
+                out.write(",")
+            out.write(json.dumps(it, separators=(",", ":")))
+            k += 1
     out.write("]}\n")
     if out is not sys.stdout:
         out.close()
