@@ -321,17 +321,22 @@ _route6() {
 	return 0
 }
 
-# Wait (bounded) until no IPv6 address of our namespaces is tentative.
+# Wait (bounded: 10 s) until no IPv6 address of our namespaces is
+# tentative.  The test addresses are nodad, but the link-local ones the
+# kernel adds to each veth go through DAD (about a second).
 _ipv6_settle() {
 	local n i
 	[ -n "$TOPO_IPV6" ] || return 0
 	for ((i = 0; i < 100; i++)); do
 		for n in $(ip netns list | awk '{print $1}' | grep "^$TOPO_PREFIX-"); do
-			[ -n "$(ip -n "$n" -6 addr show tentative 2>/dev/null)" ] && continue 2
+			if [ -n "$(ip -n "$n" -6 addr show tentative 2>/dev/null)" ]; then
+				sleep 0.1
+				continue 2
+			fi
 		done
 		return 0
 	done
-	fail "IPv6 addresses stayed tentative"
+	fail "IPv6 addresses stayed tentative for 10 s: $(for n in $(ip netns list | awk '{print $1}' | grep "^$TOPO_PREFIX-"); do ip -n "$n" -6 addr show tentative; done 2>&1 | tr '\n' ' ')"
 }
 
 topo_up() {
