@@ -28,8 +28,11 @@
 #include "sys/worker.h"
 #include "util.h"
 
-/* kube-proxy's ip_family label: svcnat programs IPv4. */
+/* kube-proxy's ip_family label: IPv4, and IPv6 where ip6tables is written
+ * too (struct daemon's ipv6). */
 #define V4 "ip_family=\"IPv4\""
+#define V6 "ip_family=\"IPv6\""
+static const char *const family_labels[] = { V4, V6 };
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
@@ -87,7 +90,21 @@ struct daemon {
 	int exit_code;               /* set by a handler that ends the loop */
 	struct loop_timer *watchdog; /* WATCHDOG=1 while the loop runs */
 	uint64_t watchdog_usec;
+	bool ipv6;                   /* the backend writes ip6tables: IPv6 series too */
 };
+
+/* How many of family_labels the metrics carry. */
+static size_t n_families(const struct daemon *dm)
+{
+	return dm->ipv6 ? 2 : 1;
+}
+
+/* A histogram of both families (one sync writes both, as one figure). */
+static void observe_families(struct daemon *dm, const char *name, double v)
+{
+	for (size_t f = 0; f < n_families(dm); f++)
+		metrics_histogram_observe(dm->metrics, name, family_labels[f], v);
+}
 
 static double wall_now(void)
 {
@@ -302,8 +319,10 @@ static void on_merged(const struct merge_snapshot *snap, unsigned changed, void 
 	uint64_t now = loop_now_usec();
 
 	syncpolicy_change(&dm->policy, now);
-	metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds",
-			  V4, wall_now());
+	for (size_t f = 0; f < n_families(dm); f++)
+		metrics_gauge_set(dm->metrics,
+				  "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds",
+				  family_labels[f], wall_now());
 	{
 		struct snapshot_changes ch;
 
@@ -401,21 +420,32 @@ static void update_sync_metrics(struct daemon *dm, const struct sync_report *rep
 	size_t t;
 
 	for (t = 0; t < RS_NTABLES; t++) {
-		char v4lbl[96];
-
 		metrics_label(lbl, sizeof(lbl), "table", rs_table_name((enum rs_table)t));
-		snprintf(v4lbl, sizeof(v4lbl), V4 ",%s", lbl);
-		metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_iptables_total", v4lbl,
-				  (double)rep->rules[t]);
-		/* A table is written whole or not at all. */
-		metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_iptables_last", v4lbl,
-				  ar->committed[t] ? (double)rep->rules[t] : 0);
+		for (size_t f = 0; f < n_families(dm); f++) {
+			const size_t *rules = f ? rep->rules6 : rep->rules;
+			const bool *committed = f ? ar->committed6 : ar->committed;
+			char flbl[96];
+
+			snprintf(flbl, sizeof(flbl), "%s,%s", family_labels[f], lbl);
+			metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_iptables_total",
+					  flbl, (double)rules[t]);
+			/* A table is written whole or not at all. */
+			metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_iptables_last",
+					  flbl, committed[t] ? (double)rules[t] : 0);
+		}
 		metrics_gauge_set(dm->metrics, "svcnat_chains", lbl, (double)rep->chains[t]);
 	}
-	metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_no_local_endpoints_total",
-			  V4 ",traffic_policy=\"internal\"", (double)st->no_local_internal);
-	metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_no_local_endpoints_total",
-			  V4 ",traffic_policy=\"external\"", (double)st->no_local_external);
+	for (size_t f = 0; f < n_families(dm); f++) {
+		const struct plan_stats *fs = f ? &rep->plan6 : st;
+		char flbl[96];
+
+		snprintf(flbl, sizeof(flbl), "%s,traffic_policy=\"internal\"", family_labels[f]);
+		metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_no_local_endpoints_total",
+				  flbl, (double)fs->no_local_internal);
+		snprintf(flbl, sizeof(flbl), "%s,traffic_policy=\"external\"", family_labels[f]);
+		metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_no_local_endpoints_total",
+				  flbl, (double)fs->no_local_external);
+	}
 	metrics_gauge_set(dm->metrics, "svcnat_services", NULL, (double)st->services);
 	metrics_gauge_set(dm->metrics, "svcnat_endpoints", NULL, (double)st->endpoints);
 	/* --dispatch: KUBE-DSP- chains, and how many chains are trees (0-5) */
@@ -488,21 +518,22 @@ static void sync_finish(struct daemon *dm)
 	diag_list_done(&job->d);
 	sync_parts(dm, job);
 	syncpolicy_sync_done(&dm->policy, t1, r >= 0);
-	metrics_histogram_observe(dm->metrics, "kubeproxy_sync_proxy_rules_duration_seconds", V4,
-				  (double)(t1 - t0) / 1e6);
+	observe_families(dm, "kubeproxy_sync_proxy_rules_duration_seconds", (double)(t1 - t0) / 1e6);
 	/* kube-proxy's full syncs: the first, the periodic ones, those after a
 	 * failure; a sync for a change is a partial one. */
-	metrics_histogram_observe(dm->metrics,
-				  reason == SYNC_CHANGE
-					  ? "kubeproxy_sync_partial_proxy_rules_duration_seconds"
-					  : "kubeproxy_sync_full_proxy_rules_duration_seconds",
-				  V4, (double)(t1 - t0) / 1e6);
+	observe_families(dm,
+			 reason == SYNC_CHANGE ? "kubeproxy_sync_partial_proxy_rules_duration_seconds"
+					       : "kubeproxy_sync_full_proxy_rules_duration_seconds",
+			 (double)(t1 - t0) / 1e6);
 	if (r < 0) {
 		char next[32];
 		uint64_t n = syncpolicy_next(&dm->policy, NULL);
 
-		metrics_counter_add(dm->metrics,
-				    "kubeproxy_sync_proxy_rules_iptables_restore_failures_total", V4, 1);
+		/* One transaction for both families: both failed. */
+		for (size_t f = 0; f < n_families(dm); f++)
+			metrics_counter_add(dm->metrics,
+					    "kubeproxy_sync_proxy_rules_iptables_restore_failures_total",
+					    family_labels[f], 1);
 		log_err("sync (%s) failed: %s; %s, retrying in %s", sync_reason_name(reason),
 			strerror(-r),
 			ar->partial ? "the tables are half written (see above)"
@@ -517,13 +548,13 @@ static void sync_finish(struct daemon *dm)
 	state_changed = dm->synced_generation != pipeline_desired_generation(dm->p) ||
 			dm->addrs_changed;
 	dm->last_ok_wall = wall_now();
-	metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_last_timestamp_seconds", V4,
-			  dm->last_ok_wall);
+	for (size_t f = 0; f < n_families(dm); f++)
+		metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_last_timestamp_seconds",
+				  family_labels[f], dm->last_ok_wall);
 	update_sync_metrics(dm, rep);
 	if (had_pending && state_changed)
-		metrics_histogram_observe(dm->metrics,
-					  "kubeproxy_network_programming_duration_seconds", V4,
-					  (double)(t1 - since) / 1e6);
+		observe_families(dm, "kubeproxy_network_programming_duration_seconds",
+				 (double)(t1 - since) / 1e6);
 
 	if (wrote && !state_changed && reason != SYNC_INITIAL) {
 		/* Same plan as the last good sync, yet the kernel differed:
@@ -556,7 +587,8 @@ static void sync_finish(struct daemon *dm)
 	conntrack_after_sync(dm);
 	/* kube-proxy updates its service health checks after each sync. */
 	diag_list_init(&hd);
-	if (hc_servers_sync(dm->hc, pipeline_desired(dm->p), pipeline_settings(dm->p), &hd) < 0)
+	if (hc_servers_sync(dm->hc, pipeline_desired(dm->p), pipeline_settings(dm->p),
+			    pipeline_family(dm->p), &hd) < 0)
 		log_err("out of memory updating the health-check servers");
 	log_diags(&hd);
 	diag_list_done(&hd);
@@ -1097,6 +1129,13 @@ int daemon_main(struct svcnat_options *o)
 	log_diags(&d);
 	if (r < 0)
 		goto out;
+	/* Dual-stack (ip6tables written too): kube-proxy's IPv6 series from
+	 * the start, beside the IPv4 ones. */
+	dm.ipv6 = pipeline_family(dm.p) == AF_UNSPEC;
+	if (dm.ipv6 && metrics_declare_family(dm.metrics, "IPv6") < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
 	r = loop_new(&dm.loop);
 	if (r < 0)
 		goto out;

@@ -691,16 +691,17 @@ int pipeline_backend(struct pipeline *p, struct backend **ret, struct diag_list 
 	return 0;
 }
 
-static void count_tables(const struct ruleset *rs, struct sync_report *rep)
+static void count_tables(const struct ruleset *rs, size_t chains[RS_NTABLES],
+			 size_t rules[RS_NTABLES])
 {
 	size_t t, i;
 
 	for (t = 0; t < RS_NTABLES; t++) {
-		rep->chains[t] = rep->rules[t] = 0;
-		for (i = 0; i < rs->t[t].n; i++) {
+		chains[t] = rules[t] = 0;
+		for (i = 0; rs && i < rs->t[t].n; i++) {
 			if (!rs->t[t].chains[i]->builtin)
-				rep->chains[t]++;
-			rep->rules[t] += rs->t[t].chains[i]->n_rules;
+				chains[t]++;
+			rules[t] += rs->t[t].chains[i]->n_rules;
 		}
 	}
 }
@@ -747,7 +748,8 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 	t1 = monotonic_seconds();
 	rep->plan_seconds = t1 - t0;
 	rep->ports_planned = p->desired.n_ports;
-	count_tables(rs, rep);
+	count_tables(rs, rep->chains, rep->rules);
+	count_tables(rs2[PLAN_V6], rep->chains6, rep->rules6);
 	if (p->o->mode == MODE_ONCE) {
 		/* A one-shot run needs only the plan from here on: free the
 		 * merged and resolved state, so the peak is the kernel write's. */

@@ -138,6 +138,8 @@ struct sync_report {
 	struct apply_result apply;
 	size_t chains[RS_NTABLES];     /* the plan's own chains per table (not built-ins) */
 	size_t rules[RS_NTABLES];      /* the plan's rules per table */
+	size_t chains6[RS_NTABLES];    /* the same for the IPv6 plan (ipv6; else 0) */
+	size_t rules6[RS_NTABLES];
 	double plan_seconds;
 	double total_seconds;
 	/* The resolve before it (pipeline_sync_prepare(); 0 when the merged

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "sys/hcserver.h"
 #include "sys/http.h"
@@ -186,18 +187,20 @@ size_t hc_servers_count(const struct hc_servers *h)
 }
 
 /*
- * kube-proxy's nodeIPs for the servers: 0.0.0.0 when NodePorts answer on
- * every address, else the node's addresses inside --nodeport-addresses.
- * Fills addrs (at most max); returns the count (0: all addresses).
+ * kube-proxy's nodeIPs for one family's servers: every address when
+ * NodePorts answer on every address, else the node's addresses (of that
+ * family) inside --nodeport-addresses.  Fills addrs (at most max);
+ * returns the count (0: all addresses).
  */
-static size_t listen_addrs(const struct plan_settings *s, struct ipaddr *addrs, size_t max)
+static size_t listen_addrs(const struct plan_settings *s, int family, struct ipaddr *addrs,
+			   size_t max)
 {
 	size_t n = 0, cidrs = 0;
 
 	for (size_t k = 0; k < s->n_nodeport_addresses; k++) {
 		const struct ipnet *c = &s->nodeport_addresses[k];
 
-		if (c->addr.family != s->family)
+		if (c->addr.family != family)
 			continue;
 		if (c->plen == 0)
 			return 0;
@@ -205,7 +208,8 @@ static size_t listen_addrs(const struct plan_settings *s, struct ipaddr *addrs, 
 		for (size_t i = 0; i < s->n_local_addrs && n < max; i++) {
 			bool dup = false;
 
-			if (!ipnet_contains(c, &s->local_addrs[i]))
+			if (s->local_addrs[i].family != family ||
+			    !ipnet_contains(c, &s->local_addrs[i]))
 				continue;
 			for (size_t j = 0; j < n; j++)
 				dup = dup || ipaddr_cmp(&addrs[j], &s->local_addrs[i]) == 0;
@@ -216,30 +220,52 @@ static size_t listen_addrs(const struct plan_settings *s, struct ipaddr *addrs, 
 	return cidrs ? n : 0;
 }
 
-static int entry_open(struct hc_servers *h, struct hc_entry *e, const struct plan_settings *s,
-		      struct diag_list *diags)
+size_t hc_listen_binds(const struct plan_settings *s, int family, uint16_t port,
+		       char (*ret)[HC_BIND_LEN], size_t max)
 {
-	struct ipaddr addrs[32];
-	size_t n = listen_addrs(s, addrs, ARRAY_SIZE(addrs)), want = n ? n : 1;
+	static const int fams[] = { AF_INET, AF_INET6 };
+	size_t out = 0;
 
-	e->srv = calloc(want, sizeof(*e->srv));
+	for (size_t f = 0; f < ARRAY_SIZE(fams); f++) {
+		struct ipaddr addrs[32];
+		size_t n;
+
+		if (family != AF_UNSPEC && family != fams[f])
+			continue;
+		n = listen_addrs(s, fams[f], addrs, ARRAY_SIZE(addrs));
+		for (size_t i = 0; i < (n ? n : 1) && out < max; i++) {
+			char ip[64];
+
+			if (n)
+				ipaddr_fmt(&addrs[i], ip, sizeof(ip));
+			else
+				snprintf(ip, sizeof(ip), fams[f] == AF_INET ? "0.0.0.0" : "::");
+			/* http_server_new()'s syntax: [IPv6]:port */
+			snprintf(ret[out++], HC_BIND_LEN, fams[f] == AF_INET6 ? "[%s]:%u" : "%s:%u",
+				 ip, port);
+		}
+	}
+	return out;
+}
+
+static int entry_open(struct hc_servers *h, struct hc_entry *e, const struct plan_settings *s,
+		      int family, struct diag_list *diags)
+{
+	char binds[64][HC_BIND_LEN];
+	size_t want = hc_listen_binds(s, family, e->port, binds, ARRAY_SIZE(binds));
+
+	e->srv = calloc(want ? want : 1, sizeof(*e->srv));
 	if (!e->srv)
 		return -ENOMEM;
 	for (size_t i = 0; i < want; i++) {
-		char ip[64], bind[80];
-		int r;
+		int r = http_server_new(h->loop, binds[i], hc_routes, ARRAY_SIZE(hc_routes), e,
+					&e->srv[i]);
 
-		if (n)
-			ipaddr_fmt(&addrs[i], ip, sizeof(ip));
-		else
-			snprintf(ip, sizeof(ip), "0.0.0.0");
-		snprintf(bind, sizeof(bind), "%s:%u", ip, e->port);
-		r = http_server_new(h->loop, bind, hc_routes, ARRAY_SIZE(hc_routes), e, &e->srv[i]);
 		if (r < 0) {
 			/* As kube-proxy: close what opened, try again next sync. */
 			diag_add(diags, DIAG_ERROR, NULL, NULL, NULL,
 				 "health check of service %s/%s on %s: %s (retrying at the next sync)",
-				 e->ns, e->name, bind, strerror(-r));
+				 e->ns, e->name, binds[i], strerror(-r));
 			for (size_t k = 0; k < e->n_srv; k++)
 				http_server_free(e->srv[k]);
 			e->n_srv = 0;
@@ -251,7 +277,7 @@ static int entry_open(struct hc_servers *h, struct hc_entry *e, const struct pla
 }
 
 int hc_servers_sync(struct hc_servers *h, const struct desired *d, const struct plan_settings *s,
-		    struct diag_list *diags)
+		    int family, struct diag_list *diags)
 {
 	_cleanup_free_ struct hc_want *w = NULL;
 	struct hc_entry **nv;
@@ -293,7 +319,7 @@ int hc_servers_sync(struct hc_servers *h, const struct desired *d, const struct 
 		e->owner = h;
 		e->port = w[j].port;
 		e->local_endpoints = w[j].local_endpoints;
-		r = entry_open(h, e, s, diags);
+		r = entry_open(h, e, s, family, diags);
 		if (r == -ENOMEM) {
 			entry_free(e);
 			goto oom;

@@ -3,8 +3,9 @@
  * kube-proxy's service health-check servers (pkg/proxy/healthcheck,
  * service_health.go): for every LoadBalancer service with
  * externalTrafficPolicy Local and a healthCheckNodePort, an HTTP server on
- * that port of the node-port addresses (0.0.0.0 when NodePorts answer on
- * every address).  Every path answers 200 when the service has ready
+ * that port of the node-port addresses of each family written (0.0.0.0
+ * and, dual-stack, :: when NodePorts answer on every address; kube-proxy
+ * runs one server set per family).  Every path answers 200 when the service has ready
  * endpoints on this node and the proxy is healthy, else 503, with
  * kube-proxy's JSON body:
  *
@@ -58,13 +59,28 @@ int hc_servers_new(struct loop *l, bool (*healthy)(void *ud), void *ud, struct h
 void hc_servers_free(struct hc_servers *h);
 
 /*
+ * The addresses a health check on port listens on, as http_server_new()
+ * bind strings ("198.18.0.1:32000", "[2001:2::1]:32000"): per family
+ * (family AF_INET, AF_INET6, or AF_UNSPEC for both, IPv4 first), the
+ * node's addresses (s->local_addrs) inside that family's
+ * --nodeport-addresses, or the family's wildcard when it has none, or one
+ * of 0 bits, or none of its CIDRs holds a node address.  At most max;
+ * returns the count.
+ */
+#define HC_BIND_LEN 80
+size_t hc_listen_binds(const struct plan_settings *s, int family, uint16_t port,
+		       char (*ret)[HC_BIND_LEN], size_t max);
+
+/*
  * Make the servers those of d: close the ones no longer wanted (or whose
- * port changed), open the new ones on the node-port addresses of s (a
- * listener that fails is reported in diags and tried again next time, as
- * kube-proxy does), update every count.  0 or -ENOMEM.
+ * port changed), open the new ones on the node-port addresses of s of
+ * family (AF_INET, or AF_UNSPEC for a dual-stack node: both; see
+ * hc_listen_binds()); a listener that fails is reported in diags and the
+ * service's others closed, tried again next time, as kube-proxy does;
+ * update every count.  0 or -ENOMEM.
  */
 int hc_servers_sync(struct hc_servers *h, const struct desired *d, const struct plan_settings *s,
-		    struct diag_list *diags);
+		    int family, struct diag_list *diags);
 
 /* How many services have open servers (tests, metrics). */
 size_t hc_servers_count(const struct hc_servers *h);

@@ -390,7 +390,7 @@ int metrics_write(const struct metrics *m, FILE *f)
 #define V4 "ip_family=\"IPv4\""
 
 /* The series declared at 0 by metrics_declare_svcnat() (kube-proxy's with
- * ip_family="IPv4": svcnat programs IPv4). */
+ * ip_family="IPv4"; metrics_declare_family() adds the IPv6 ones). */
 static const struct {
 	const char *name;
 	const char *labels;
@@ -577,6 +577,28 @@ int metrics_declare_svcnat(struct metrics *m)
 			return r;
 	}
 	return metrics_update_process(m);
+}
+
+int metrics_declare_family(struct metrics *m, const char *ip_family)
+{
+	char lbl[256];
+	size_t i;
+	int r;
+
+	for (i = 0; i < ARRAY_SIZE(initial_series); i++) {
+		const char *l = initial_series[i].labels;
+
+		if (!l || strncmp(l, V4, strlen(V4)) != 0)
+			continue;
+		if (!metrics_label(lbl, sizeof(lbl), "ip_family", ip_family) ||
+		    strlen(lbl) + strlen(l + strlen(V4)) >= sizeof(lbl))
+			return -EINVAL;
+		strcat(lbl, l + strlen(V4));
+		r = metrics_touch(m, initial_series[i].name, lbl);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
 /* Linux's /proc/self/stat fields 14, 15 (utime, stime), 22 (starttime),

@@ -11,7 +11,9 @@
  * metrics_declare_svcnat() declares svcnat's families and creates every
  * series it knows at 0.  kube-proxy's names, types, labels and buckets are
  * kept where kube-proxy has the metric (pkg/proxy/metrics), so its
- * dashboards work; ip_family is always "IPv4":
+ * dashboards work; ip_family is "IPv4", and "IPv6" too on a dual-stack
+ * node (metrics_declare_family()), as kube-proxy's meta-proxier reports
+ * each family's proxier:
  *   kubeproxy_sync_proxy_rules_duration_seconds{ip_family}        histogram: plan + apply of one sync
  *   kubeproxy_sync_full_proxy_rules_duration_seconds{ip_family}   histogram: initial, periodic, retry syncs
  *   kubeproxy_sync_partial_proxy_rules_duration_seconds{ip_family} histogram: syncs for a change
@@ -102,5 +104,10 @@ int metrics_write(const struct metrics *m, FILE *f);
 
 /* Declare the families listed above.  0 or -ENOMEM. */
 int metrics_declare_svcnat(struct metrics *m);
+
+/* Create at 0 every series above that has an ip_family label, for one more
+ * ip_family (kube-proxy's "IPv6"), after metrics_declare_svcnat().  0,
+ * -EINVAL (a label too long), -ENOMEM. */
+int metrics_declare_family(struct metrics *m, const char *ip_family);
 
 #endif

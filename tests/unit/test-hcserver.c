@@ -4,7 +4,9 @@
  * externalTrafficPolicy Local, a healthCheckNodePort), their local endpoint
  * counts as kube-proxy's LocalReadyEndpoints() (ready, on this node,
  * distinct IPs over the service's ports), and kube-proxy's exact body.
- * The servers themselves: tests/e2e/daemon-healthcheck.sh.
+ * Their listening addresses per family (kube-proxy's nodePortAddresses per
+ * proxier), and servers on IPv4 and IPv6 loopback (127.0.0.1, ::1).  The
+ * HTTP answers: tests/e2e/daemon-healthcheck.sh.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,10 +14,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <cmocka.h>
 
 #include "sys/hcserver.h"
+#include "sys/loop.h"
 #include "util.h"
 
 static struct endpoint ep(const char *ip, uint16_t port, bool ready, bool local)
@@ -79,11 +86,166 @@ static void test_body(void **state)
 	free(b);
 }
 
+static struct ipnet net(const char *s)
+{
+	struct ipnet n;
+
+	assert_int_equal(ipnet_parse(s, &n), 0);
+	return n;
+}
+
+static struct ipaddr addr(const char *s)
+{
+	struct ipaddr a;
+
+	assert_int_equal(ipaddr_parse(s, &a), 0);
+	return a;
+}
+
+/* kube-proxy listens per family on that family's node-port addresses. */
+static void test_listen_binds(void **state)
+{
+	struct ipaddr local[] = {
+		addr("198.18.0.1"), addr("198.18.1.1"), addr("2001:2::1"), addr("2001:2:0:1::1"),
+	};
+	struct ipnet np[] = { net("198.18.0.0/24"), net("2001:2::/64") };
+	struct plan_settings s = { .family = AF_INET, .local_addrs = local,
+				   .n_local_addrs = ARRAY_SIZE(local) };
+	char b[8][HC_BIND_LEN];
+	size_t n;
+
+	/* no --nodeport-addresses: every address of each family */
+	n = hc_listen_binds(&s, AF_INET, 32000, b, ARRAY_SIZE(b));
+	assert_int_equal(n, 1);
+	assert_string_equal(b[0], "0.0.0.0:32000");
+	n = hc_listen_binds(&s, AF_UNSPEC, 32000, b, ARRAY_SIZE(b));
+	assert_int_equal(n, 2);
+	assert_string_equal(b[0], "0.0.0.0:32000");
+	assert_string_equal(b[1], "[::]:32000");
+	/* CIDRs of both families: the node's addresses inside them */
+	s.nodeport_addresses = np;
+	s.n_nodeport_addresses = ARRAY_SIZE(np);
+	n = hc_listen_binds(&s, AF_INET, 32000, b, ARRAY_SIZE(b));
+	assert_int_equal(n, 1);
+	assert_string_equal(b[0], "198.18.0.1:32000");
+	n = hc_listen_binds(&s, AF_UNSPEC, 32001, b, ARRAY_SIZE(b));
+	assert_int_equal(n, 2);
+	assert_string_equal(b[0], "198.18.0.1:32001");
+	assert_string_equal(b[1], "[2001:2::1]:32001");
+	/* only IPv4 CIDRs: IPv6 on every address */
+	s.n_nodeport_addresses = 1;
+	n = hc_listen_binds(&s, AF_UNSPEC, 32000, b, ARRAY_SIZE(b));
+	assert_int_equal(n, 2);
+	assert_string_equal(b[0], "198.18.0.1:32000");
+	assert_string_equal(b[1], "[::]:32000");
+	/* ::/0 is every IPv6 address; max bounds the count */
+	np[1] = net("::/0");
+	s.n_nodeport_addresses = 2;
+	n = hc_listen_binds(&s, AF_UNSPEC, 32000, b, ARRAY_SIZE(b));
+	assert_int_equal(n, 2);
+	assert_string_equal(b[1], "[::]:32000");
+	assert_int_equal(hc_listen_binds(&s, AF_UNSPEC, 32000, b, 1), 1);
+	assert_string_equal(b[0], "198.18.0.1:32000");
+}
+
+/* Whether something listens on ip:port (TCP; the backlog accepts). */
+static bool listening(int family, const char *ip, uint16_t port)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len;
+	bool ok;
+	int fd;
+
+	if (family == AF_INET) {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons(port);
+		assert_int_equal(inet_pton(AF_INET, ip, &a->sin_addr), 1);
+		len = sizeof(*a);
+	} else {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons(port);
+		assert_int_equal(inet_pton(AF_INET6, ip, &a->sin6_addr), 1);
+		len = sizeof(*a);
+	}
+	fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	ok = connect(fd, (struct sockaddr *)&ss, len) == 0;
+	close(fd);
+	return ok;
+}
+
+/* A free port on both loopbacks (bound and closed again: a small race,
+ * no other process of the test uses it). */
+static uint16_t free_port(void)
+{
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	uint16_t port = 0;
+
+	if (fd < 0)
+		return 0;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+		port = ntohs(a.sin6_port);
+	close(fd);
+	return port;
+}
+
+/* Servers on 127.0.0.1 and, dual-stack, ::1; IPv4 only: none on ::1. */
+static void test_loopback_servers(void **state)
+{
+	struct ipaddr local[] = { addr("127.0.0.1"), addr("::1") };
+	struct ipnet np[] = { net("127.0.0.1/32"), net("::1/128") };
+	struct plan_settings s = { .family = AF_INET, .local_addrs = local, .n_local_addrs = 2,
+				   .nodeport_addresses = np, .n_nodeport_addresses = 2 };
+	struct endpoint e[] = { ep("198.18.65.10", 80, true, true) };
+	struct svc_port sp = { .ns = "ns", .name = "lb", .type = SVC_LOAD_BALANCER,
+			       .ext_policy = POLICY_LOCAL, .endpoints = e, .n_endpoints = 1 };
+	struct desired d = { .ports = &sp, .n_ports = 1 }, none = { 0 };
+	struct hc_servers *h = NULL;
+	struct loop *l = NULL;
+	struct diag_list diags;
+	uint16_t port = free_port();
+
+	if (!port)
+		skip(); /* no IPv6 loopback here */
+	sp.health_check_node_port = port;
+	diag_list_init(&diags);
+	assert_int_equal(loop_new(&l), 0);
+	assert_int_equal(hc_servers_new(l, NULL, NULL, &h), 0);
+	/* IPv4 only */
+	assert_int_equal(hc_servers_sync(h, &d, &s, AF_INET, &diags), 0);
+	assert_int_equal(diags.n, 0);
+	assert_int_equal(hc_servers_count(h), 1);
+	assert_true(listening(AF_INET, "127.0.0.1", port));
+	assert_false(listening(AF_INET6, "::1", port));
+	/* gone, then back dual-stack */
+	assert_int_equal(hc_servers_sync(h, &none, &s, AF_INET, &diags), 0);
+	assert_int_equal(hc_servers_count(h), 0);
+	assert_false(listening(AF_INET, "127.0.0.1", port));
+	assert_int_equal(hc_servers_sync(h, &d, &s, AF_UNSPEC, &diags), 0);
+	assert_int_equal(diags.n, 0);
+	assert_int_equal(hc_servers_count(h), 1);
+	assert_true(listening(AF_INET, "127.0.0.1", port));
+	assert_true(listening(AF_INET6, "::1", port));
+	hc_servers_free(h);
+	assert_false(listening(AF_INET6, "::1", port));
+	loop_free(l);
+	diag_list_done(&diags);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wanted),
 		cmocka_unit_test(test_body),
+		cmocka_unit_test(test_listen_binds),
+		cmocka_unit_test(test_loopback_servers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -148,6 +149,94 @@ static void test_svcnat_families(void **state)
 	metrics_free(m);
 }
 
+/* Lines of text without the process_* ones (their values change between
+ * two scrapes), and with ip_family="IPv6" series dropped when drop6. */
+static char *filter_lines(const char *text, bool drop6)
+{
+	char *out = calloc(1, strlen(text) + 1), *o = out;
+	const char *p = text;
+
+	assert_non_null(out);
+	while (*p) {
+		const char *e = strchr(p, '\n');
+		size_t n = e ? (size_t)(e - p) + 1 : strlen(p);
+
+		if (strncmp(p, "process_", 8) != 0 &&
+		    !(drop6 && memmem(p, n, "ip_family=\"IPv6\"", 16))) {
+			memcpy(o, p, n);
+			o += n;
+		}
+		p += n;
+	}
+	return out;
+}
+
+/* A dual-stack node: every ip_family series also as IPv6, from the start,
+ * at 0, and on its own; without metrics_declare_family() none at all. */
+static void test_dual_stack_families(void **state)
+{
+	static const char *const v6_lines[] = {
+		"kubeproxy_sync_proxy_rules_duration_seconds_count{ip_family=\"IPv6\"} 0\n",
+		"kubeproxy_sync_full_proxy_rules_duration_seconds_count{ip_family=\"IPv6\"} 0\n",
+		"kubeproxy_sync_partial_proxy_rules_duration_seconds_count{ip_family=\"IPv6\"} 0\n",
+		"kubeproxy_network_programming_duration_seconds_bucket{ip_family=\"IPv6\",le=\"0.25\"} 0\n",
+		"kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family=\"IPv6\"} 0\n",
+		"kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds{ip_family=\"IPv6\"} 0\n",
+		"kubeproxy_sync_proxy_rules_iptables_total{ip_family=\"IPv6\",table=\"filter\"} 0\n",
+		"kubeproxy_sync_proxy_rules_iptables_total{ip_family=\"IPv6\",table=\"nat\"} 0\n",
+		"kubeproxy_sync_proxy_rules_iptables_last{ip_family=\"IPv6\",table=\"filter\"} 0\n",
+		"kubeproxy_sync_proxy_rules_iptables_last{ip_family=\"IPv6\",table=\"nat\"} 0\n",
+		"kubeproxy_sync_proxy_rules_iptables_restore_failures_total{ip_family=\"IPv6\"} 0\n",
+		"kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total{ip_family=\"IPv6\"} 0\n",
+		"kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family=\"IPv6\",traffic_policy=\"external\"} 0\n",
+		"kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family=\"IPv6\",traffic_policy=\"internal\"} 0\n",
+	};
+	struct metrics *m4 = metrics_new(), *m = metrics_new();
+	char *out4, *out, *a, *b;
+	const char *p;
+	size_t n4 = 0, n6 = 0;
+	double v;
+
+	assert_int_equal(metrics_declare_svcnat(m4), 0);
+	assert_int_equal(metrics_declare_svcnat(m), 0);
+	assert_int_equal(metrics_declare_family(m, "IPv6"), 0);
+	assert_int_equal(metrics_declare_family(m, "IPv6"), 0); /* the same series again */
+	out4 = render(m4);
+	out = render(m);
+	assert_null(strstr(out4, "IPv6"));
+	for (size_t i = 0; i < ARRAY_SIZE(v6_lines); i++)
+		if (!strstr(out, v6_lines[i]))
+			fail_msg("missing: %s", v6_lines[i]);
+	/* As many IPv6 lines as IPv4 ones, each after its IPv4 twin. */
+	for (p = out; (p = strstr(p, "ip_family=\"IPv4\"")); p++)
+		n4++;
+	for (p = out; (p = strstr(p, "ip_family=\"IPv6\"")); p++)
+		n6++;
+	assert_true(n4 > 100); /* the histograms' buckets */
+	assert_int_equal(n4, n6);
+	assert_true(strstr(out, "kubeproxy_sync_proxy_rules_iptables_total{ip_family=\"IPv4\",table=\"nat\"}") <
+		    strstr(out, "kubeproxy_sync_proxy_rules_iptables_total{ip_family=\"IPv6\",table=\"filter\"}"));
+	/* Without the IPv6 series, the text is the IPv4-only one. */
+	a = filter_lines(out4, false);
+	b = filter_lines(out, true);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	/* The families' series are apart. */
+	assert_int_equal(metrics_gauge_set(m, "kubeproxy_sync_proxy_rules_iptables_total",
+					   "ip_family=\"IPv6\",table=\"nat\"", 7), 0);
+	assert_int_equal(metrics_get(m, "kubeproxy_sync_proxy_rules_iptables_total",
+				     "ip_family=\"IPv4\",table=\"nat\"", &v), 0);
+	assert_true(v == 0);
+	assert_int_equal(metrics_get(m, "kubeproxy_sync_proxy_rules_iptables_total",
+				     "ip_family=\"IPv6\",table=\"nat\"", &v), 0);
+	assert_true(v == 7);
+	free(out4);
+	free(out);
+	metrics_free(m4);
+	metrics_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -155,6 +244,7 @@ int main(void)
 		cmocka_unit_test(test_labelled_histogram),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_svcnat_families),
+		cmocka_unit_test(test_dual_stack_families),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
