@@ -8,10 +8,14 @@
 # regression case once fixed).  Prints each harness's executions and
 # coverage.
 # Usage: tests/fuzz/run.sh [SECONDS_EACH] [NAME...]   (default 45 s, all)
+# FUZZ_SEED: libFuzzer's -seed (default 1, so that CI runs the same
+# mutation sequence each time and a finding is not a matter of luck;
+# 0 = a random seed, for exploring).
 set -eu
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_builddir=${top_builddir:-.}
 secs=${1:-${FUZZ_SECONDS:-45}}
+seed=${FUZZ_SEED:-1}
 [ $# -gt 0 ] && shift
 names=${*:-decode parse etcdwire xtentry kubewire kubeconfig}
 scratch=$(mktemp -d /tmp/svcnat-fuzz.XXXXXX)
@@ -27,7 +31,7 @@ for h in $names; do
 	rc=0
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:symbolize=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		"$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+		"$bin" -seed="$seed" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 		-artifact_prefix="$scratch/$h-" "$scratch/$h" "$top_srcdir/tests/fuzz/$h" \
 		>"$log" 2>&1 || rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
