@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Rules <-> kernel entries (struct ipt_entry with its matches and target),
- * shared by the libiptc backend and the direct backend.  Entries use the
+ * Rules <-> kernel entries (struct ipt_entry, or struct ip6t_entry for
+ * ip6tables, with its matches and target), shared by the libiptc, direct
+ * and nf_tables backends.  Entries use the
  * match and target revisions iptables 1.8.9 picks on current kernels
  * (comment 0, tcp/udp/sctp 0, addrtype 1, mark 1, conntrack 3, statistic 0,
  * recent 1, DNAT 2, MARK 2, MASQUERADE 0, REJECT 0), so iptables-legacy-save
  * prints back what the renderer prints and rules written by
- * iptables-restore (kube-proxy) compare equal.  One builder per match and
+ * iptables-restore (kube-proxy) compare equal.  The IPv6 entries differ
+ * only where ip6tables' blobs do: REJECT is ip6t_REJECT
+ * (icmp6-port-unreachable), DNAT carries an IPv6 address, MASQUERADE is
+ * nf_nat_range, recent's mask is the all-ones IPv6 one.  One builder per match and
  * target kind of the model, one decoder per kernel match and target
  * (name, revision), each in a table.
  */
@@ -28,6 +32,7 @@
 #include <linux/netfilter/xt_statistic.h>
 #include <linux/netfilter/xt_tcpudp.h>
 #include <linux/netfilter_ipv4/ipt_REJECT.h>
+#include <linux/netfilter_ipv6/ip6t_REJECT.h>
 
 #include "core/owned.h"
 #include "backend/xtentry.h"
@@ -141,7 +146,8 @@ static uint32_t xt_probability_to_kernel(double p)
 	return (uint32_t)lround(2147483648.0 * p);
 }
 
-/* --- one builder per match kind: m of rule r, appended at *off --- */
+/* --- one builder per match kind: m of rule r, appended at *off, for
+ * address family `af` (AF_INET, AF_INET6) --- */
 
 static int too_big(const char **why)
 {
@@ -149,12 +155,12 @@ static int too_big(const char **why)
 	return -EINVAL;
 }
 
-static int build_comment(const struct rs_rule *r, const struct rs_match *m,
+static int build_comment(const struct rs_rule *r, int af, const struct rs_match *m,
 			 struct xt_entry_buf *buf, size_t *off, const char **why)
 {
 	struct xt_comment_info *ci;
 
-	(void)r;
+	(void)r, (void)af;
 	if (!m->u.comment || strlen(m->u.comment) >= XT_MAX_COMMENT_LEN) {
 		*why = "comment missing or longer than 255 bytes";
 		return -EINVAL;
@@ -166,9 +172,10 @@ static int build_comment(const struct rs_rule *r, const struct rs_match *m,
 	return 0;
 }
 
-static int build_port(const struct rs_rule *r, const struct rs_match *m, struct xt_entry_buf *buf,
-		      size_t *off, const char **why)
+static int build_port(const struct rs_rule *r, int af, const struct rs_match *m,
+		      struct xt_entry_buf *buf, size_t *off, const char **why)
 {
+	(void)af;
 	if (r->proto == IPPROTO_TCP) {
 		struct xt_tcp *tp = add_match(buf, off, "tcp", 0, sizeof(*tp));
 
@@ -212,12 +219,12 @@ static int build_port(const struct rs_rule *r, const struct rs_match *m, struct 
 	return 0;
 }
 
-static int build_addrtype(const struct rs_rule *r, const struct rs_match *m,
+static int build_addrtype(const struct rs_rule *r, int af, const struct rs_match *m,
 			  struct xt_entry_buf *buf, size_t *off, const char **why)
 {
 	struct xt_addrtype_info_v1 *ai;
 
-	(void)r;
+	(void)r, (void)af;
 	if (m->u.addrtype.type != RS_ADDRTYPE_LOCAL) {
 		*why = "addrtype other than LOCAL";
 		return -EINVAL;
@@ -237,12 +244,12 @@ static int build_addrtype(const struct rs_rule *r, const struct rs_match *m,
 	return 0;
 }
 
-static int build_mark(const struct rs_rule *r, const struct rs_match *m, struct xt_entry_buf *buf,
-		      size_t *off, const char **why)
+static int build_mark(const struct rs_rule *r, int af, const struct rs_match *m,
+		      struct xt_entry_buf *buf, size_t *off, const char **why)
 {
 	struct xt_mark_mtinfo1 *mi = add_match(buf, off, "mark", 1, sizeof(*mi));
 
-	(void)r;
+	(void)r, (void)af;
 	if (!mi)
 		return too_big(why);
 	mi->mark = m->u.mark.value;
@@ -251,12 +258,12 @@ static int build_mark(const struct rs_rule *r, const struct rs_match *m, struct 
 	return 0;
 }
 
-static int build_conntrack(const struct rs_rule *r, const struct rs_match *m,
+static int build_conntrack(const struct rs_rule *r, int af, const struct rs_match *m,
 			   struct xt_entry_buf *buf, size_t *off, const char **why)
 {
 	struct xt_conntrack_mtinfo3 *ct = add_match(buf, off, "conntrack", 3, sizeof(*ct));
 
-	(void)r;
+	(void)r, (void)af;
 	if (!ct)
 		return too_big(why);
 	ct->match_flags = XT_CONNTRACK_STATE;
@@ -266,12 +273,12 @@ static int build_conntrack(const struct rs_rule *r, const struct rs_match *m,
 	return 0;
 }
 
-static int build_statistic(const struct rs_rule *r, const struct rs_match *m,
+static int build_statistic(const struct rs_rule *r, int af, const struct rs_match *m,
 			   struct xt_entry_buf *buf, size_t *off, const char **why)
 {
 	struct xt_statistic_info *si = add_match(buf, off, "statistic", 0, sizeof(*si));
 
-	(void)r;
+	(void)r, (void)af;
 	if (!si)
 		return too_big(why);
 	si->mode = XT_STATISTIC_MODE_RANDOM;
@@ -283,12 +290,12 @@ static int build_statistic(const struct rs_rule *r, const struct rs_match *m,
 	return 0;
 }
 
-static int build_recent(const struct rs_rule *r, const struct rs_match *m, struct xt_entry_buf *buf,
-			size_t *off, const char **why)
+static int build_recent(const struct rs_rule *r, int af, const struct rs_match *m,
+			struct xt_entry_buf *buf, size_t *off, const char **why)
 {
 	struct xt_recent_mtinfo_v1 *ri;
 
-	(void)r;
+	(void)r, (void)af;
 	if (!m->u.recent.name || !m->u.recent.name[0] ||
 	    strlen(m->u.recent.name) >= XT_RECENT_NAME_LEN) {
 		*why = "recent name empty or longer than 199 bytes";
@@ -315,11 +322,15 @@ static int build_recent(const struct rs_rule *r, const struct rs_match *m, struc
 	ri->invert = m->invert;
 	memcpy(ri->name, m->u.recent.name, strlen(m->u.recent.name));
 	ri->side = XT_RECENT_SOURCE;
-	ri->mask.ip = 0xffffffffu;
+	/* As libxt_recent: the whole address of the family. */
+	if (af == AF_INET6)
+		memset(&ri->mask.in6, 0xff, sizeof(ri->mask.in6));
+	else
+		ri->mask.ip = 0xffffffffu;
 	return 0;
 }
 
-typedef int (*match_build_fn)(const struct rs_rule *r, const struct rs_match *m,
+typedef int (*match_build_fn)(const struct rs_rule *r, int af, const struct rs_match *m,
 			      struct xt_entry_buf *buf, size_t *off, const char **why);
 
 static const match_build_fn match_builders[] = {
@@ -333,7 +344,7 @@ static const match_build_fn match_builders[] = {
 
 /* A verdict, a jump or a goto: the standard target.  With labels the
  * name of the chain or verdict, as libiptc takes it. */
-static int build_standard(const struct rs_rule *r, bool labels, struct xt_entry_buf *buf,
+static int build_standard(const struct rs_rule *r, int af, bool labels, struct xt_entry_buf *buf,
 			  size_t *off, const char **why)
 {
 	const char *name = r->t.kind == RS_T_ACCEPT ? "ACCEPT"
@@ -356,48 +367,61 @@ static int build_standard(const struct rs_rule *r, bool labels, struct xt_entry_
 			   : r->t.kind == RS_T_DROP ? -NF_DROP - 1
 			   : r->t.kind == RS_T_RETURN ? XT_RETURN
 						       : 0;
-	if (r->t.kind == RS_T_GOTO)
+	if (r->t.kind == RS_T_GOTO && af == AF_INET6)
+		buf->e6.ipv6.flags |= IP6T_F_GOTO;
+	else if (r->t.kind == RS_T_GOTO)
 		buf->e.ip.flags |= IPT_F_GOTO;
 	return 0;
 }
 
-static int build_none(const struct rs_rule *r, bool labels, struct xt_entry_buf *buf, size_t *off,
-		      const char **why)
+static int build_none(const struct rs_rule *r, int af, bool labels, struct xt_entry_buf *buf,
+		      size_t *off, const char **why)
 {
-	(void)r, (void)labels;
+	(void)r, (void)af, (void)labels;
 	/* An empty standard target: libiptc makes it fall through. */
 	if (!add_target(buf, off, "", 0, sizeof(int)))
 		return too_big(why);
 	return 0;
 }
 
-static int build_reject(const struct rs_rule *r, bool labels, struct xt_entry_buf *buf,
+static int build_reject(const struct rs_rule *r, int af, bool labels, struct xt_entry_buf *buf,
 			size_t *off, const char **why)
 {
+	(void)r, (void)labels;
+	if (af == AF_INET6) {
+		struct ip6t_reject_info *ri6 = add_target(buf, off, "REJECT", 0, sizeof(*ri6));
+
+		if (!ri6)
+			return too_big(why);
+		ri6->with = IP6T_ICMP6_PORT_UNREACH;
+		return 0;
+	}
 	struct ipt_reject_info *ri = add_target(buf, off, "REJECT", 0, sizeof(*ri));
 
-	(void)r, (void)labels;
 	if (!ri)
 		return too_big(why);
 	ri->with = IPT_ICMP_PORT_UNREACHABLE;
 	return 0;
 }
 
-static int build_dnat(const struct rs_rule *r, bool labels, struct xt_entry_buf *buf, size_t *off,
-		      const char **why)
+static int build_dnat(const struct rs_rule *r, int af, bool labels, struct xt_entry_buf *buf,
+		      size_t *off, const char **why)
 {
 	struct nf_nat_range2 *nr;
 
 	(void)labels;
-	if (r->t.u.dnat.addr.family != AF_INET) {
-		*why = "DNAT to a non-IPv4 address";
+	if (r->t.u.dnat.addr.family != af) {
+		*why = af == AF_INET6 ? "DNAT to a non-IPv6 address" : "DNAT to a non-IPv4 address";
 		return -EINVAL;
 	}
 	nr = add_target(buf, off, "DNAT", 2, sizeof(*nr));
 	if (!nr)
 		return too_big(why);
 	nr->flags = NF_NAT_RANGE_MAP_IPS;
-	nr->min_addr.ip = nr->max_addr.ip = r->t.u.dnat.addr.u.v4.s_addr;
+	if (af == AF_INET6)
+		nr->min_addr.in6 = nr->max_addr.in6 = r->t.u.dnat.addr.u.v6;
+	else
+		nr->min_addr.ip = nr->max_addr.ip = r->t.u.dnat.addr.u.v4.s_addr;
 	if (r->t.u.dnat.port) {
 		nr->flags |= NF_NAT_RANGE_PROTO_SPECIFIED;
 		nr->min_proto.all = nr->max_proto.all = htons(r->t.u.dnat.port);
@@ -405,25 +429,35 @@ static int build_dnat(const struct rs_rule *r, bool labels, struct xt_entry_buf 
 	return 0;
 }
 
-static int build_mark_target(const struct rs_rule *r, bool labels, struct xt_entry_buf *buf,
+static int build_mark_target(const struct rs_rule *r, int af, bool labels, struct xt_entry_buf *buf,
 			     size_t *off, const char **why)
 {
 	struct xt_mark_tginfo2 *mt = add_target(buf, off, "MARK", 2, sizeof(*mt));
 
-	(void)labels;
+	(void)af, (void)labels;
 	if (!mt)
 		return too_big(why);
 	owned_mark_encode(&r->t, &mt->mark, &mt->mask);
 	return 0;
 }
 
-static int build_masquerade(const struct rs_rule *r, bool labels, struct xt_entry_buf *buf,
+static int build_masquerade(const struct rs_rule *r, int af, bool labels, struct xt_entry_buf *buf,
 			    size_t *off, const char **why)
 {
-	struct nf_nat_ipv4_multi_range_compat *mr =
-		add_target(buf, off, "MASQUERADE", 0, sizeof(*mr));
+	struct nf_nat_ipv4_multi_range_compat *mr;
 
 	(void)labels;
+	if (af == AF_INET6) {
+		/* ip6tables' MASQUERADE carries a plain nf_nat_range. */
+		struct nf_nat_range *r6 = add_target(buf, off, "MASQUERADE", 0, sizeof(*r6));
+
+		if (!r6)
+			return too_big(why);
+		if (r->t.u.masq.random_fully)
+			r6->flags = NF_NAT_RANGE_PROTO_RANDOM_FULLY;
+		return 0;
+	}
+	mr = add_target(buf, off, "MASQUERADE", 0, sizeof(*mr));
 	if (!mr)
 		return too_big(why);
 	mr->rangesize = 1;
@@ -432,8 +466,8 @@ static int build_masquerade(const struct rs_rule *r, bool labels, struct xt_entr
 	return 0;
 }
 
-typedef int (*target_build_fn)(const struct rs_rule *r, bool labels, struct xt_entry_buf *buf,
-			       size_t *off, const char **why);
+typedef int (*target_build_fn)(const struct rs_rule *r, int af, bool labels,
+			       struct xt_entry_buf *buf, size_t *off, const char **why);
 
 static const target_build_fn target_builders[] = {
 	[RS_T_NONE] = build_none,         [RS_T_JUMP] = build_standard,
@@ -443,11 +477,57 @@ static const target_build_fn target_builders[] = {
 	[RS_T_MARK] = build_mark_target,  [RS_T_MASQUERADE] = build_masquerade,
 };
 
+/* The matches and the target of r after the header (hdr bytes), for
+ * family af; *ret_target and *ret_next: the entry's two offsets. */
+static int build_body(const struct rs_rule *r, int af, bool labels, struct xt_entry_buf *buf,
+		      size_t hdr, uint16_t *ret_target, uint16_t *ret_next, const char **ret_why)
+{
+	size_t off = hdr;
+	int k;
+
+	for (size_t i = 0; i < r->n_matches && i < RS_MAX_MATCHES; i++) {
+		const struct rs_match *m = &r->m[i];
+
+		if (m->kind >= ARRAY_SIZE(match_builders) || !match_builders[m->kind]) {
+			*ret_why = "unknown match kind";
+			return -EINVAL;
+		}
+		k = match_builders[m->kind](r, af, m, buf, &off, ret_why);
+		if (k < 0)
+			return k;
+	}
+
+	*ret_target = (uint16_t)off;
+	if (r->t.kind >= ARRAY_SIZE(target_builders) || !target_builders[r->t.kind]) {
+		*ret_why = "unknown target kind";
+		return -EINVAL;
+	}
+	k = target_builders[r->t.kind](r, af, labels, buf, &off, ret_why);
+	if (k < 0)
+		return k;
+	*ret_next = (uint16_t)off;
+	return 0;
+}
+
+/* As iptables: "br0" masks its NUL too, "veth+" only "veth". */
+static int build_iface(const struct rs_rule *r, char name[IFNAMSIZ], unsigned char mask[IFNAMSIZ],
+		       const char **ret_why)
+{
+	size_t n = strlen(r->in_iface);
+
+	if (!n || n >= IFNAMSIZ) {
+		*ret_why = "interface name empty or longer than 15 bytes";
+		return -EINVAL;
+	}
+	memcpy(name, r->in_iface, n);
+	memset(mask, 0xff, r->in_iface_prefix ? n : n + 1);
+	return 0;
+}
+
 int xt_entry_build(const struct rs_rule *r, bool labels, struct xt_entry_buf *buf,
 		   const char **ret_why)
 {
 	struct ipt_entry *e = &buf->e;
-	size_t off = sizeof(*e);
 	int k;
 
 	memset(e, 0, sizeof(*e));
@@ -468,45 +548,79 @@ int xt_entry_build(const struct rs_rule *r, bool labels, struct xt_entry_buf *bu
 			e->ip.invflags |= IPT_INV_DSTIP;
 	}
 	if (r->in_iface) {
-		size_t n = strlen(r->in_iface);
-
-		if (!n || n >= IFNAMSIZ) {
-			*ret_why = "interface name empty or longer than 15 bytes";
-			return -EINVAL;
-		}
-		/* As iptables: "br0" masks its NUL too, "veth+" only "veth". */
-		memcpy(e->ip.iniface, r->in_iface, n);
-		memset(e->ip.iniface_mask, 0xff, r->in_iface_prefix ? n : n + 1);
+		k = build_iface(r, e->ip.iniface, e->ip.iniface_mask, ret_why);
+		if (k < 0)
+			return k;
 		if (r->in_iface_inv)
 			e->ip.invflags |= IPT_INV_VIA_IN;
 	}
 	e->ip.proto = r->proto;
-
-	for (size_t i = 0; i < r->n_matches && i < RS_MAX_MATCHES; i++) {
-		const struct rs_match *m = &r->m[i];
-
-		if (m->kind >= ARRAY_SIZE(match_builders) || !match_builders[m->kind]) {
-			*ret_why = "unknown match kind";
-			return -EINVAL;
-		}
-		k = match_builders[m->kind](r, m, buf, &off, ret_why);
-		if (k < 0)
-			return k;
-	}
-
-	e->target_offset = (uint16_t)off;
-	if (r->t.kind >= ARRAY_SIZE(target_builders) || !target_builders[r->t.kind]) {
-		*ret_why = "unknown target kind";
-		return -EINVAL;
-	}
-	k = target_builders[r->t.kind](r, labels, buf, &off, ret_why);
-	if (k < 0)
-		return k;
-	e->next_offset = (uint16_t)off;
-	return 0;
+	return build_body(r, AF_INET, labels, buf, sizeof(*e), &e->target_offset, &e->next_offset,
+			  ret_why);
 
 bad_addr:
 	*ret_why = "address is not IPv4";
+	return -EINVAL;
+}
+
+/* The mask of an IPv6 prefix of plen bits (<= 128). */
+static void plen_mask6(uint8_t plen, struct in6_addr *m)
+{
+	memset(m, 0, sizeof(*m));
+	for (unsigned i = 0; i < 16 && plen; i++) {
+		unsigned bits = plen >= 8 ? 8 : plen;
+
+		m->s6_addr[i] = (uint8_t)(0xff00u >> bits);
+		plen = (uint8_t)(plen - bits);
+	}
+}
+
+static int build_addr6(const struct ipnet *n, struct in6_addr *a, struct in6_addr *m)
+{
+	if (n->addr.family != AF_INET6 || n->plen > 128)
+		return -EINVAL;
+	plen_mask6(n->plen, m);
+	for (unsigned i = 0; i < 16; i++)
+		a->s6_addr[i] = n->addr.u.v6.s6_addr[i] & m->s6_addr[i];
+	return 0;
+}
+
+int xt_entry_build6(const struct rs_rule *r, bool labels, struct xt_entry_buf *buf,
+		    const char **ret_why)
+{
+	struct ip6t_entry *e = &buf->e6;
+	int k;
+
+	memset(e, 0, sizeof(*e));
+	if (r->src.addr.family) {
+		if (build_addr6(&r->src, &e->ipv6.src, &e->ipv6.smsk) < 0)
+			goto bad_addr;
+		if (r->src_inv)
+			e->ipv6.invflags |= IP6T_INV_SRCIP;
+	}
+	if (r->dst.addr.family) {
+		if (build_addr6(&r->dst, &e->ipv6.dst, &e->ipv6.dmsk) < 0)
+			goto bad_addr;
+		if (r->dst_inv)
+			e->ipv6.invflags |= IP6T_INV_DSTIP;
+	}
+	if (r->in_iface) {
+		k = build_iface(r, e->ipv6.iniface, e->ipv6.iniface_mask, ret_why);
+		if (k < 0)
+			return k;
+		if (r->in_iface_inv)
+			e->ipv6.invflags |= IP6T_INV_VIA_IN;
+	}
+	/* ip6tables sets IP6T_F_PROTO with -p: ip6_tables matches the
+	 * protocol only then (it has to walk the extension headers). */
+	e->ipv6.proto = r->proto;
+	if (r->proto)
+		e->ipv6.flags |= IP6T_F_PROTO;
+	return build_body(r, AF_INET6, labels, buf, sizeof(*e), &e->target_offset, &e->next_offset,
+			  ret_why);
+
+bad_addr:
+	*ret_why = "address is not IPv6";
 	return -EINVAL;
 }
 
@@ -648,14 +762,16 @@ static bool dec_statistic(const struct rs_rule *r, const void *data, struct rs_m
 	return true;
 }
 
-static bool dec_recent(const struct rs_rule *r, const void *data, struct rs_match *rm)
+/* recent with the all-ones mask of family af. */
+static bool dec_recent_af(const void *data, int af, struct rs_match *rm)
 {
+	static const uint8_t ones[16] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+					  0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	const struct xt_recent_mtinfo_v1 *ri = data;
 	uint8_t op;
 
-	(void)r;
 	if (ri->hit_count || ri->invert > 1 || ri->side != XT_RECENT_SOURCE ||
-	    ri->mask.ip != 0xffffffffu ||
+	    (af == AF_INET6 ? memcmp(&ri->mask.in6, ones, 16) != 0 : ri->mask.ip != 0xffffffffu) ||
 	    !(rm->u.recent.name = entry_str(ri->name, sizeof(ri->name))))
 		return false;
 	op = ri->check_set & (uint8_t)~XT_RECENT_REAP;
@@ -666,38 +782,56 @@ static bool dec_recent(const struct rs_rule *r, const void *data, struct rs_matc
 	else if (op != XT_RECENT_CHECK)
 		return false;
 	rm->kind = RS_M_RECENT;
+	rm->u.recent.ipv6 = af == AF_INET6;
 	rm->u.recent.reap = ri->check_set & XT_RECENT_REAP;
 	rm->u.recent.seconds = ri->seconds;
 	rm->invert = ri->invert;
 	return true;
 }
 
-/* The kernel matches svcnat reads back, at the revisions it writes. */
+static bool dec_recent(const struct rs_rule *r, const void *data, struct rs_match *rm)
+{
+	(void)r;
+	return dec_recent_af(data, AF_INET, rm);
+}
+
+static bool dec_recent6(const struct rs_rule *r, const void *data, struct rs_match *rm)
+{
+	(void)r;
+	return dec_recent_af(data, AF_INET6, rm);
+}
+
+/* The kernel matches svcnat reads back, at the revisions it writes
+ * (af 0: the same blob in both families). */
 static const struct {
 	const char *name;
 	uint8_t rev;
+	int af;
 	size_t size; /* of the match data */
 	bool (*decode)(const struct rs_rule *r, const void *data, struct rs_match *rm);
 } match_decoders[] = {
-	{ "comment", 0, sizeof(struct xt_comment_info), dec_comment },
-	{ "tcp", 0, sizeof(struct xt_tcp), dec_tcp },
-	{ "udp", 0, sizeof(struct xt_udp), dec_udp },
-	{ "sctp", 0, sizeof(struct xt_sctp_info), dec_sctp },
-	{ "addrtype", 1, sizeof(struct xt_addrtype_info_v1), dec_addrtype },
-	{ "mark", 1, sizeof(struct xt_mark_mtinfo1), dec_mark },
-	{ "conntrack", 3, sizeof(struct xt_conntrack_mtinfo3), dec_conntrack },
-	{ "statistic", 0, sizeof(struct xt_statistic_info), dec_statistic },
-	{ "recent", 1, sizeof(struct xt_recent_mtinfo_v1), dec_recent },
+	{ "comment", 0, 0, sizeof(struct xt_comment_info), dec_comment },
+	{ "tcp", 0, 0, sizeof(struct xt_tcp), dec_tcp },
+	{ "udp", 0, 0, sizeof(struct xt_udp), dec_udp },
+	{ "sctp", 0, 0, sizeof(struct xt_sctp_info), dec_sctp },
+	{ "addrtype", 1, 0, sizeof(struct xt_addrtype_info_v1), dec_addrtype },
+	{ "mark", 1, 0, sizeof(struct xt_mark_mtinfo1), dec_mark },
+	{ "conntrack", 3, 0, sizeof(struct xt_conntrack_mtinfo3), dec_conntrack },
+	{ "statistic", 0, 0, sizeof(struct xt_statistic_info), dec_statistic },
+	{ "recent", 1, AF_INET, sizeof(struct xt_recent_mtinfo_v1), dec_recent },
+	{ "recent", 1, AF_INET6, sizeof(struct xt_recent_mtinfo_v1), dec_recent6 },
 };
 
 /* Decode the match at m into the next slot of r; -1 with a reason. */
-static int decode_match(const struct xt_entry_match *m, struct rs_rule *r, char *why, size_t whylen)
+static int decode_match(const struct xt_entry_match *m, int af, struct rs_rule *r, char *why,
+			size_t whylen)
 {
 	const char *name = m->u.user.name;
 	uint8_t rev = m->u.user.revision;
 
 	for (size_t i = 0; i < ARRAY_SIZE(match_decoders); i++) {
-		if (match_decoders[i].rev != rev || !streq(match_decoders[i].name, name))
+		if (match_decoders[i].rev != rev || (match_decoders[i].af && match_decoders[i].af != af) ||
+		    !streq(match_decoders[i].name, name))
 			continue;
 		if (m->u.match_size < XT_ALIGN(sizeof(*m) + match_decoders[i].size) ||
 		    !match_decoders[i].decode(r, m->data, &r->m[r->n_matches])) {
@@ -722,23 +856,45 @@ static bool dec_reject(const void *data, struct rs_target *t)
 	return ri->with == IPT_ICMP_PORT_UNREACHABLE;
 }
 
-static bool dec_dnat(const void *data, struct rs_target *t)
+static bool dec_reject6(const void *data, struct rs_target *t)
+{
+	const struct ip6t_reject_info *ri = data;
+
+	t->kind = RS_T_REJECT;
+	t->u.reject.icmp6 = true;
+	return ri->with == IP6T_ICMP6_PORT_UNREACH;
+}
+
+static bool dec_dnat_af(const void *data, int af, struct rs_target *t)
 {
 	const struct nf_nat_range2 *nr = data;
 
 	if (!(nr->flags & NF_NAT_RANGE_MAP_IPS) ||
 	    (nr->flags & ~(NF_NAT_RANGE_MAP_IPS | NF_NAT_RANGE_PROTO_SPECIFIED)) ||
-	    nr->min_addr.ip != nr->max_addr.ip)
+	    memcmp(&nr->min_addr, &nr->max_addr, sizeof(nr->min_addr)) != 0)
 		return false;
 	t->kind = RS_T_DNAT;
-	t->u.dnat.addr.family = AF_INET;
-	t->u.dnat.addr.u.v4.s_addr = nr->min_addr.ip;
+	t->u.dnat.addr.family = (uint8_t)af;
+	if (af == AF_INET6)
+		t->u.dnat.addr.u.v6 = nr->min_addr.in6;
+	else
+		t->u.dnat.addr.u.v4.s_addr = nr->min_addr.ip;
 	if (nr->flags & NF_NAT_RANGE_PROTO_SPECIFIED) {
 		if (nr->min_proto.all != nr->max_proto.all || !nr->min_proto.all)
 			return false;
 		t->u.dnat.port = ntohs(nr->min_proto.all);
 	}
 	return true;
+}
+
+static bool dec_dnat(const void *data, struct rs_target *t)
+{
+	return dec_dnat_af(data, AF_INET, t);
+}
+
+static bool dec_dnat6(const void *data, struct rs_target *t)
+{
+	return dec_dnat_af(data, AF_INET6, t);
 }
 
 static bool dec_mark_target(const void *data, struct rs_target *t)
@@ -765,23 +921,54 @@ static bool dec_masquerade(const void *data, struct rs_target *t)
 	return true;
 }
 
+static bool dec_masquerade6(const void *data, struct rs_target *t)
+{
+	static const struct nf_nat_range zero;
+	const struct nf_nat_range *nr = data;
+	struct nf_nat_range rest = *nr;
+
+	rest.flags &= ~(unsigned)NF_NAT_RANGE_PROTO_RANDOM_FULLY;
+	if (memcmp(&rest, &zero, sizeof(zero)) != 0)
+		return false;
+	t->kind = RS_T_MASQUERADE;
+	t->u.masq.random_fully = nr->flags & NF_NAT_RANGE_PROTO_RANDOM_FULLY;
+	return true;
+}
+
+/* (af 0: the same blob in both families.) */
 static const struct {
 	const char *name;
 	uint8_t rev;
+	int af;
 	size_t size; /* of the target data */
 	bool (*decode)(const void *data, struct rs_target *t);
 } target_decoders[] = {
-	{ "REJECT", 0, sizeof(struct ipt_reject_info), dec_reject },
-	{ "DNAT", 2, sizeof(struct nf_nat_range2), dec_dnat },
-	{ "MARK", 2, sizeof(struct xt_mark_tginfo2), dec_mark_target },
-	{ "MASQUERADE", 0, sizeof(struct nf_nat_ipv4_multi_range_compat), dec_masquerade },
+	{ "REJECT", 0, AF_INET, sizeof(struct ipt_reject_info), dec_reject },
+	{ "REJECT", 0, AF_INET6, sizeof(struct ip6t_reject_info), dec_reject6 },
+	{ "DNAT", 2, AF_INET, sizeof(struct nf_nat_range2), dec_dnat },
+	{ "DNAT", 2, AF_INET6, sizeof(struct nf_nat_range2), dec_dnat6 },
+	{ "MARK", 2, 0, sizeof(struct xt_mark_tginfo2), dec_mark_target },
+	{ "MASQUERADE", 0, AF_INET, sizeof(struct nf_nat_ipv4_multi_range_compat), dec_masquerade },
+	{ "MASQUERADE", 0, AF_INET6, sizeof(struct nf_nat_range), dec_masquerade6 },
+};
+
+/* An entry of either family as the shared decoders see it. */
+struct entry_view {
+	int af;
+	const unsigned char *base; /* the entry */
+	size_t hdr;                /* sizeof its header: where the matches start */
+	uint16_t target_offset, next_offset;
+	bool goto_flag;
+	xt_label_fn label4;
+	xt_label6_fn label6;
+	void *ctx;
 };
 
 /* The standard target: a verdict, a fall-through, a jump or a goto. */
-static int decode_standard(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,
-			   struct rs_rule *r, char *why, size_t whylen)
+static int decode_standard(const struct entry_view *v, struct rs_rule *r, char *why, size_t whylen)
 {
-	const char *label = label_of(e, ctx);
+	const char *label = v->af == AF_INET6 ? v->label6((const void *)v->base, v->ctx)
+					      : v->label4((const void *)v->base, v->ctx);
 
 	if (!label) {
 		snprintf(why, whylen, "unresolvable target");
@@ -799,34 +986,34 @@ static int decode_standard(const struct ipt_entry *e, xt_label_fn label_of, void
 		snprintf(why, whylen, "target '%s'", label);
 		return -1;
 	} else {
-		r->t.kind = (e->ip.flags & IPT_F_GOTO) ? RS_T_GOTO : RS_T_JUMP;
+		r->t.kind = v->goto_flag ? RS_T_GOTO : RS_T_JUMP;
 		r->t.u.chain = label;
 	}
-	if (r->t.kind != RS_T_GOTO && (e->ip.flags & IPT_F_GOTO)) {
+	if (r->t.kind != RS_T_GOTO && v->goto_flag) {
 		snprintf(why, whylen, "goto to a verdict");
 		return -1;
 	}
 	return 0;
 }
 
-static int decode_target(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,
-			 struct rs_rule *r, char *why, size_t whylen)
+static int decode_target(const struct entry_view *v, struct rs_rule *r, char *why, size_t whylen)
 {
-	const struct xt_entry_target *t = (const void *)((const char *)e + e->target_offset);
+	const struct xt_entry_target *t = (const void *)(v->base + v->target_offset);
 
-	if (e->target_offset + sizeof(*t) > e->next_offset || t->u.target_size < sizeof(*t) ||
-	    e->target_offset + t->u.target_size > e->next_offset) {
+	if (v->target_offset + sizeof(*t) > v->next_offset || t->u.target_size < sizeof(*t) ||
+	    v->target_offset + t->u.target_size > v->next_offset) {
 		snprintf(why, whylen, "malformed target");
 		return -1;
 	}
 	if (!t->u.user.name[0] || streq(t->u.user.name, XT_STANDARD_TARGET))
-		return decode_standard(e, label_of, ctx, r, why, whylen);
-	if (e->ip.flags & IPT_F_GOTO) {
+		return decode_standard(v, r, why, whylen);
+	if (v->goto_flag) {
 		snprintf(why, whylen, "goto flag on target '%.29s'", t->u.user.name);
 		return -1;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(target_decoders); i++) {
 		if (target_decoders[i].rev != t->u.user.revision ||
+		    (target_decoders[i].af && target_decoders[i].af != v->af) ||
 		    !streq(target_decoders[i].name, t->u.user.name))
 			continue;
 		if (t->u.target_size < XT_ALIGN(sizeof(*t) + target_decoders[i].size) ||
@@ -841,10 +1028,61 @@ static int decode_target(const struct ipt_entry *e, xt_label_fn label_of, void *
 	return -1;
 }
 
+/* The matches and the target, after the header was decoded into r. */
+static int decode_body(const struct entry_view *v, struct rs_rule *r, char *why, size_t whylen)
+{
+	for (size_t off = v->hdr; off < v->target_offset;) {
+		const struct xt_entry_match *m = (const void *)(v->base + off);
+
+		if (m->u.match_size < sizeof(*m) || off + m->u.match_size > v->target_offset) {
+			snprintf(why, whylen, "malformed match");
+			return -1;
+		}
+		off += m->u.match_size;
+		if (r->n_matches >= RS_MAX_MATCHES) {
+			snprintf(why, whylen, "more than %d matches", RS_MAX_MATCHES);
+			return -1;
+		}
+		if (decode_match(m, v->af, r, why, whylen) < 0)
+			return -1;
+	}
+	return decode_target(v, r, why, whylen);
+}
+
+/* -i as build_iface() writes it. */
+static int decode_iface(const char name[IFNAMSIZ], const unsigned char mask[IFNAMSIZ], bool inv,
+			struct rs_rule *r, char *why, size_t whylen)
+{
+	const char *nul = memchr(name, '\0', IFNAMSIZ);
+	size_t n = nul ? (size_t)(nul - name) : IFNAMSIZ, i;
+	bool prefix = n < IFNAMSIZ && !mask[n];
+
+	for (i = 0; i < IFNAMSIZ; i++)
+		if (mask[i] != (i < n + !prefix ? 0xff : 0))
+			break;
+	if (!nul || i < IFNAMSIZ) {
+		snprintf(why, whylen, "input interface with an unusual mask");
+		return -1;
+	}
+	r->in_iface = name;
+	r->in_iface_prefix = prefix;
+	r->in_iface_inv = inv;
+	return 0;
+}
+
 int xt_entry_decode(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,
 		    struct rs_rule *r, char *why, size_t whylen)
 {
-	size_t off;
+	struct entry_view v = {
+		.af = AF_INET,
+		.base = (const void *)e,
+		.hdr = sizeof(*e),
+		.target_offset = e->target_offset,
+		.next_offset = e->next_offset,
+		.goto_flag = e->ip.flags & IPT_F_GOTO,
+		.label4 = label_of,
+		.ctx = ctx,
+	};
 
 	memset(r, 0, sizeof(*r));
 	if (e->ip.outiface[0] || (e->ip.flags & ~IPT_F_GOTO) ||
@@ -853,20 +1091,9 @@ int xt_entry_decode(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,
 		return -1;
 	}
 	if (e->ip.iniface[0]) {
-		const char *nul = memchr(e->ip.iniface, '\0', IFNAMSIZ);
-		size_t n = nul ? (size_t)(nul - e->ip.iniface) : IFNAMSIZ, i;
-		bool prefix = n < IFNAMSIZ && !e->ip.iniface_mask[n];
-
-		for (i = 0; i < IFNAMSIZ; i++)
-			if (e->ip.iniface_mask[i] != (i < n + !prefix ? 0xff : 0))
-				break;
-		if (!nul || i < IFNAMSIZ) {
-			snprintf(why, whylen, "input interface with an unusual mask");
+		if (decode_iface(e->ip.iniface, e->ip.iniface_mask, e->ip.invflags & IPT_INV_VIA_IN,
+				 r, why, whylen) < 0)
 			return -1;
-		}
-		r->in_iface = e->ip.iniface;
-		r->in_iface_prefix = prefix;
-		r->in_iface_inv = e->ip.invflags & IPT_INV_VIA_IN;
 	} else if (e->ip.invflags & IPT_INV_VIA_IN) {
 		snprintf(why, whylen, "'! -i' without an interface");
 		return -1;
@@ -898,23 +1125,78 @@ int xt_entry_decode(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,
 	r->src_inv = e->ip.invflags & IPT_INV_SRCIP;
 	r->dst_inv = e->ip.invflags & IPT_INV_DSTIP;
 	r->proto = (uint8_t)e->ip.proto;
+	return decode_body(&v, r, why, whylen);
+}
 
-	for (off = sizeof(*e); off < e->target_offset;) {
-		const struct xt_entry_match *m = (const void *)((const char *)e + off);
+/* The prefix length of a contiguous IPv6 mask, or -1. */
+static int plen6(const struct in6_addr *m)
+{
+	struct in6_addr want;
+	int plen = 0;
 
-		if (m->u.match_size < sizeof(*m) || off + m->u.match_size > e->target_offset) {
-			snprintf(why, whylen, "malformed match");
-			return -1;
-		}
-		off += m->u.match_size;
-		if (r->n_matches >= RS_MAX_MATCHES) {
-			snprintf(why, whylen, "more than %d matches", RS_MAX_MATCHES);
-			return -1;
-		}
-		if (decode_match(m, r, why, whylen) < 0)
-			return -1;
+	for (unsigned i = 0; i < 16; i++)
+		plen += __builtin_popcount(m->s6_addr[i]);
+	plen_mask6((uint8_t)plen, &want);
+	return memcmp(&want, m, sizeof(want)) ? -1 : plen;
+}
+
+static int decode_addr6(const struct in6_addr *a, const struct in6_addr *m, struct ipnet *n)
+{
+	static const struct in6_addr zero;
+	int plen;
+
+	if (!memcmp(a, &zero, sizeof(zero)) && !memcmp(m, &zero, sizeof(zero)))
+		return 0;
+	plen = plen6(m);
+	if (plen < 0)
+		return -1;
+	n->addr.family = AF_INET6;
+	n->addr.u.v6 = *a;
+	n->plen = (uint8_t)plen;
+	return 0;
+}
+
+int xt_entry_decode6(const struct ip6t_entry *e, xt_label6_fn label_of, void *ctx,
+		     struct rs_rule *r, char *why, size_t whylen)
+{
+	struct entry_view v = {
+		.af = AF_INET6,
+		.base = (const void *)e,
+		.hdr = sizeof(*e),
+		.target_offset = e->target_offset,
+		.next_offset = e->next_offset,
+		.goto_flag = e->ipv6.flags & IP6T_F_GOTO,
+		.label6 = label_of,
+		.ctx = ctx,
+	};
+
+	memset(r, 0, sizeof(*r));
+	if (e->ipv6.outiface[0] || e->ipv6.tos || (e->ipv6.flags & ~(IP6T_F_GOTO | IP6T_F_PROTO)) ||
+	    (e->ipv6.invflags & ~(IP6T_INV_SRCIP | IP6T_INV_DSTIP | IP6T_INV_VIA_IN)) ||
+	    !(e->ipv6.flags & IP6T_F_PROTO) != !e->ipv6.proto) {
+		snprintf(why, whylen, "output interface, tos, fragment or protocol options");
+		return -1;
 	}
-	return decode_target(e, label_of, ctx, r, why, whylen);
+	if (e->ipv6.iniface[0]) {
+		if (decode_iface(e->ipv6.iniface, e->ipv6.iniface_mask,
+				 e->ipv6.invflags & IP6T_INV_VIA_IN, r, why, whylen) < 0)
+			return -1;
+	} else if (e->ipv6.invflags & IP6T_INV_VIA_IN) {
+		snprintf(why, whylen, "'! -i' without an interface");
+		return -1;
+	}
+	if (decode_addr6(&e->ipv6.src, &e->ipv6.smsk, &r->src) < 0) {
+		snprintf(why, whylen, "non-contiguous source mask");
+		return -1;
+	}
+	if (decode_addr6(&e->ipv6.dst, &e->ipv6.dmsk, &r->dst) < 0) {
+		snprintf(why, whylen, "non-contiguous destination mask");
+		return -1;
+	}
+	r->src_inv = e->ipv6.invflags & IP6T_INV_SRCIP;
+	r->dst_inv = e->ipv6.invflags & IP6T_INV_DSTIP;
+	r->proto = (uint8_t)e->ipv6.proto;
+	return decode_body(&v, r, why, whylen);
 }
 
 /* --- errors --- */

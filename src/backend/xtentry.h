@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Encoding planned rules as IPv4 kernel entries and decoding kernel entries
- * back into rules, and what the kernel's errors mean.  Shared by the
- * libiptc writer (iptc.c) and the direct writer (direct.c); neither libiptc
- * nor a socket is needed here.
+ * Encoding planned rules as kernel entries (IPv4 ipt_entry, IPv6
+ * ip6t_entry) and decoding kernel entries back into rules, and what the
+ * kernel's errors mean.  Shared by the libiptc writer (iptc.c), the direct
+ * writer (direct.c) and the nf_tables writer (nftenc.c, nftread.c: its
+ * compat expressions carry the same match and target blobs); neither
+ * libiptc nor a socket is needed here.
  */
 #ifndef SVCNAT_BACKEND_XTENTRY_H
 #define SVCNAT_BACKEND_XTENTRY_H
@@ -12,6 +14,7 @@
 #include <stddef.h>
 
 #include <linux/netfilter_ipv4/ip_tables.h>
+#include <linux/netfilter_ipv6/ip6_tables.h>
 
 #include "core/ruleset.h"
 
@@ -21,6 +24,7 @@
 struct xt_entry_buf {
 	union {
 		struct ipt_entry e;
+		struct ip6t_entry e6;
 		unsigned char b[XT_ENTRY_MAX];
 	};
 } __attribute__((aligned(8)));
@@ -37,11 +41,20 @@ int xt_entry_build(const struct rs_rule *r, bool labels, struct xt_entry_buf *bu
 		   const char **ret_why);
 
 /*
+ * The same as an IPv6 entry (buf->e6): IPv6 addresses, IP6T_F_PROTO with
+ * -p as ip6tables sets it, IP6T_F_GOTO, and ip6tables' blobs where they
+ * differ (REJECT with icmp6-port-unreachable, DNAT to an IPv6 address,
+ * MASQUERADE as nf_nat_range, recent's all-ones IPv6 mask).
+ */
+int xt_entry_build6(const struct rs_rule *r, bool labels, struct xt_entry_buf *buf, const char **ret_why);
+
+/*
  * What a standard target of entry e means, as libiptc's iptc_get_target
  * says it: "ACCEPT", "DROP", "RETURN", "QUEUE", "" (falls through) or the
  * name of the chain it jumps to; NULL when it cannot be resolved.
  */
 typedef const char *(*xt_label_fn)(const struct ipt_entry *e, void *ctx);
+typedef const char *(*xt_label6_fn)(const struct ip6t_entry *e, void *ctx);
 
 /*
  * The name of a standard target's negative (absolute) verdict, as a label
@@ -57,6 +70,9 @@ const char *xt_verdict_name(int verdict);
  */
 int xt_entry_decode(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,
 		    struct rs_rule *r, char *why, size_t whylen);
+/* The same for an IPv6 entry (addresses of family AF_INET6). */
+int xt_entry_decode6(const struct ip6t_entry *e, xt_label6_fn label_of, void *ctx,
+		     struct rs_rule *r, char *why, size_t whylen);
 
 /*
  * What errno err from a legacy xtables call means for a user, in words;
