@@ -12,6 +12,7 @@
 
 #include "core/chainname.h"
 #include "core/delta.h"
+#include "core/planstore.h"
 #include "core/resolve.h"
 #include "pipeline.h"
 #include "sources/kube.h"
@@ -80,6 +81,9 @@ struct pipeline {
 	struct merge_snapshot *resolved; /* the view `desired` was resolved from */
 	struct chain_hasher *hasher;   /* the daemon's: chain names kept between IPv4 plans */
 	bool full_next;                /* the next resolve is a full one, checking the delta */
+	/* The daemon's: each family's plan kept between syncs (core/planstore.h). */
+	struct plan_store *store[PLAN_NFAMILIES];
+	bool plan_check_next;          /* the next plans are checked against full ones */
 	double resolve_seconds;        /* of the last pipeline_resolve() that resolved */
 	size_t ports_resolved;         /* service ports it built anew */
 };
@@ -131,9 +135,13 @@ int pipeline_new(const struct svcnat_options *o, struct pipeline **ret, struct d
 	p->source_ids = calloc(o->n_configs ? o->n_configs : 1, sizeof(*p->source_ids));
 	p->files = calloc(o->n_configs ? o->n_configs : 1, sizeof(*p->files));
 	/* The daemon plans again and again: it keeps the chain names. */
-	if (o->mode == MODE_DAEMON)
+	if (o->mode == MODE_DAEMON) {
 		p->hasher = chain_hasher_new_memo();
-	if (!p->merge || !p->source_ids || !p->files || (o->mode == MODE_DAEMON && !p->hasher)) {
+		p->store[PLAN_V4] = plan_store_new();
+		p->store[PLAN_V6] = plan_store_new();
+	}
+	if (!p->merge || !p->source_ids || !p->files ||
+	    (o->mode == MODE_DAEMON && (!p->hasher || !p->store[PLAN_V4] || !p->store[PLAN_V6]))) {
 		pipeline_free(p);
 		return -ENOMEM;
 	}
@@ -165,6 +173,8 @@ void pipeline_free(struct pipeline *p)
 	desired_free(&p->desired);
 	merge_snapshot_unref(p->resolved);
 	chain_hasher_free(p->hasher);
+	plan_store_free(p->store[PLAN_V4]);
+	plan_store_free(p->store[PLAN_V6]);
 	merge_free(p->merge);
 	if (p->files)
 		for (size_t i = 0; i < p->o->n_configs; i++)
@@ -587,6 +597,7 @@ int pipeline_resolve(struct pipeline *p, struct diag_list *d)
 void pipeline_resolve_full_next(struct pipeline *p)
 {
 	p->full_next = true;
+	p->plan_check_next = true;
 }
 
 int pipeline_plan_family(struct pipeline *p, int family, bool dual_stack, struct ruleset **ret,
@@ -602,25 +613,70 @@ int pipeline_plan_family(struct pipeline *p, int family, bool dual_stack, struct
 	return plan_build(&p->desired, &s, ret, st ? st : &local, d);
 }
 
-/* Plan IPv4 and, with want6, IPv6 (diagnostics both give: once). */
-static int plan_both(struct pipeline *p, bool want6, struct ruleset *ret[PLAN_NFAMILIES],
-		     struct plan_stats st[PLAN_NFAMILIES], struct diag_list *d)
+/*
+ * The daemon's plan of one family: the store's, updated from the last
+ * resolved state; *ret is the store's (not to be freed).  On the periodic
+ * sync the incremental plan is checked against a full one.
+ */
+static int plan_family_store(struct pipeline *p, int family, bool dual_stack,
+			     const struct ruleset **ret, struct plan_stats *st,
+			     struct diag_list *d)
+{
+	struct plan_store *store = p->store[family == AF_INET ? PLAN_V4 : PLAN_V6];
+	struct plan_settings s = p->settings;
+	struct plan_store_info info;
+	int r;
+
+	s.family = family;
+	s.dual_stack = dual_stack;
+	s.hasher = family == AF_INET ? p->hasher : NULL;
+	r = plan_store_update(store, &p->desired, &s, NULL, p->plan_check_next, st, &info, d);
+	if (r < 0)
+		return r;
+	if (info.mismatched)
+		diag_add(d, DIAG_WARNING, "plan", NULL, NULL,
+			 "the incremental IPv%d plan differed from a full one in %zu chain%s (a "
+			 "bug: please report it); the full one is used",
+			 family == AF_INET ? 4 : 6, info.mismatched, info.mismatched == 1 ? "" : "s");
+	*ret = plan_store_ruleset(store);
+	return 0;
+}
+
+/*
+ * Plan IPv4 and, with want6, IPv6 (diagnostics both give: once).  ret[]
+ * are the caller's to free, or with store the stores' (borrowed; the
+ * daemon's pipeline has them).
+ */
+static int plan_both(struct pipeline *p, bool want6, bool store,
+		     struct ruleset *ret[PLAN_NFAMILIES], struct plan_stats st[PLAN_NFAMILIES],
+		     struct diag_list *d)
 {
 	struct ruleset *rs[PLAN_NFAMILIES] = { NULL };
+	const struct ruleset *kept[PLAN_NFAMILIES] = { NULL };
 	struct diag_list d6;
 	size_t from = d ? d->n : 0;
 	int r;
 
-	r = pipeline_plan_family(p, AF_INET, want6, &rs[PLAN_V4], &st[PLAN_V4], d);
+	if (store)
+		r = plan_family_store(p, AF_INET, want6, &kept[PLAN_V4], &st[PLAN_V4], d);
+	else
+		r = pipeline_plan_family(p, AF_INET, want6, &rs[PLAN_V4], &st[PLAN_V4], d);
 	if (r < 0 || !want6) {
-		ret[PLAN_V4] = rs[PLAN_V4];
+		ret[PLAN_V4] = store ? (struct ruleset *)kept[PLAN_V4] : rs[PLAN_V4];
 		ret[PLAN_V6] = NULL;
+		if (r >= 0 && store)
+			p->plan_check_next = false;
 		return r;
 	}
 	/* The IPv6 plan repeats what concerns both families (a port defined
 	 * twice, an unsupported protocol): say it once. */
 	diag_list_init(&d6);
-	r = pipeline_plan_family(p, AF_INET6, true, &rs[PLAN_V6], &st[PLAN_V6], d ? &d6 : NULL);
+	if (store)
+		r = plan_family_store(p, AF_INET6, true, &kept[PLAN_V6], &st[PLAN_V6],
+				      d ? &d6 : NULL);
+	else
+		r = pipeline_plan_family(p, AF_INET6, true, &rs[PLAN_V6], &st[PLAN_V6],
+					 d ? &d6 : NULL);
 	if (r >= 0 && d)
 		r = diag_list_move_new(d, &d6, from);
 	diag_list_done(&d6);
@@ -628,6 +684,12 @@ static int plan_both(struct pipeline *p, bool want6, struct ruleset *ret[PLAN_NF
 		ruleset_free(rs[PLAN_V4]);
 		ruleset_free(rs[PLAN_V6]);
 		return r;
+	}
+	if (store) {
+		p->plan_check_next = false;
+		ret[PLAN_V4] = (struct ruleset *)kept[PLAN_V4];
+		ret[PLAN_V6] = (struct ruleset *)kept[PLAN_V6];
+		return 0;
 	}
 	ret[PLAN_V4] = rs[PLAN_V4];
 	ret[PLAN_V6] = rs[PLAN_V6];
@@ -642,7 +704,7 @@ int pipeline_plan(struct pipeline *p, struct ruleset *ret[PLAN_NFAMILIES],
 	r = pipeline_resolve(p, d);
 	if (r < 0)
 		return r;
-	return plan_both(p, true, ret, st, d);
+	return plan_both(p, true, false, ret, st, d);
 }
 
 /* CAP_NET_ADMIN in the effective set, read from /proc (no libcap needed). */
@@ -738,7 +800,7 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 	/* ip6tables too when the backend writes it (kube-proxy runs
 	 * single-stack where the host has no ip6tables). */
 	v6 = backend_has_ipv6(p->backend);
-	r = plan_both(p, v6, rs2, st, d);
+	r = plan_both(p, v6, p->store[PLAN_V4] != NULL, rs2, st, d);
 	if (r < 0)
 		return r;
 	rs = rs2[PLAN_V4];
@@ -764,8 +826,10 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 		malloc_trim(0);
 	}
 	r = backend_apply_families(p->backend, rs, rs2[PLAN_V6], &rep->apply, d);
-	ruleset_free(rs);
-	ruleset_free(rs2[PLAN_V6]);
+	if (!p->store[PLAN_V4]) { /* else the stores' plans */
+		ruleset_free(rs);
+		ruleset_free(rs2[PLAN_V6]);
+	}
 	rep->total_seconds = monotonic_seconds() - t0;
 	return r;
 }

@@ -461,6 +461,7 @@ struct rs_chain *ruleset_copy_chain(struct ruleset *rs, const struct rs_chain *c
 
 	if (!n)
 		return NULL;
+	n->stamp = c->stamp;
 	if (c->n_rules) {
 		n->rules = malloc(c->n_rules * sizeof(*n->rules));
 		if (!n->rules) {

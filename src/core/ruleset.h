@@ -170,6 +170,22 @@ struct rs_chain {
 	struct rs_rule *rules;
 	size_t n_rules;
 	size_t cap_rules;
+	/*
+	 * Content stamp, the writers' "unchanged since the previous plan"
+	 * signal.  0: unknown (treat the chain as changed).  A nonzero stamp
+	 * is given by a plan store (core/planstore.h; the daemon keeps one
+	 * per address family): two chains of that store's plans with the
+	 * same table, name and nonzero stamp have equal rules
+	 * (rs_chain_equal), so a writer that kept what it wrote for that
+	 * (table, name, stamp) may write it again without looking at the
+	 * rules.  Stamps of different stores (families) are not comparable.
+	 * A chain whose content does not change keeps its stamp from plan to
+	 * plan; a changed one gets a stamp never used before by that store.
+	 * plan_build() alone leaves every stamp 0.  Whoever changes a
+	 * chain's rules after planning sets the stamp to 0;
+	 * ruleset_copy_chain() keeps it (the copy is equal).
+	 */
+	uint64_t stamp;
 };
 
 struct rs_chains {
