@@ -1032,7 +1032,7 @@ static int dw_socket(struct direct_writer *dw, struct diag_list *d)
 {
 	if (dw->fd >= 0)
 		return 0;
-	return xt_socket("direct", &dw->fd, d);
+	return xt_socket(AF_INET, "direct", &dw->fd, d);
 }
 
 static struct dsync *dw_table(struct writer *w, const struct writer_table *tab)
@@ -1097,7 +1097,7 @@ static int direct_put_back(struct writer *w, const struct writer_table *tab, str
 			 "cannot put the table back: what was read is gone");
 		return -EINVAL;
 	}
-	return xt_put_back(s->fd, &s->k.info, s->k.blob, s->oldc, "direct", d);
+	return xt_put_back(s->fd, AF_INET, &s->k.info, s->k.blob, s->oldc, "direct", d);
 }
 
 static void direct_reset(struct writer *w)

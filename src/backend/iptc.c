@@ -5,11 +5,18 @@
  * the plan.  A table the driver may want put back is also read as raw
  * bytes (xtsnap.c) before iptc_init.  The only file that includes libiptc;
  * entries are encoded and decoded by xtentry.c.
+ *
+ * libip4tc and libip6tc are one source built twice (iptc_* and ip6tc_*,
+ * no symbol in common), so both are linked and one code path serves both
+ * families through struct iptc_family: the calls that differ only in
+ * their entry type, and the codec of that entry type.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <netinet/in.h>
 
 #include <libiptc/libiptc.h>
 
@@ -18,44 +25,118 @@
 #include "backend/xtsnap.h"
 #include "util.h"
 
-static void iptc_freep(struct xtc_handle **h)
-{
-	if (*h)
-		iptc_free(*h);
-}
+/* --- the two libraries --- */
 
-static const char *iptc_label(const struct ipt_entry *e, void *ctx)
+/* One family's library calls (entries as const void *) and codec. */
+struct iptc_family {
+	int af;
+	struct xtc_handle *(*init)(const char *table);
+	void (*free)(struct xtc_handle *h);
+	const char *(*first_chain)(struct xtc_handle *h);
+	const char *(*next_chain)(struct xtc_handle *h);
+	int (*builtin)(const char *chain, struct xtc_handle *h);
+	const void *(*first_rule)(const char *chain, struct xtc_handle *h);
+	const void *(*next_rule)(const void *e, struct xtc_handle *h);
+	const char *(*get_target)(const void *e, struct xtc_handle *h);
+	int (*insert_entry)(const char *chain, const void *e, unsigned pos, struct xtc_handle *h);
+	int (*append_entry)(const char *chain, const void *e, struct xtc_handle *h);
+	int (*delete_num_entry)(const char *chain, unsigned pos, struct xtc_handle *h);
+	int (*flush_entries)(const char *chain, struct xtc_handle *h);
+	int (*create_chain)(const char *chain, struct xtc_handle *h);
+	int (*delete_chain)(const char *chain, struct xtc_handle *h);
+	int (*get_references)(unsigned *refs, const char *chain, struct xtc_handle *h);
+	int (*commit)(struct xtc_handle *h);
+	const char *(*strerror)(int err);
+	/* Rule r as this family's entry, in buf, with labelled targets. */
+	int (*build)(const struct rs_rule *r, struct xt_entry_buf *buf, const void **ret_e,
+		     const char **ret_why);
+	int (*decode)(const void *e, struct xtc_handle *h, struct rs_rule *r, char *why,
+		      size_t whylen);
+};
+
+/* The calls that take or give entries, with the entry type as void. */
+#define IPTC_ENTRY_CALLS(pfx, entry)                                                         \
+	static const void *pfx##_w_first_rule(const char *c, struct xtc_handle *h)          \
+	{                                                                                    \
+		return pfx##_first_rule(c, h);                                               \
+	}                                                                                    \
+	static const void *pfx##_w_next_rule(const void *e, struct xtc_handle *h)           \
+	{                                                                                    \
+		return pfx##_next_rule(e, h);                                                \
+	}                                                                                    \
+	static const char *pfx##_w_get_target(const void *e, struct xtc_handle *h)          \
+	{                                                                                    \
+		return pfx##_get_target(e, h);                                               \
+	}                                                                                    \
+	static int pfx##_w_insert_entry(const char *c, const void *e, unsigned pos,         \
+					struct xtc_handle *h)                                \
+	{                                                                                    \
+		return pfx##_insert_entry(c, (const struct entry *)e, pos, h);               \
+	}                                                                                    \
+	static int pfx##_w_append_entry(const char *c, const void *e, struct xtc_handle *h) \
+	{                                                                                    \
+		return pfx##_append_entry(c, (const struct entry *)e, h);                    \
+	}
+
+IPTC_ENTRY_CALLS(iptc, ipt_entry)
+
+static const char *label4(const struct ipt_entry *e, void *ctx)
 {
 	return iptc_get_target(e, ctx);
 }
 
-static int decode_entry(const struct ipt_entry *e, struct xtc_handle *h, struct rs_rule *r,
-			char *why, size_t whylen)
+static int build4(const struct rs_rule *r, struct xt_entry_buf *buf, const void **ret_e,
+		  const char **ret_why)
 {
-	return xt_entry_decode(e, iptc_label, h, r, why, whylen);
+	*ret_e = &buf->e;
+	return xt_entry_build(r, true, buf, ret_why);
 }
 
-static bool entry_same(const struct ipt_entry *e, struct xtc_handle *h, const struct rs_rule *r)
+static int decode4(const void *e, struct xtc_handle *h, struct rs_rule *r, char *why,
+		   size_t whylen)
+{
+	return xt_entry_decode(e, label4, h, r, why, whylen);
+}
+
+#define IPTC_FAMILY(pfx)                                                                     \
+	.init = pfx##_init, .free = pfx##_free, .first_chain = pfx##_first_chain,            \
+	.next_chain = pfx##_next_chain, .builtin = pfx##_builtin,                            \
+	.first_rule = pfx##_w_first_rule, .next_rule = pfx##_w_next_rule,                    \
+	.get_target = pfx##_w_get_target, .insert_entry = pfx##_w_insert_entry,              \
+	.append_entry = pfx##_w_append_entry, .delete_num_entry = pfx##_delete_num_entry,    \
+	.flush_entries = pfx##_flush_entries, .create_chain = pfx##_create_chain,            \
+	.delete_chain = pfx##_delete_chain, .get_references = pfx##_get_references,          \
+	.commit = pfx##_commit, .strerror = pfx##_strerror
+
+static const struct iptc_family fam4 = {
+	.af = AF_INET,
+	IPTC_FAMILY(iptc),
+	.build = build4,
+	.decode = decode4,
+};
+
+static bool entry_same(const struct iptc_family *f, const void *e, struct xtc_handle *h,
+		       const struct rs_rule *r)
 {
 	struct rs_rule k;
 	char why[96];
 
-	if (decode_entry(e, h, &k, why, sizeof(why)) < 0)
+	if (f->decode(e, h, &k, why, sizeof(why)) < 0)
 		return false;
 	return owned_rule_same(&k, r);
 }
 
 /* --- errors --- */
 
-static int iptc_fail(struct diag_list *d, const char *table, const char *what, const char *chain,
-		     int err, bool commit)
+static int iptc_fail(const struct iptc_family *f, struct diag_list *d, const char *table,
+		     const char *what, const char *chain, int err, bool commit)
 {
 	const char *mean = xt_errno_meaning(err, commit);
 
 	if (!err)
 		err = EIO;
 	diag_add(d, DIAG_ERROR, "libiptc", table, chain, "%s failed: errno %d (%s)%s%s", what, err,
-		 iptc_strerror(err), mean ? ": " : "", mean ? mean : "");
+		 f->strerror(err), mean ? ": " : "", mean ? mean : "");
 	return -err;
 }
 
@@ -87,9 +168,11 @@ struct jump_fix {
 };
 
 struct tsync {
+	const struct iptc_family *f;
 	struct xtc_handle *h;
 	enum rs_table t;
-	const char *table;
+	const char *table; /* for messages: "nat", "ip6 nat", ... */
+	const char *name;  /* the kernel's: "nat" */
 	const struct ruleset *rs;
 	struct apply_result *res;
 	struct diag_list *d;
@@ -102,7 +185,7 @@ struct tsync {
 	size_t n_stale, cap_stale;
 	struct jump_fix jf[4];
 	size_t n_jf;
-	const struct ipt_entry **ke; /* scratch: one chain's kernel entries */
+	const void **ke; /* scratch: one chain's kernel entries */
 	size_t cap_ke;
 	bool changed;
 	bool committed;
@@ -122,7 +205,7 @@ static void tsync_done(struct tsync *s)
 		free(s->jf[i].kpos);
 	}
 	if (s->h)
-		iptc_free(s->h);
+		s->f->free(s->h);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -145,8 +228,7 @@ static int load_entries(struct tsync *s, const char *chain, size_t *ret_n)
 {
 	size_t n = 0;
 
-	for (const struct ipt_entry *e = iptc_first_rule(chain, s->h); e;
-	     e = iptc_next_rule(e, s->h)) {
+	for (const void *e = s->f->first_rule(chain, s->h); e; e = s->f->next_rule(e, s->h)) {
 		if (GROW(s->ke, s->cap_ke, n + 1) < 0)
 			return -ENOMEM;
 		s->ke[n++] = e;
@@ -171,12 +253,12 @@ static int plan_chain(struct tsync *s, const struct rs_chain *pc, struct ichain 
 	r = load_entries(s, k->name, &nk);
 	if (r < 0)
 		return r;
-	while (p < nk && p < pc->n_rules && entry_same(s->ke[p], s->h, &pc->rules[p]))
+	while (p < nk && p < pc->n_rules && entry_same(s->f, s->ke[p], s->h, &pc->rules[p]))
 		p++;
 	if (p == nk && p == pc->n_rules)
 		return 0;
 	while (sfx < nk - p && sfx < pc->n_rules - p &&
-	       entry_same(s->ke[nk - 1 - sfx], s->h, &pc->rules[pc->n_rules - 1 - sfx]))
+	       entry_same(s->f, s->ke[nk - 1 - sfx], s->h, &pc->rules[pc->n_rules - 1 - sfx]))
 		sfx++;
 	if (GROW(s->ops, s->cap_ops, s->n_ops + 1) < 0)
 		return -ENOMEM;
@@ -195,7 +277,7 @@ static bool live_jump_same(void *ctx, size_t i, size_t j)
 {
 	const struct live_jumps *lj = ctx;
 
-	return entry_same(lj->s->ke[lj->at[i]], lj->s->h, &lj->pc->rules[j]);
+	return entry_same(lj->s->f, lj->s->ke[lj->at[i]], lj->s->h, &lj->pc->rules[j]);
 }
 
 /*
@@ -226,7 +308,7 @@ static int plan_jumps(struct tsync *s, const char *builtin)
 	if (!at || !match || !kpos || !del)
 		return -ENOMEM;
 	for (size_t i = 0; i < nk; i++) {
-		const char *tgt = iptc_get_target(s->ke[i], s->h);
+		const char *tgt = s->f->get_target(s->ke[i], s->h);
 
 		if (tgt && owned_chain_ours(s->rs, s->t, tgt))
 			at[n_ours++] = i;
@@ -266,21 +348,22 @@ static int put_rule(struct tsync *s, const char *chain, const struct rs_rule *ru
 {
 	struct xt_entry_buf buf;
 	const char *why = NULL;
+	const void *e = NULL;
 	xt_chainlabel label;
 	int ok;
 
-	if (xt_entry_build(rule, true, &buf, &why) < 0) {
+	if (s->f->build(rule, &buf, &e, &why) < 0) {
 		diag_add(s->d, DIAG_ERROR, "libiptc", s->table, chain, "rule %zu: %s", idx + 1,
 			 why ? why : "cannot be encoded");
 		return -EINVAL;
 	}
 	snprintf(label, sizeof(label), "%s", chain);
 	if (insert)
-		ok = iptc_insert_entry(label, &buf.e, (unsigned)pos, s->h);
+		ok = s->f->insert_entry(label, e, (unsigned)pos, s->h);
 	else
-		ok = iptc_append_entry(label, &buf.e, s->h);
+		ok = s->f->append_entry(label, e, s->h);
 	if (!ok)
-		return iptc_fail(s->d, s->table, insert ? "inserting a rule" : "appending a rule",
+		return iptc_fail(s->f, s->d, s->table, insert ? "inserting a rule" : "appending a rule",
 				 chain, errno, false);
 	s->res->rules_written++;
 	return 0;
@@ -303,8 +386,8 @@ static int execute(struct tsync *s)
 		if (s->ops[i].kind != COP_NEW)
 			continue;
 		snprintf(label, sizeof(label), "%s", s->ops[i].pc->name);
-		if (!iptc_create_chain(label, s->h))
-			return iptc_fail(s->d, s->table, "creating the chain", label, errno, false);
+		if (!s->f->create_chain(label, s->h))
+			return iptc_fail(s->f, s->d, s->table, "creating the chain", label, errno, false);
 		s->res->chains_created++;
 	}
 	for (size_t i = 0; i < s->n_ops; i++) {
@@ -322,13 +405,13 @@ static int execute(struct tsync *s)
 			/* Deleting by number walks the list: beyond a few rules in
 			 * the middle, flushing and appending is cheaper. */
 			if (op->prefix + op->suffix == 0 || ndel + nins > 64) {
-				if (!iptc_flush_entries(label, s->h))
-					return iptc_fail(s->d, s->table, "flushing the chain",
+				if (!s->f->flush_entries(label, s->h))
+					return iptc_fail(s->f, s->d, s->table, "flushing the chain",
 							 label, errno, false);
 			} else {
 				for (size_t k = 0; k < ndel; k++)
-					if (!iptc_delete_num_entry(label, (unsigned)op->prefix, s->h))
-						return iptc_fail(s->d, s->table, "deleting a rule",
+					if (!s->f->delete_num_entry(label, (unsigned)op->prefix, s->h))
+						return iptc_fail(s->f, s->d, s->table, "deleting a rule",
 								 label, errno, false);
 				from = op->prefix;
 				to = op->prefix + nins;
@@ -346,8 +429,8 @@ static int execute(struct tsync *s)
 		size_t cursor = 0, inserted = 0;
 
 		for (size_t x = jf->n_del; x-- > 0;)
-			if (!iptc_delete_num_entry(jf->chain, (unsigned)jf->del[x], s->h))
-				return iptc_fail(s->d, s->table, "deleting a jump rule", jf->chain,
+			if (!s->f->delete_num_entry(jf->chain, (unsigned)jf->del[x], s->h))
+				return iptc_fail(s->f, s->d, s->table, "deleting a jump rule", jf->chain,
 						 errno, false);
 		for (size_t j = 0; jf->pc && j < jf->pc->n_rules; j++) {
 			if (jf->kpos[j] >= 0) {
@@ -366,22 +449,22 @@ static int execute(struct tsync *s)
 	for (size_t i = 0; i < s->n_stale; i++) {
 		const char *name = s->kc[s->stale[i]].name;
 
-		if (iptc_first_rule(name, s->h) && !iptc_flush_entries(name, s->h))
-			return iptc_fail(s->d, s->table, "flushing the chain", name, errno, false);
+		if (s->f->first_rule(name, s->h) && !s->f->flush_entries(name, s->h))
+			return iptc_fail(s->f, s->d, s->table, "flushing the chain", name, errno, false);
 	}
 	for (size_t i = 0; i < s->n_stale; i++) {
 		const char *name = s->kc[s->stale[i]].name;
 		unsigned refs = 0;
 
-		if (!iptc_get_references(&refs, name, s->h))
-			return iptc_fail(s->d, s->table, "counting references", name, errno, false);
+		if (!s->f->get_references(&refs, name, s->h))
+			return iptc_fail(s->f, s->d, s->table, "counting references", name, errno, false);
 		if (refs) {
 			diag_add(s->d, DIAG_WARNING, "libiptc", s->table, name,
 				 "not deleted: %u rule(s) of another program still jump to it", refs);
 			continue;
 		}
-		if (!iptc_delete_chain(name, s->h))
-			return iptc_fail(s->d, s->table, "deleting the chain", name, errno, false);
+		if (!s->f->delete_chain(name, s->h))
+			return iptc_fail(s->f, s->d, s->table, "deleting the chain", name, errno, false);
 		s->res->chains_deleted++;
 	}
 	return 0;
@@ -401,9 +484,9 @@ static unsigned refs_from_ours(struct tsync *s, const char *name)
 
 		if (!k->builtin && !owned_chain(s->t, k->name))
 			continue;
-		for (const struct ipt_entry *e = iptc_first_rule(k->name, s->h); e;
-		     e = iptc_next_rule(e, s->h)) {
-			const char *tgt = iptc_get_target(e, s->h);
+		for (const void *e = s->f->first_rule(k->name, s->h); e;
+		     e = s->f->next_rule(e, s->h)) {
+			const char *tgt = s->f->get_target(e, s->h);
 
 			if (tgt && streq(tgt, name))
 				n++;
@@ -418,9 +501,9 @@ static bool stale_needs_work(struct tsync *s, const char *name)
 {
 	unsigned refs = 0;
 
-	if (iptc_first_rule(name, s->h))
+	if (s->f->first_rule(name, s->h))
 		return true;
-	if (!iptc_get_references(&refs, name, s->h) || refs == 0)
+	if (!s->f->get_references(&refs, name, s->h) || refs == 0)
 		return true;
 	return refs_from_ours(s, name) > 0;
 }
@@ -435,23 +518,24 @@ static int prepare_table(struct tsync *s, bool *ret_changed)
 	if (s->keep) {
 		_cleanup_close_ int fd = -1;
 
-		r = xt_socket("libiptc", &fd, s->d);
+		r = xt_socket(s->f->af, "libiptc", &fd, s->d);
 		if (r < 0)
 			return r;
-		r = xt_snap_read(fd, s->table, &s->snap, "libiptc", s->d);
+		r = xt_snap_read(fd, s->f->af, s->name, &s->snap, "libiptc", s->d);
 		if (r < 0)
 			return r;
 	}
-	s->h = iptc_init(s->table);
+	s->h = s->f->init(s->name);
 	if (!s->h)
-		return iptc_fail(s->d, s->table, "reading the table (iptc_init)", NULL, errno, false);
+		return iptc_fail(s->f, s->d, s->table, "reading the table (iptc_init)", NULL, errno,
+				 false);
 
-	for (const char *c = iptc_first_chain(s->h); c; c = iptc_next_chain(s->h)) {
+	for (const char *c = s->f->first_chain(s->h); c; c = s->f->next_chain(s->h)) {
 		if (GROW(s->kc, s->cap_kc, s->n_kc + 1) < 0)
 			return -ENOMEM;
 		memset(&s->kc[s->n_kc], 0, sizeof(s->kc[0]));
 		snprintf(s->kc[s->n_kc].name, sizeof(s->kc[0].name), "%s", c);
-		s->kc[s->n_kc].builtin = iptc_builtin(c, s->h);
+		s->kc[s->n_kc].builtin = s->f->builtin(c, s->h);
 		s->n_kc++;
 	}
 	if (s->n_kc > 1)
@@ -508,18 +592,19 @@ static int prepare_table(struct tsync *s, bool *ret_changed)
 
 /* --- reading the live owned state (--diff) --- */
 
-static int read_table(struct ruleset *out, const struct ruleset *plan, enum rs_table t,
-		      struct diag_list *d)
+static int read_table(const struct iptc_family *f, const struct writer_table *tab,
+		      struct ruleset *out, const struct ruleset *plan, struct diag_list *d)
 {
-	_cleanup_(iptc_freep) struct xtc_handle *h = iptc_init(rs_table_name(t));
+	enum rs_table t = tab->table;
+	struct xtc_handle *h = f->init(rs_table_name(t));
 	char **names = NULL;
 	size_t n = 0, cap = 0;
 	int r = 0;
 
 	if (!h)
-		return iptc_fail(d, rs_table_name(t), "reading the table (iptc_init)", NULL, errno,
-				 false);
-	for (const char *c = iptc_first_chain(h); c; c = iptc_next_chain(h)) {
+		return iptc_fail(f, d, writer_table_name(tab), "reading the table (iptc_init)", NULL,
+				 errno, false);
+	for (const char *c = f->first_chain(h); c; c = f->next_chain(h)) {
 		if (GROW(names, cap, n + 1) < 0) {
 			r = -ENOMEM;
 			goto out;
@@ -527,7 +612,7 @@ static int read_table(struct ruleset *out, const struct ruleset *plan, enum rs_t
 		names[n++] = (char *)c;
 	}
 	for (size_t i = 0; i < n; i++) {
-		bool builtin = iptc_builtin(names[i], h);
+		bool builtin = f->builtin(names[i], h);
 		struct rs_chain *c;
 		size_t idx = 0;
 
@@ -538,18 +623,17 @@ static int read_table(struct ruleset *out, const struct ruleset *plan, enum rs_t
 			r = -errno;
 			goto out;
 		}
-		for (const struct ipt_entry *e = iptc_first_rule(names[i], h); e;
-		     e = iptc_next_rule(e, h), idx++) {
+		for (const void *e = f->first_rule(names[i], h); e; e = f->next_rule(e, h), idx++) {
 			struct rs_rule dec, *nr;
 			char why[160];
 
 			if (builtin) {
-				const char *tgt = iptc_get_target(e, h);
+				const char *tgt = f->get_target(e, h);
 
 				if (!tgt || !owned_chain_ours(plan, t, tgt))
 					continue;
 			}
-			if (decode_entry(e, h, &dec, why, sizeof(why)) < 0) {
+			if (f->decode(e, h, &dec, why, sizeof(why)) < 0) {
 				memset(&dec, 0, sizeof(dec));
 				dec.t.kind = OWNED_T_FOREIGN;
 				dec.n_matches = 1;
@@ -574,6 +658,7 @@ static int read_table(struct ruleset *out, const struct ruleset *plan, enum rs_t
 	}
 out:
 	free(names);
+	f->free(h);
 	return r;
 }
 
@@ -581,27 +666,37 @@ out:
 
 struct iptc_writer {
 	struct writer w;
-	struct tsync t[RS_NTABLES];
+	struct tsync t[2][RS_NTABLES]; /* [enum writer_family][enum rs_table] */
 };
+
+/* The library of a family (NULL: none this writer writes). */
+static const struct iptc_family *family_of(enum writer_family fam)
+{
+	return fam == WRITER_IPV4 ? &fam4 : NULL;
+}
 
 static struct tsync *iw_table(struct writer *w, const struct writer_table *tab)
 {
 	struct iptc_writer *iw = (struct iptc_writer *)w;
 
-	return tab->family == WRITER_IPV4 && tab->table < RS_NTABLES ? &iw->t[tab->table] : NULL;
+	if ((tab->family != WRITER_IPV4 && tab->family != WRITER_IPV6) || tab->table >= RS_NTABLES)
+		return NULL;
+	return &iw->t[tab->family][tab->table];
 }
 
 static int iptc_prepare(struct writer *w, const struct writer_table *tab,
 			const struct ruleset *plan, bool keep, bool *ret_changed,
 			struct apply_result *res, struct diag_list *d)
 {
+	const struct iptc_family *f = family_of(tab->family);
 	struct tsync *s = iw_table(w, tab);
 
-	if (!s)
+	if (!s || !f)
 		return -EAFNOSUPPORT;
 	tsync_done(s);
-	*s = (struct tsync){ .t = tab->table, .table = rs_table_name(tab->table), .rs = plan,
-			     .res = res, .d = d, .keep = keep };
+	*s = (struct tsync){ .f = f, .t = tab->table, .table = writer_table_name(tab),
+			     .name = rs_table_name(tab->table), .rs = plan, .res = res, .d = d,
+			     .keep = keep };
 	return prepare_table(s, ret_changed);
 }
 
@@ -613,12 +708,12 @@ static int iptc_commit_table(struct writer *w, const struct writer_table *tabs, 
 	if (!s || !s->h)
 		return -EINVAL;
 	ret_done[0] = false;
-	if (!iptc_commit(s->h)) {
+	if (!s->f->commit(s->h)) {
 		int err = errno;
 
 		if (err == EAGAIN)
 			return -EAGAIN;
-		return iptc_fail(d, s->table, "committing the table", NULL, err, true);
+		return iptc_fail(s->f, d, s->table, "committing the table", NULL, err, true);
 	}
 	s->committed = ret_done[0] = true;
 	return 0;
@@ -632,27 +727,31 @@ static int iptc_put_back(struct writer *w, const struct writer_table *tab, struc
 
 	if (!s || !s->committed || !s->snap.ge)
 		return -EINVAL;
-	r = xt_socket("libiptc", &fd, d);
+	r = xt_socket(s->f->af, "libiptc", &fd, d);
 	if (r < 0)
 		return r;
-	return xt_put_back(fd, &s->snap.info, s->snap.ge->entrytable, NULL, "libiptc", d);
+	return xt_put_back(fd, s->f->af, &s->snap.info, s->snap.ge->entrytable, NULL, "libiptc",
+			   d);
 }
 
 static void iptc_reset(struct writer *w)
 {
 	struct iptc_writer *iw = (struct iptc_writer *)w;
 
-	for (size_t i = 0; i < RS_NTABLES; i++)
-		tsync_done(&iw->t[i]);
+	for (size_t f = 0; f < ARRAY_SIZE(iw->t); f++)
+		for (size_t i = 0; i < RS_NTABLES; i++)
+			tsync_done(&iw->t[f][i]);
 }
 
 static int iptc_read(struct writer *w, const struct writer_table *tab, const struct ruleset *plan,
 		     struct ruleset *out, struct diag_list *d)
 {
+	const struct iptc_family *f = family_of(tab->family);
+
 	(void)w;
-	if (tab->family != WRITER_IPV4)
+	if (!f || tab->table >= RS_NTABLES)
 		return -EAFNOSUPPORT;
-	return read_table(out, plan, tab->table, d);
+	return read_table(f, tab, out, plan, d);
 }
 
 static void iptc_writer_free(struct writer *w)

@@ -6,9 +6,50 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include <linux/netfilter_ipv6/ip6_tables.h>
+
 #include "backend/xtentry.h"
 #include "backend/xtsnap.h"
 #include "util.h"
+
+/* ip_tables and ip6_tables take the same getinfo, get_entries and replace
+ * headers (only the entries differ), so one set of structs serves both. */
+_Static_assert(sizeof(struct ipt_getinfo) == sizeof(struct ip6t_getinfo), "getinfo");
+_Static_assert(offsetof(struct ipt_get_entries, entrytable) ==
+		       offsetof(struct ip6t_get_entries, entrytable),
+	       "get_entries");
+_Static_assert(sizeof(struct ipt_replace) == sizeof(struct ip6t_replace), "replace");
+_Static_assert(IPT_SO_GET_INFO == IP6T_SO_GET_INFO && IPT_SO_GET_ENTRIES == IP6T_SO_GET_ENTRIES &&
+		       IPT_SO_SET_REPLACE == IP6T_SO_SET_REPLACE &&
+		       IPT_SO_SET_ADD_COUNTERS == IP6T_SO_SET_ADD_COUNTERS,
+	       "socket options");
+
+static int sol(int af)
+{
+	return af == AF_INET6 ? SOL_IPV6 : SOL_IP;
+}
+
+/* An entry's counters and the offset of the next one, in either family. */
+static struct xt_counters entry_counters(int af, const unsigned char *e)
+{
+	const struct xt_counters *c =
+		(const void *)(e + (af == AF_INET6 ? offsetof(struct ip6t_entry, counters)
+						   : offsetof(struct ipt_entry, counters)));
+
+	return *c;
+}
+
+static size_t entry_next(int af, const unsigned char *e)
+{
+	if (af == AF_INET6)
+		return ((const struct ip6t_entry *)(const void *)e)->next_offset;
+	return ((const struct ipt_entry *)(const void *)e)->next_offset;
+}
+
+static size_t entry_min(int af)
+{
+	return af == AF_INET6 ? sizeof(struct ip6t_entry) : sizeof(struct ipt_entry);
+}
 
 static int xfail(struct diag_list *d, const char *who, const char *table, const char *what,
 		 int err, bool commit)
@@ -22,24 +63,27 @@ static int xfail(struct diag_list *d, const char *who, const char *table, const 
 	return -err;
 }
 
-int xt_socket(const char *who, int *ret_fd, struct diag_list *d)
+int xt_socket(int af, const char *who, int *ret_fd, struct diag_list *d)
 {
-	int fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
+	int fd = socket(af, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
 
 	if (fd < 0)
-		return xfail(d, who, NULL, "opening the raw socket", errno, false);
+		return xfail(d, who, NULL,
+			     af == AF_INET6 ? "opening the raw IPv6 socket" : "opening the raw socket",
+			     errno, false);
 	*ret_fd = fd;
 	return 0;
 }
 
-int xt_snap_read(int fd, const char *table, struct xt_snap *snap, const char *who,
+int xt_snap_read(int fd, int af, const char *table, struct xt_snap *snap, const char *who,
 		 struct diag_list *d)
 {
 	socklen_t len = sizeof(snap->info);
 
 	memset(snap, 0, sizeof(*snap));
+	snap->af = af;
 	snprintf(snap->info.name, sizeof(snap->info.name), "%s", table);
-	if (getsockopt(fd, SOL_IP, IPT_SO_GET_INFO, &snap->info, &len) < 0)
+	if (getsockopt(fd, sol(af), IPT_SO_GET_INFO, &snap->info, &len) < 0)
 		return xfail(d, who, table, "reading the table (IPT_SO_GET_INFO)", errno, false);
 	len = (socklen_t)(sizeof(*snap->ge) + snap->info.size);
 	snap->ge = calloc(1, len);
@@ -47,7 +91,7 @@ int xt_snap_read(int fd, const char *table, struct xt_snap *snap, const char *wh
 		return -ENOMEM;
 	snprintf(snap->ge->name, sizeof(snap->ge->name), "%s", table);
 	snap->ge->size = snap->info.size;
-	if (getsockopt(fd, SOL_IP, IPT_SO_GET_ENTRIES, snap->ge, &len) < 0) {
+	if (getsockopt(fd, sol(af), IPT_SO_GET_ENTRIES, snap->ge, &len) < 0) {
 		int err = errno;
 
 		xt_snap_done(snap);
@@ -65,7 +109,7 @@ void xt_snap_done(struct xt_snap *snap)
 	snap->ge = NULL;
 }
 
-int xt_put_back(int fd, const struct ipt_getinfo *info, const void *entries,
+int xt_put_back(int fd, int af, const struct ipt_getinfo *info, const void *entries,
 		const struct xt_counters *counters, const char *who, struct diag_list *d)
 {
 	struct ipt_getinfo cur = { 0 };
@@ -80,7 +124,7 @@ int xt_put_back(int fd, const struct ipt_getinfo *info, const void *entries,
 	/* The replace names the number of entries it replaces: now, that of
 	 * the table this transaction wrote. */
 	snprintf(cur.name, sizeof(cur.name), "%s", info->name);
-	if (getsockopt(fd, SOL_IP, IPT_SO_GET_INFO, &cur, &len) < 0)
+	if (getsockopt(fd, sol(af), IPT_SO_GET_INFO, &cur, &len) < 0)
 		return xfail(d, who, info->name, "putting the table back (IPT_SO_GET_INFO)", errno,
 			     false);
 	repl = malloc(rlen);
@@ -98,7 +142,7 @@ int xt_put_back(int fd, const struct ipt_getinfo *info, const void *entries,
 	repl->num_counters = cur.num_entries;
 	repl->counters = oldc;
 	memcpy(repl->entries, entries, info->size);
-	if (setsockopt(fd, SOL_IP, IPT_SO_SET_REPLACE, repl, (socklen_t)rlen) < 0)
+	if (setsockopt(fd, sol(af), IPT_SO_SET_REPLACE, repl, (socklen_t)rlen) < 0)
 		return xfail(d, who, info->name, "putting the table back (IPT_SO_SET_REPLACE)",
 			     errno, true);
 
@@ -106,14 +150,14 @@ int xt_put_back(int fd, const struct ipt_getinfo *info, const void *entries,
 	snprintf(add->name, sizeof(add->name), "%s", info->name);
 	add->num_counters = info->num_entries;
 	for (size_t i = 0, off = 0; i < info->num_entries && off < info->size; i++) {
-		const struct ipt_entry *e = (const void *)(p + off);
+		size_t next = entry_next(af, p + off);
 
-		add->counters[i] = counters ? counters[i] : e->counters;
-		if (e->next_offset < sizeof(*e))
+		add->counters[i] = counters ? counters[i] : entry_counters(af, p + off);
+		if (next < entry_min(af))
 			break;
-		off += e->next_offset;
+		off += next;
 	}
-	if (setsockopt(fd, SOL_IP, IPT_SO_SET_ADD_COUNTERS, add, (socklen_t)alen) < 0)
+	if (setsockopt(fd, sol(af), IPT_SO_SET_ADD_COUNTERS, add, (socklen_t)alen) < 0)
 		diag_add(d, DIAG_WARNING, who, info->name, NULL,
 			 "the rules are back, but their packet counters restart from 0: "
 			 "IPT_SO_SET_ADD_COUNTERS failed: %s", strerror(errno));

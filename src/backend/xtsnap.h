@@ -2,7 +2,9 @@
 /*
  * A legacy xtables table's bytes as the kernel gave them, and putting a
  * table back to them: what the direct and libiptc writers do when a later
- * table of the same transaction is refused.
+ * table of the same transaction is refused.  Either family: af is AF_INET
+ * (ip_tables, SOL_IP) or AF_INET6 (ip6_tables, SOL_IPV6, whose headers
+ * have the same layout; the entries in the blob are then ip6t_entry).
  */
 #ifndef SVCNAT_BACKEND_XTSNAP_H
 #define SVCNAT_BACKEND_XTSNAP_H
@@ -13,31 +15,34 @@
 
 #include "core/diag.h"
 
-/* A table as read: IPT_SO_GET_INFO, then IPT_SO_GET_ENTRIES. */
+/* A table as read: IPT_SO_GET_INFO, then IPT_SO_GET_ENTRIES (or IP6T_). */
 struct xt_snap {
+	int af;
 	struct ipt_getinfo info;
 	struct ipt_get_entries *ge; /* malloc'ed */
 };
 
 /*
- * Read table `table` through the raw socket fd into *snap.  -EAGAIN when
- * it changed between the two calls; other -errno with a diag from `who`.
+ * Read table `table` of family af through the raw socket fd (one of that
+ * family, xt_socket) into *snap.  -EAGAIN when it changed between the two
+ * calls; other -errno with a diag from `who`.
  */
-int xt_snap_read(int fd, const char *table, struct xt_snap *snap, const char *who,
+int xt_snap_read(int fd, int af, const char *table, struct xt_snap *snap, const char *who,
 		 struct diag_list *d);
 void xt_snap_done(struct xt_snap *snap);
 
 /*
- * Replace the table named in info by the entries it describes (info->size
- * bytes at entries, as IPT_SO_GET_ENTRIES returned them), then give every
- * entry its packet and byte counters: counters[i] when counters is given
- * (info->num_entries of them), else the entry's own.  0, or -errno with a
- * diag from `who`.
+ * Replace the table of family af named in info by the entries it
+ * describes (info->size bytes at entries, as IPT_SO_GET_ENTRIES returned
+ * them), then give every entry its packet and byte counters: counters[i]
+ * when counters is given (info->num_entries of them), else the entry's
+ * own.  0, or -errno with a diag from `who`.
  */
-int xt_put_back(int fd, const struct ipt_getinfo *info, const void *entries,
+int xt_put_back(int fd, int af, const struct ipt_getinfo *info, const void *entries,
 		const struct xt_counters *counters, const char *who, struct diag_list *d);
 
-/* A raw IPv4 socket for the xtables socket options; -errno with a diag. */
-int xt_socket(const char *who, int *ret_fd, struct diag_list *d);
+/* A raw socket of family af (AF_INET, AF_INET6) for the xtables socket
+ * options of that family; -errno with a diag. */
+int xt_socket(int af, const char *who, int *ret_fd, struct diag_list *d);
 
 #endif
