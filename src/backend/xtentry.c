@@ -17,9 +17,12 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
+#include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_nat.h>
@@ -37,6 +40,26 @@
 #include "core/owned.h"
 #include "backend/xtentry.h"
 #include "util.h"
+
+const struct xt_fam xt_fam4 = {
+	.af = AF_INET,
+	.level = SOL_IP,
+	.size = sizeof(struct ipt_entry),
+	.target_at = offsetof(struct ipt_entry, target_offset),
+	.next_at = offsetof(struct ipt_entry, next_offset),
+	.counters_at = offsetof(struct ipt_entry, counters),
+	.tool = "iptables",
+};
+
+const struct xt_fam xt_fam6 = {
+	.af = AF_INET6,
+	.level = SOL_IPV6,
+	.size = sizeof(struct ip6t_entry),
+	.target_at = offsetof(struct ip6t_entry, target_offset),
+	.next_at = offsetof(struct ip6t_entry, next_offset),
+	.counters_at = offsetof(struct ip6t_entry, counters),
+	.tool = "ip6tables",
+};
 
 /* --- plan rule -> kernel entry --- */
 
@@ -295,7 +318,11 @@ static int build_recent(const struct rs_rule *r, int af, const struct rs_match *
 {
 	struct xt_recent_mtinfo_v1 *ri;
 
-	(void)r, (void)af;
+	(void)r;
+	if (m->u.recent.ipv6 != (af == AF_INET6)) {
+		*why = "recent --mask of the other family";
+		return -EINVAL;
+	}
 	if (!m->u.recent.name || !m->u.recent.name[0] ||
 	    strlen(m->u.recent.name) >= XT_RECENT_NAME_LEN) {
 		*why = "recent name empty or longer than 199 bytes";
@@ -387,7 +414,12 @@ static int build_none(const struct rs_rule *r, int af, bool labels, struct xt_en
 static int build_reject(const struct rs_rule *r, int af, bool labels, struct xt_entry_buf *buf,
 			size_t *off, const char **why)
 {
-	(void)r, (void)labels;
+	(void)labels;
+	/* The model says which ICMP type the rule's text names. */
+	if (r->t.u.reject.icmp6 != (af == AF_INET6)) {
+		*why = "REJECT with the other family's ICMP type";
+		return -EINVAL;
+	}
 	if (af == AF_INET6) {
 		struct ip6t_reject_info *ri6 = add_target(buf, off, "REJECT", 0, sizeof(*ri6));
 

@@ -12,6 +12,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include <linux/netfilter_ipv4/ip_tables.h>
 #include <linux/netfilter_ipv6/ip6_tables.h>
@@ -28,6 +30,54 @@ struct xt_entry_buf {
 		unsigned char b[XT_ENTRY_MAX];
 	};
 } __attribute__((aligned(8)));
+
+/*
+ * An entry's layout per family, for code that walks tables of either.
+ * After the address part (struct ipt_ip, struct ip6t_ip6) both entries
+ * carry the same fields at other offsets; the matches start at size.  The
+ * socket options share their values and structures (ipt_getinfo,
+ * ipt_get_entries, ipt_replace, xt_counters_info) between the families;
+ * only the level differs.
+ */
+struct xt_fam {
+	int af;               /* AF_INET, AF_INET6 */
+	int level;            /* SOL_IP, SOL_IPV6 */
+	uint16_t size;        /* sizeof(struct ipt_entry), sizeof(struct ip6t_entry) */
+	uint16_t target_at;   /* offsetof(..., target_offset) */
+	uint16_t next_at;     /* offsetof(..., next_offset) */
+	uint16_t counters_at; /* offsetof(..., counters) */
+	const char *tool;     /* "iptables", "ip6tables": for messages */
+};
+
+extern const struct xt_fam xt_fam4, xt_fam6;
+
+static inline uint16_t xt_fam_target_offset(const struct xt_fam *f, const void *e)
+{
+	uint16_t v;
+
+	memcpy(&v, (const unsigned char *)e + f->target_at, sizeof(v));
+	return v;
+}
+
+static inline uint16_t xt_fam_next_offset(const struct xt_fam *f, const void *e)
+{
+	uint16_t v;
+
+	memcpy(&v, (const unsigned char *)e + f->next_at, sizeof(v));
+	return v;
+}
+
+static inline void xt_fam_set_offsets(const struct xt_fam *f, void *e, uint16_t target,
+				      uint16_t next)
+{
+	memcpy((unsigned char *)e + f->target_at, &target, sizeof(target));
+	memcpy((unsigned char *)e + f->next_at, &next, sizeof(next));
+}
+
+static inline const struct xt_counters *xt_fam_counters(const struct xt_fam *f, const void *e)
+{
+	return (const struct xt_counters *)((const unsigned char *)e + f->counters_at);
+}
 
 /*
  * Build the kernel entry of rule r into buf.  With labels, a jump or verdict
