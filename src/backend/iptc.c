@@ -18,6 +18,7 @@
 
 #include <netinet/in.h>
 
+#include <libiptc/libip6tc.h>
 #include <libiptc/libiptc.h>
 
 #include "backend/writer.h"
@@ -79,6 +80,7 @@ struct iptc_family {
 	}
 
 IPTC_ENTRY_CALLS(iptc, ipt_entry)
+IPTC_ENTRY_CALLS(ip6tc, ip6t_entry)
 
 static const char *label4(const struct ipt_entry *e, void *ctx)
 {
@@ -108,11 +110,36 @@ static int decode4(const void *e, struct xtc_handle *h, struct rs_rule *r, char 
 	.delete_chain = pfx##_delete_chain, .get_references = pfx##_get_references,          \
 	.commit = pfx##_commit, .strerror = pfx##_strerror
 
+static const char *label6(const struct ip6t_entry *e, void *ctx)
+{
+	return ip6tc_get_target(e, ctx);
+}
+
+static int build6(const struct rs_rule *r, struct xt_entry_buf *buf, const void **ret_e,
+		  const char **ret_why)
+{
+	*ret_e = &buf->e6;
+	return xt_entry_build6(r, true, buf, ret_why);
+}
+
+static int decode6(const void *e, struct xtc_handle *h, struct rs_rule *r, char *why,
+		   size_t whylen)
+{
+	return xt_entry_decode6(e, label6, h, r, why, whylen);
+}
+
 static const struct iptc_family fam4 = {
 	.af = AF_INET,
 	IPTC_FAMILY(iptc),
 	.build = build4,
 	.decode = decode4,
+};
+
+static const struct iptc_family fam6 = {
+	.af = AF_INET6,
+	IPTC_FAMILY(ip6tc),
+	.build = build6,
+	.decode = decode6,
 };
 
 static bool entry_same(const struct iptc_family *f, const void *e, struct xtc_handle *h,
@@ -669,10 +696,9 @@ struct iptc_writer {
 	struct tsync t[2][RS_NTABLES]; /* [enum writer_family][enum rs_table] */
 };
 
-/* The library of a family (NULL: none this writer writes). */
 static const struct iptc_family *family_of(enum writer_family fam)
 {
-	return fam == WRITER_IPV4 ? &fam4 : NULL;
+	return fam == WRITER_IPV6 ? &fam6 : &fam4;
 }
 
 static struct tsync *iw_table(struct writer *w, const struct writer_table *tab)
@@ -688,13 +714,12 @@ static int iptc_prepare(struct writer *w, const struct writer_table *tab,
 			const struct ruleset *plan, bool keep, bool *ret_changed,
 			struct apply_result *res, struct diag_list *d)
 {
-	const struct iptc_family *f = family_of(tab->family);
 	struct tsync *s = iw_table(w, tab);
 
-	if (!s || !f)
+	if (!s || (tab->family == WRITER_IPV6 && !w->ops->ipv6))
 		return -EAFNOSUPPORT;
 	tsync_done(s);
-	*s = (struct tsync){ .f = f, .t = tab->table, .table = writer_table_name(tab),
+	*s = (struct tsync){ .f = family_of(tab->family), .t = tab->table, .table = writer_table_name(tab),
 			     .name = rs_table_name(tab->table), .rs = plan, .res = res, .d = d,
 			     .keep = keep };
 	return prepare_table(s, ret_changed);
@@ -746,12 +771,10 @@ static void iptc_reset(struct writer *w)
 static int iptc_read(struct writer *w, const struct writer_table *tab, const struct ruleset *plan,
 		     struct ruleset *out, struct diag_list *d)
 {
-	const struct iptc_family *f = family_of(tab->family);
-
-	(void)w;
-	if (!f || tab->table >= RS_NTABLES)
+	if (tab->table >= RS_NTABLES || (tab->family != WRITER_IPV4 && tab->family != WRITER_IPV6) ||
+	    (tab->family == WRITER_IPV6 && !w->ops->ipv6))
 		return -EAFNOSUPPORT;
-	return read_table(f, tab, out, plan, d);
+	return read_table(family_of(tab->family), tab, out, plan, d);
 }
 
 static void iptc_writer_free(struct writer *w)
@@ -762,25 +785,49 @@ static void iptc_writer_free(struct writer *w)
 	free(w);
 }
 
-static const struct writer_ops iptc_writer_ops = {
-	.name = "libiptc",
-	.needs_xtables_lock = true,
-	.prepare = iptc_prepare,
-	.commit = iptc_commit_table,
-	.put_back = iptc_put_back,
-	.reset = iptc_reset,
-	.read = iptc_read,
-	.free = iptc_writer_free,
-};
+#define IPTC_WRITER_OPS                                                                      \
+	.name = "libiptc", .needs_xtables_lock = true, .prepare = iptc_prepare,               \
+	.commit = iptc_commit_table, .put_back = iptc_put_back, .reset = iptc_reset,          \
+	.read = iptc_read, .free = iptc_writer_free
+
+/* Where the kernel has no ip6_tables: IPv4 only. */
+static const struct writer_ops iptc_writer_ops = { IPTC_WRITER_OPS, .ipv6 = false };
+static const struct writer_ops iptc_writer_ops6 = { IPTC_WRITER_OPS, .ipv6 = true };
+
+/*
+ * Whether the kernel has ip6_tables: the filter table read through
+ * libip6tc (which loads the modules where it may, as ip6tables does).
+ * Gone ip6_tables says so in errno: no IPv6 at all (EAFNOSUPPORT), no
+ * ip6_tables socket options (ENOPROTOOPT), no such table (ENOENT).  Any
+ * other error (EPERM without CAP_NET_ADMIN, ...) is the IPv4 tables' too
+ * and is left for the sync to report.
+ */
+static bool have_ip6_tables(int *ret_err)
+{
+	struct xtc_handle *h = ip6tc_init("filter");
+
+	*ret_err = h ? 0 : errno;
+	if (h) {
+		ip6tc_free(h);
+		return true;
+	}
+	return *ret_err != EAFNOSUPPORT && *ret_err != ENOPROTOOPT && *ret_err != ENOENT;
+}
 
 int writer_iptc_new(const struct writer_config *cfg, struct writer **ret, struct diag_list *d)
 {
 	struct iptc_writer *iw = calloc(1, sizeof(*iw));
+	int err;
 
-	(void)d;
 	if (!iw)
 		return -ENOMEM;
-	iw->w.ops = &iptc_writer_ops;
+	iw->w.ops = &iptc_writer_ops6;
+	if (!have_ip6_tables(&err)) {
+		iw->w.ops = &iptc_writer_ops;
+		diag_add(d, DIAG_NOTE, "libiptc", "ip6 filter", NULL,
+			 "the kernel has no ip6_tables (%s): IPv4 only, IPv6 services are not "
+			 "programmed", ip6tc_strerror(err));
+	}
 	iw->w.cfg = *cfg;
 	*ret = &iw->w;
 	return 0;
