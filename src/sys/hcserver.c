@@ -15,7 +15,7 @@ struct hc_entry {
 	char *ns;
 	char *name;
 	uint16_t port;
-	unsigned local_endpoints;
+	unsigned local_endpoints[2]; /* [HC_IPV4], [HC_IPV6] */
 	struct http_server **srv; /* one per listening address */
 	size_t n_srv;
 };
@@ -45,8 +45,9 @@ static bool ip_in(const struct ipaddr *v, size_t n, const struct ipaddr *a)
 }
 
 /* kube-proxy's LocalReadyEndpoints(): distinct IPs of ready endpoints on
- * this node, over every port of the service. */
-static int count_local(const struct desired *d, const char *ns, const char *name, unsigned *ret)
+ * this node, over every port of the service, per family (each of
+ * kube-proxy's proxiers counts its own family's EndpointSlices). */
+static int count_local(const struct desired *d, const char *ns, const char *name, unsigned ret[2])
 {
 	_cleanup_free_ struct ipaddr *ips = NULL;
 	size_t n = 0;
@@ -69,7 +70,9 @@ static int count_local(const struct desired *d, const char *ns, const char *name
 			ips[n++] = ep->addr;
 		}
 	}
-	*ret = (unsigned)n;
+	ret[HC_IPV4] = ret[HC_IPV6] = 0;
+	for (size_t i = 0; i < n; i++)
+		ret[ips[i].family == AF_INET6 ? HC_IPV6 : HC_IPV4]++;
 	return 0;
 }
 
@@ -103,7 +106,7 @@ int hc_wanted(const struct desired *d, struct hc_want **ret)
 		if (out && want_cmp(&v[out - 1], &v[i]) == 0)
 			continue;
 		v[out] = v[i];
-		if (count_local(d, v[out].ns, v[out].name, &v[out].local_endpoints) < 0) {
+		if (count_local(d, v[out].ns, v[out].name, v[out].local_endpoints) < 0) {
 			free(v);
 			return -ENOMEM;
 		}
@@ -127,23 +130,38 @@ char *hc_body(const char *ns, const char *name, unsigned local_endpoints, bool p
 	return s;
 }
 
-static int h_service(void *userdata, struct http_response *resp)
+/* The answer of a listener of family f: that family's local endpoints. */
+static int h_service(struct hc_entry *e, int f, struct http_response *resp)
 {
-	struct hc_entry *e = userdata;
 	bool healthy = e->owner->healthy ? e->owner->healthy(e->owner->ud) : true;
+	unsigned n = e->local_endpoints[f];
 
-	resp->body = hc_body(e->ns, e->name, e->local_endpoints, healthy);
+	resp->body = hc_body(e->ns, e->name, n, healthy);
 	if (!resp->body)
 		return -ENOMEM;
 	resp->len = strlen(resp->body);
-	resp->status = e->local_endpoints && healthy ? 200 : 503;
+	resp->status = n && healthy ? 200 : 503;
 	resp->content_type = "application/json";
 	return 0;
 }
 
-/* Every path is the service's health (kube-proxy registers one handler). */
-static const struct http_route hc_routes[] = {
-	{ "*", h_service },
+static int h_service4(void *userdata, struct http_response *resp)
+{
+	return h_service(userdata, HC_IPV4, resp);
+}
+
+static int h_service6(void *userdata, struct http_response *resp)
+{
+	return h_service(userdata, HC_IPV6, resp);
+}
+
+/* Every path is the service's health (kube-proxy registers one handler);
+ * one table per family of the listening address. */
+static const struct http_route hc_routes4[] = {
+	{ "*", h_service4 },
+};
+static const struct http_route hc_routes6[] = {
+	{ "*", h_service6 },
 };
 
 static void entry_free(struct hc_entry *e)
@@ -258,8 +276,9 @@ static int entry_open(struct hc_servers *h, struct hc_entry *e, const struct pla
 	if (!e->srv)
 		return -ENOMEM;
 	for (size_t i = 0; i < want; i++) {
-		int r = http_server_new(h->loop, binds[i], hc_routes, ARRAY_SIZE(hc_routes), e,
-					&e->srv[i]);
+		/* "[...]:port" binds an IPv6 address */
+		const struct http_route *routes = binds[i][0] == '[' ? hc_routes6 : hc_routes4;
+		int r = http_server_new(h->loop, binds[i], routes, 1, e, &e->srv[i]);
 
 		if (r < 0) {
 			/* As kube-proxy: close what opened, try again next sync. */
@@ -304,7 +323,7 @@ int hc_servers_sync(struct hc_servers *h, const struct desired *d, const struct 
 			continue;
 		}
 		if (c == 0) {
-			e->local_endpoints = w[j].local_endpoints;
+			memcpy(e->local_endpoints, w[j].local_endpoints, sizeof(e->local_endpoints));
 			nv[out++] = e;
 			i++;
 			j++;
@@ -318,7 +337,7 @@ int hc_servers_sync(struct hc_servers *h, const struct desired *d, const struct 
 		}
 		e->owner = h;
 		e->port = w[j].port;
-		e->local_endpoints = w[j].local_endpoints;
+		memcpy(e->local_endpoints, w[j].local_endpoints, sizeof(e->local_endpoints));
 		r = entry_open(h, e, s, family, diags);
 		if (r == -ENOMEM) {
 			entry_free(e);
@@ -327,8 +346,15 @@ int hc_servers_sync(struct hc_servers *h, const struct desired *d, const struct 
 		if (r < 0) {
 			entry_free(e);
 		} else {
-			log_info("opened the health check of service %s/%s on port %u (%u local "
-				 "endpoints)", e->ns, e->name, e->port, e->local_endpoints);
+			if (family == AF_INET)
+				log_info("opened the health check of service %s/%s on port %u "
+					 "(%u local endpoints)", e->ns, e->name, e->port,
+					 e->local_endpoints[HC_IPV4]);
+			else
+				log_info("opened the health check of service %s/%s on port %u "
+					 "(local endpoints: %u IPv4, %u IPv6)", e->ns, e->name,
+					 e->port, e->local_endpoints[HC_IPV4],
+					 e->local_endpoints[HC_IPV6]);
 			nv[out++] = e;
 		}
 		j++;

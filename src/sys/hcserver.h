@@ -6,7 +6,8 @@
  * that port of the node-port addresses of each family written (0.0.0.0
  * and, dual-stack, :: when NodePorts answer on every address; kube-proxy
  * runs one server set per family).  Every path answers 200 when the service has ready
- * endpoints on this node and the proxy is healthy, else 503, with
+ * endpoints of the listening address's family on this node and the proxy is
+ * healthy, else 503, with
  * kube-proxy's JSON body:
  *
  *   {
@@ -33,12 +34,18 @@
 #include "core/plan.h"
 #include "sys/loop.h"
 
+/* The families of hc_want.local_endpoints. */
+enum { HC_IPV4, HC_IPV6 };
+
 /* One wanted health check: a service (not a port) of the desired state. */
 struct hc_want {
 	const char *ns;     /* borrowed from the desired state */
 	const char *name;
 	uint16_t port;      /* healthCheckNodePort */
-	unsigned local_endpoints; /* distinct IPs of ready endpoints on this node */
+	/* distinct IPs of ready endpoints on this node, [HC_IPV4] and
+	 * [HC_IPV6]: a listener on an address of one family answers with
+	 * its family's count, as kube-proxy's per-family proxiers do */
+	unsigned local_endpoints[2];
 };
 
 /*

@@ -17,10 +17,12 @@
 #     its endpoint removed, the daemon deletes the entry (checked with
 #     `conntrack -L -f ipv6` in the node namespace) and the next datagram on
 #     the same socket reaches the live endpoint;
-#   - a dual-stack LoadBalancer with externalTrafficPolicy Local: its IPv6
-#     ingress IP reaches only the local endpoint (client address kept) and
-#     its health-check node port answers 200 over IPv6 on the node's IPv6
-#     address;
+#   - a dual-stack LoadBalancer with externalTrafficPolicy Local (one local
+#     IPv4 endpoint, two local IPv6 ones and a remote one): its IPv6 ingress
+#     IP reaches only the local endpoints (client address kept); its
+#     health-check node port answers 200 on the node's IPv6 address with
+#     localEndpoints 2 and on its IPv4 address with 1 (each family counts
+#     its own, as kube-proxy's per-family proxiers);
 #   - /metrics carries the ip_family="IPv6" series with the IPv6 rules.
 . "$(dirname "$0")/lib/topology.sh"
 e2e_init daemon-dualstack
@@ -56,7 +58,8 @@ config() {
 			{"name":"http","protocol":"TCP","port":80,"targetPort":8080,"nodePort":30081}]' \
 			'"loadBalancer":{"ingress":[{"ip":"198.18.200.1"},{"ip":"2001:2:0:200::1"}]}')" \
 		"$(k8s_slice e2e lb "$http" 198.18.65.10@node-a)" \
-		"$(k8s_slice6 e2e lb "$http" 2001:2:0:65::10@node-a 2001:2:0:66::10@node-b)" >"$f.tmp"
+		"$(k8s_slice6 e2e lb "$http" 2001:2:0:65::10@node-a 2001:2:0:65::11@node-a \
+			2001:2:0:66::10@node-b)" >"$f.tmp"
 	mv "$f.tmp" "$f"
 }
 
@@ -191,16 +194,20 @@ run() {
 	[ "$ANS" = "$other" ] || fail "next datagram answered by '$ANS', expected the live $other"
 	say "  entry deleted ($(grep 'conntrack:' "$E2E_TMP/daemon.log" | tail -n 1 | sed 's/.*conntrack: //')); next datagram: $ANS"
 
-	say "LoadBalancer [2001:2:0:200::1]:80, externalTrafficPolicy Local: only a1, client kept"
-	probe "$o" client1 2001:2:0:200::1 80 50
-	expect_only "$o" a1
+	say "LoadBalancer [2001:2:0:200::1]:80, externalTrafficPolicy Local: a1, a2, client kept"
+	probe "$o" client1 2001:2:0:200::1 80 100
+	expect_spread "$o" 15 a1 a2
 	expect_peer "$o" "$E2E_CLIENT1_IP6"
-	say "health check [$E2E_NODE_IP6]:$HC over IPv6"
+	say "  $(summary "$o")"
+	say "health check [$E2E_NODE_IP6]:$HC over IPv6 and $E2E_NODE_IP:$HC over IPv4"
 	wait_for 10 "health check over IPv6" in_ns client1 curl -sSf -g -o "$E2E_TMP/hc" \
 		"http://[$E2E_NODE_IP6]:$HC/"
-	grep -q '"localEndpoints": [1-9]' "$E2E_TMP/hc" || fail "health check body: $(cat "$E2E_TMP/hc")"
+	grep -q '"localEndpoints": 2,' "$E2E_TMP/hc" || fail "IPv6 health check body: $(cat "$E2E_TMP/hc")"
 	grep -q '"name": "lb"' "$E2E_TMP/hc" || fail "health check body: $(cat "$E2E_TMP/hc")"
-	say "  200: $(tr -d '\n\t' <"$E2E_TMP/hc")"
+	say "  IPv6: 200 $(tr -d '\n\t' <"$E2E_TMP/hc")"
+	in_ns client1 curl -sSf -o "$E2E_TMP/hc" "http://$E2E_NODE_IP:$HC/" || fail "IPv4 health check"
+	grep -q '"localEndpoints": 1,' "$E2E_TMP/hc" || fail "IPv4 health check body: $(cat "$E2E_TMP/hc")"
+	say "  IPv4: 200 $(tr -d '\n\t' <"$E2E_TMP/hc")"
 
 	in_ns node curl -sS "http://127.0.0.1:10249/metrics" >"$E2E_TMP/metrics" || fail "curl /metrics"
 	local m v

@@ -66,6 +66,12 @@ daemon_start() {
 	E2E_BG_PIDS+=("$DAEMON")
 }
 
+# masq_bit13: the node's nat table marks with kube-proxy's bit 13
+masq_bit13() {
+	in_ns node iptables-legacy-save -t nat 2>/dev/null | grep -q -- '--set-xmark 0x2000/0x2000' ||
+		in_ns node iptables-nft-save -t nat 2>/dev/null | grep -q -- '--set-xmark 0x2000/0x2000'
+}
+
 daemon_stop() {
 	kill -TERM "$DAEMON"
 	wait "$DAEMON" || fail "daemon exited $? on SIGTERM: $(tail -n 20 "$E2E_TMP/daemon.log")"
@@ -174,9 +180,8 @@ with open(sys.argv[2], "a") as f:
 	E2E_BG_PIDS+=("$DAEMON")
 	wait_for 10 "/healthz on the file's 10257" in_ns node curl -sf -o /dev/null \
 		"http://$E2E_NODE_IP:10257/healthz"
-	in_ns node iptables-legacy-save -t nat 2>/dev/null | grep -q -- '--set-xmark 0x2000/0x2000' ||
-		in_ns node iptables-nft-save -t nat 2>/dev/null | grep -q -- '--set-xmark 0x2000/0x2000' ||
-		fail "masqueradeBit 13 not in the rules"
+	# /healthz answers before the first sync has written the rules.
+	wait_for 10 "masqueradeBit 13 in the rules" masq_bit13
 	echo '  masqueradeAll: true' >>"$E2E_TMP/kp.yaml"
 	rc=0
 	wait "$DAEMON" || rc=$?

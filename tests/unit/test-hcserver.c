@@ -38,6 +38,9 @@ static void test_wanted(void **state)
 	struct endpoint a[] = {
 		ep("198.18.65.10", 80, true, true), ep("198.18.65.11", 80, false, true),
 		ep("198.18.65.12", 80, true, false), ep("198.18.65.13", 80, true, true),
+		/* a dual-stack service's IPv6 endpoints count for IPv6 only */
+		ep("2001:2:0:65::10", 80, true, true), ep("2001:2:0:65::11", 80, false, true),
+		ep("2001:2:0:66::10", 80, true, false),
 	};
 	struct endpoint b[] = {
 		ep("198.18.65.10", 443, true, true), ep("198.18.65.14", 443, true, true),
@@ -45,7 +48,7 @@ static void test_wanted(void **state)
 	struct svc_port ports[] = {
 		{ .ns = "ns", .name = "lb", .port_name = "http", .type = SVC_LOAD_BALANCER,
 		  .ext_policy = POLICY_LOCAL, .health_check_node_port = 32000, .endpoints = a,
-		  .n_endpoints = 4 },
+		  .n_endpoints = ARRAY_SIZE(a) },
 		{ .ns = "ns", .name = "lb", .port_name = "https", .type = SVC_LOAD_BALANCER,
 		  .ext_policy = POLICY_LOCAL, .health_check_node_port = 32000, .endpoints = b,
 		  .n_endpoints = 2 },
@@ -66,11 +69,14 @@ static void test_wanted(void **state)
 	assert_int_equal(n, 2);
 	assert_string_equal(w[0].ns, "a");
 	assert_int_equal(w[0].port, 32004);
-	assert_int_equal(w[0].local_endpoints, 0);
+	assert_int_equal(w[0].local_endpoints[HC_IPV4], 0);
+	assert_int_equal(w[0].local_endpoints[HC_IPV6], 0);
 	assert_string_equal(w[1].name, "lb");
 	assert_int_equal(w[1].port, 32000);
-	/* ready local IPs: .10 and .13 on http, .10 and .14 on https: three */
-	assert_int_equal(w[1].local_endpoints, 3);
+	/* ready local IPs: .10 and .13 on http, .10 and .14 on https: three;
+	 * IPv6: 2001:2:0:65::10 (::11 is not ready, 66::10 not local) */
+	assert_int_equal(w[1].local_endpoints[HC_IPV4], 3);
+	assert_int_equal(w[1].local_endpoints[HC_IPV6], 1);
 	free(w);
 }
 
