@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The direct backend: legacy xtables through the kernel's own socket
- * options, without libiptc.  Per table one read (IPT_SO_GET_INFO and
- * IPT_SO_GET_ENTRIES), one compare against the plan and, only when
- * something differs, one IPT_SO_SET_REPLACE of a table built here:
+ * options, without libiptc, for iptables and ip6tables alike (one code
+ * path; struct xt_fam says where the two families' entries differ).  Per
+ * table one read (IPT_SO_GET_INFO and IPT_SO_GET_ENTRIES, or the IP6T_
+ * ones), one compare against the plan and, only when something differs,
+ * one IPT_SO_SET_REPLACE of a table built here:
  *
  *   - built-in chains keep every foreign rule and policy byte for byte;
  *     svcnat's jump rules are kept in place or inserted as the libiptc
@@ -37,6 +39,7 @@
 
 #include <linux/netfilter.h>
 #include <linux/netfilter_ipv4/ip_tables.h>
+#include <linux/netfilter_ipv6/ip6_tables.h>
 
 #include "backend/writer.h"
 #include "backend/xtentry.h"
@@ -70,8 +73,10 @@ struct kchain {
 	unsigned foreign_refs;
 };
 
-/* The kernel's table as read. */
+/* The kernel's table as read.  ipt_getinfo and ipt_get_entries are
+ * ip6t_getinfo's and ip6t_get_entries' layout too. */
 struct ktable {
+	const struct xt_fam *f;
 	struct ipt_getinfo info;
 	struct ipt_get_entries *ge;
 	size_t ge_len;
@@ -116,7 +121,7 @@ struct fixup {
 
 /* The new table being built. */
 struct otable {
-	unsigned char *buf; /* struct ipt_replace, then the entries */
+	unsigned char *buf; /* struct ipt_replace (ip6t_replace's layout), then the entries */
 	size_t len, cap;    /* bytes used and allocated, header included */
 	uint32_t *cmap;     /* per new entry: old entry index + 1, or 0 */
 	size_t n_ent, cap_cmap;
@@ -134,8 +139,10 @@ struct dsync {
 	bool committed;
 	struct xt_counters *oldc; /* the replaced table's counters (keep) */
 	double t_read, t_build;   /* for the verbose note */
+	const struct xt_fam *f;
 	enum rs_table t;
-	const char *table;
+	const char *table; /* the kernel's name: "nat", "filter" */
+	const char *tname; /* for messages: "nat", "ip6 nat", ... */
 	const struct ruleset *rs;
 	struct apply_result *res;
 	struct diag_list *d;
@@ -195,24 +202,31 @@ static int dfail(struct dsync *s, const char *what, const char *chain, int err, 
 
 	if (!err)
 		err = EIO;
-	diag_add(s->d, DIAG_ERROR, "direct", s->table, chain, "%s failed: errno %d (%s)%s%s", what,
+	diag_add(s->d, DIAG_ERROR, "direct", s->tname, chain, "%s failed: errno %d (%s)%s%s", what,
 		 err, strerror(err), mean ? ": " : "", mean ? mean : "");
 	return -err;
 }
 
-static const struct ipt_entry *kentry(const struct ktable *k, size_t idx)
+/* Entries are struct ipt_entry or struct ip6t_entry, as f says. */
+static const void *kentry(const struct ktable *k, size_t idx)
 {
-	return (const struct ipt_entry *)(k->blob + k->eoff[idx]);
+	return k->blob + k->eoff[idx];
 }
 
-static const struct xt_entry_target *entry_target(const struct ipt_entry *e)
+static uint16_t enext(const struct xt_fam *f, const void *e)
 {
-	return (const struct xt_entry_target *)((const unsigned char *)e + e->target_offset);
+	return xt_fam_next_offset(f, e);
 }
 
-static bool target_is(const struct ipt_entry *e, const char *name)
+static const struct xt_entry_target *entry_target(const struct xt_fam *f, const void *e)
 {
-	return streq(entry_target(e)->u.user.name, name);
+	return (const struct xt_entry_target *)((const unsigned char *)e +
+						 xt_fam_target_offset(f, e));
+}
+
+static bool target_is(const struct xt_fam *f, const void *e, const char *name)
+{
+	return streq(entry_target(f, e)->u.user.name, name);
 }
 
 /* --- reading the table --- */
@@ -225,10 +239,10 @@ static int kc_first_cmp(const void *key, const void *elem)
 	return off < c->first ? -1 : off > c->first ? 1 : 0;
 }
 
-static const char *klabel(const struct ipt_entry *e, void *ctx)
+static const char *klabel(const void *e, void *ctx)
 {
 	const struct ktable *k = ctx;
-	const struct xt_standard_target *st = (const void *)entry_target(e);
+	const struct xt_standard_target *st = (const void *)entry_target(k->f, e);
 	uint32_t off = (uint32_t)((const unsigned char *)e - k->blob);
 	const struct kchain *c;
 	int v;
@@ -239,10 +253,31 @@ static const char *klabel(const struct ipt_entry *e, void *ctx)
 	v = st->verdict;
 	if (v < 0)
 		return xt_verdict_name(v);
-	if ((uint32_t)v == off + e->next_offset)
+	if ((uint32_t)v == off + enext(k->f, e))
 		return "";
 	c = bsearch(&(uint32_t){ (uint32_t)v }, k->ch, k->n_ch, sizeof(*k->ch), kc_first_cmp);
 	return c && c->hook < 0 ? c->name : NULL;
+}
+
+static const char *klabel4(const struct ipt_entry *e, void *ctx)
+{
+	return klabel(e, ctx);
+}
+
+static const char *klabel6(const struct ip6t_entry *e, void *ctx)
+{
+	return klabel(e, ctx);
+}
+
+/* Kernel entry idx as a rule (strings into the table); -1 with a reason. */
+static int kdecode(const struct ktable *k, size_t idx, struct rs_rule *r, char *why,
+		   size_t whylen)
+{
+	const void *e = kentry(k, idx);
+
+	if (k->f->af == AF_INET6)
+		return xt_entry_decode6(e, klabel6, (void *)k, r, why, whylen);
+	return xt_entry_decode(e, klabel4, (void *)k, r, why, whylen);
 }
 
 static int kc_name_cmp(const void *a, const void *b)
@@ -270,22 +305,22 @@ static struct kchain *kc_find(const struct ktable *k, const char *name)
 
 static int bad_layout(struct dsync *s, uint32_t off, const char *why)
 {
-	diag_add(s->d, DIAG_ERROR, "direct", s->table, NULL,
+	diag_add(s->d, DIAG_ERROR, "direct", s->tname, NULL,
 		 "the kernel's table has an unexpected layout at byte %u: %s", off, why);
 	return -EPROTO;
 }
 
 static int close_user_chain(struct dsync *s, struct kchain *c, size_t next_idx)
 {
-	const struct ipt_entry *tail;
+	const void *tail;
 
 	if (next_idx <= c->first_idx)
 		return bad_layout(s, c->first, "a user chain without its RETURN entry");
 	c->tail_idx = next_idx - 1;
 	c->n_rules = c->tail_idx - c->first_idx;
 	tail = kentry(&s->k, c->tail_idx);
-	if (!target_is(tail, XT_STANDARD_TARGET) ||
-	    ((const struct xt_standard_target *)entry_target(tail))->verdict != XT_RETURN)
+	if (!target_is(s->f, tail, XT_STANDARD_TARGET) ||
+	    ((const struct xt_standard_target *)entry_target(s->f, tail))->verdict != XT_RETURN)
 		return bad_layout(s, s->k.eoff[c->tail_idx], "a user chain not ending in RETURN");
 	return 0;
 }
@@ -299,9 +334,11 @@ static int read_table(struct dsync *s)
 	uint32_t off;
 	bool ended = false;
 
+	k->f = s->f;
 	memset(&k->info, 0, sizeof(k->info));
 	snprintf(k->info.name, sizeof(k->info.name), "%s", s->table);
-	if (getsockopt(s->fd, SOL_IP, IPT_SO_GET_INFO, &k->info, &len) < 0)
+	/* IP6T_SO_GET_INFO and IP6T_SO_GET_ENTRIES have the IPT_ values. */
+	if (getsockopt(s->fd, s->f->level, IPT_SO_GET_INFO, &k->info, &len) < 0)
 		return dfail(s, "reading the table (IPT_SO_GET_INFO)", NULL, errno, false);
 	len = (socklen_t)(sizeof(*k->ge) + k->info.size);
 	k->ge = big_alloc(len);
@@ -311,7 +348,7 @@ static int read_table(struct dsync *s)
 	memset(k->ge, 0, sizeof(*k->ge));
 	snprintf(k->ge->name, sizeof(k->ge->name), "%s", s->table);
 	k->ge->size = k->info.size;
-	if (getsockopt(s->fd, SOL_IP, IPT_SO_GET_ENTRIES, k->ge, &len) < 0) {
+	if (getsockopt(s->fd, s->f->level, IPT_SO_GET_ENTRIES, k->ge, &len) < 0) {
 		/* EAGAIN: the table changed between the two calls. */
 		if (errno == EAGAIN)
 			return -EAGAIN;
@@ -324,14 +361,17 @@ static int read_table(struct dsync *s)
 		return -ENOMEM;
 
 	for (off = 0; off < k->info.size; i++) {
-		const struct ipt_entry *e = (const void *)(k->blob + off);
+		const void *e = k->blob + off;
+		size_t hdr = s->f->size, next, to;
 		int hook = -1;
 
-		if (i >= k->n_ent || k->info.size - off < sizeof(*e) ||
-		    e->next_offset < sizeof(*e) + sizeof(struct xt_entry_target) ||
-		    e->next_offset > k->info.size - off || e->target_offset < sizeof(*e) ||
-		    e->target_offset > e->next_offset - sizeof(struct xt_entry_target) ||
-		    entry_target(e)->u.target_size > e->next_offset - e->target_offset)
+		if (i >= k->n_ent || k->info.size - off < hdr)
+			return bad_layout(s, off, "a malformed entry");
+		next = enext(s->f, e);
+		to = xt_fam_target_offset(s->f, e);
+		if (next < hdr + sizeof(struct xt_entry_target) || next > k->info.size - off ||
+		    to < hdr || to > next - sizeof(struct xt_entry_target) ||
+		    entry_target(s->f, e)->u.target_size > next - to)
 			return bad_layout(s, off, "a malformed entry");
 		k->eoff[i] = off;
 		for (int h = 0; h < NF_INET_NUMHOOKS; h++)
@@ -348,8 +388,8 @@ static int read_table(struct dsync *s)
 			*cur = (struct kchain){ .name = hook_names[hook], .hook = hook, .first = off,
 						.first_idx = i };
 		}
-		if (target_is(e, XT_ERROR_TARGET)) {
-			const struct xt_error_target *et = (const void *)entry_target(e);
+		if (target_is(s->f, e, XT_ERROR_TARGET)) {
+			const struct xt_error_target *et = (const void *)entry_target(s->f, e);
 
 			if (cur && cur->hook >= 0)
 				return bad_layout(s, off, "a chain head inside a built-in chain");
@@ -359,7 +399,7 @@ static int read_table(struct dsync *s)
 			if (et->target.u.target_size < XT_ALIGN(sizeof(*et)) ||
 			    !memchr(et->errorname, '\0', sizeof(et->errorname)))
 				return bad_layout(s, off, "a malformed chain head");
-			if (off + e->next_offset == k->info.size) {
+			if (off + next == k->info.size) {
 				ended = true;
 				i++;
 				break;
@@ -368,7 +408,7 @@ static int read_table(struct dsync *s)
 				return -ENOMEM;
 			cur = &k->ch[k->n_ch++];
 			*cur = (struct kchain){ .name = et->errorname, .hook = -1,
-						.first = off + e->next_offset, .first_idx = i + 1 };
+						.first = (uint32_t)(off + next), .first_idx = i + 1 };
 		} else if (cur && cur->hook >= 0 && k->info.underflow[cur->hook] == off) {
 			cur->tail_idx = i;
 			cur->n_rules = i - cur->first_idx;
@@ -376,7 +416,7 @@ static int read_table(struct dsync *s)
 		} else if (!cur) {
 			return bad_layout(s, off, "a rule outside any chain");
 		}
-		off += e->next_offset;
+		off += (uint32_t)next;
 	}
 	if (!ended || i != k->n_ent)
 		return bad_layout(s, off, "the table does not end with its ERROR entry");
@@ -394,13 +434,13 @@ static int read_table(struct dsync *s)
  * or not a standard target). */
 static const struct kchain *kjump(const struct ktable *k, size_t idx)
 {
-	const struct ipt_entry *e = kentry(k, idx);
-	const struct xt_standard_target *st = (const void *)entry_target(e);
+	const void *e = kentry(k, idx);
+	const struct xt_standard_target *st = (const void *)entry_target(k->f, e);
 	const struct kchain *c;
 
 	if (st->target.u.target_size < XT_ALIGN(sizeof(*st)) ||
 	    !streq(st->target.u.user.name, XT_STANDARD_TARGET) || st->verdict < 0 ||
-	    (uint32_t)st->verdict == k->eoff[idx] + e->next_offset)
+	    (uint32_t)st->verdict == k->eoff[idx] + enext(k->f, e))
 		return NULL;
 	c = bsearch(&(uint32_t){ (uint32_t)st->verdict }, k->ch, k->n_ch, sizeof(*k->ch),
 		    kc_first_cmp);
@@ -412,7 +452,7 @@ static bool kentry_same(struct dsync *s, size_t idx, const struct rs_rule *r)
 	struct rs_rule dec;
 	char why[96];
 
-	if (xt_entry_decode(kentry(&s->k, idx), klabel, &s->k, &dec, why, sizeof(why)) < 0)
+	if (kdecode(&s->k, idx, &dec, why, sizeof(why)) < 0)
 		return false;
 	return owned_rule_same(&dec, r);
 }
@@ -488,7 +528,7 @@ static int plan_user_chains(struct dsync *s, bool *changed)
 			s->res->chains_deleted++;
 			*changed = true;
 		} else if (kc->fate == F_EMPTY && kc->n_rules) {
-			diag_add(s->d, DIAG_WARNING, "direct", s->table, kc->name,
+			diag_add(s->d, DIAG_WARNING, "direct", s->tname, kc->name,
 				 "not deleted: %u rule(s) of another program still jump to it",
 				 kc->foreign_refs);
 			*changed = true;
@@ -605,9 +645,9 @@ static uint32_t o_off(const struct otable *o)
 
 /* Room for an entry of size bytes; its counters come from old entry
  * old_idx (SIZE_MAX: none). */
-static struct ipt_entry *o_entry(struct otable *o, size_t size, size_t old_idx)
+static unsigned char *o_entry(struct otable *o, size_t size, size_t old_idx)
 {
-	struct ipt_entry *e;
+	unsigned char *e;
 
 	if (o->len + size > o->cap) {
 		size_t ncap = o->cap ? o->cap : o->hint + size;
@@ -624,7 +664,7 @@ static struct ipt_entry *o_entry(struct otable *o, size_t size, size_t old_idx)
 	if (GROW(o->cmap, o->cap_cmap, o->n_ent + 1) < 0)
 		return NULL;
 	o->cmap[o->n_ent++] = old_idx == SIZE_MAX ? 0 : (uint32_t)(old_idx + 1);
-	e = (struct ipt_entry *)(o->buf + o->len);
+	e = o->buf + o->len;
 	o->len += size;
 	return e;
 }
@@ -639,46 +679,54 @@ static int o_fixup(struct otable *o, uint32_t at, bool plan, const char *from, s
 	return 0;
 }
 
-static int *verdict_of(struct ipt_entry *e)
+/* The standard target's verdict of new entry e, and its offset in the
+ * table (it is written through memcpy: an ip6t_entry's target sits at an
+ * offset the compiler does not see). */
+static unsigned char *verdict_of(const struct xt_fam *f, unsigned char *e)
 {
-	return &((struct xt_standard_target *)((unsigned char *)e + e->target_offset))->verdict;
+	return e + xt_fam_target_offset(f, e) + offsetof(struct xt_standard_target, verdict);
 }
 
-static uint32_t verdict_at(const struct otable *o, const struct ipt_entry *e)
+static void set_verdict(const struct xt_fam *f, unsigned char *e, int v)
 {
-	return (uint32_t)((const unsigned char *)verdict_of((struct ipt_entry *)e) - o->buf -
-			  sizeof(struct ipt_replace));
+	memcpy(verdict_of(f, e), &v, sizeof(v));
+}
+
+static uint32_t verdict_at(const struct otable *o, const struct xt_fam *f, unsigned char *e)
+{
+	return (uint32_t)(verdict_of(f, e) - o->buf - sizeof(struct ipt_replace));
 }
 
 /* Copy kernel entry idx; a jump is re-aimed at its chain's new place. */
 static int emit_copy(struct dsync *s, size_t idx, const char *chain)
 {
-	const struct ipt_entry *ke = kentry(&s->k, idx);
-	const struct xt_standard_target *st = (const void *)entry_target(ke);
+	const void *ke = kentry(&s->k, idx);
+	const struct xt_standard_target *st = (const void *)entry_target(s->f, ke);
 	uint32_t off = o_off(&s->o);
-	struct ipt_entry *e = o_entry(&s->o, ke->next_offset, idx);
+	size_t len = enext(s->f, ke);
+	unsigned char *e = o_entry(&s->o, len, idx);
 
 	if (!e)
 		return -ENOMEM;
-	memcpy(e, ke, ke->next_offset);
+	memcpy(e, ke, len);
 	if (st->target.u.target_size < XT_ALIGN(sizeof(*st)) ||
 	    !streq(st->target.u.user.name, XT_STANDARD_TARGET) || st->verdict < 0)
 		return 0;
-	if ((uint32_t)st->verdict == s->k.eoff[idx] + ke->next_offset) {
-		*verdict_of(e) = (int)(off + e->next_offset);
+	if ((uint32_t)st->verdict == s->k.eoff[idx] + len) {
+		set_verdict(s->f, e, (int)(off + len));
 		return 0;
 	}
 	{
 		const struct kchain *to = kjump(&s->k, idx);
 
 		if (!to) {
-			diag_add(s->d, DIAG_ERROR, "direct", s->table, chain,
+			diag_add(s->d, DIAG_ERROR, "direct", s->tname, chain,
 				 "a rule jumps to byte %d, which starts no chain: svcnat cannot "
 				 "move it and leaves the table as it is",
 				 st->verdict);
 			return -EPROTO;
 		}
-		return o_fixup(&s->o, verdict_at(&s->o, e), false, chain, 0, to->name);
+		return o_fixup(&s->o, verdict_at(&s->o, s->f, e), false, chain, 0, to->name);
 	}
 }
 
@@ -687,27 +735,31 @@ static int emit_rule(struct dsync *s, const char *chain, const struct rs_rule *r
 	struct xt_entry_buf buf;
 	const char *why = NULL;
 	uint32_t off = o_off(&s->o);
-	struct ipt_entry *e;
+	unsigned char *e;
+	size_t len;
 
-	if (xt_entry_build(r, false, &buf, &why) < 0) {
-		diag_add(s->d, DIAG_ERROR, "direct", s->table, chain, "rule %zu: %s", ruleno + 1,
+	if ((s->f->af == AF_INET6 ? xt_entry_build6(r, false, &buf, &why)
+				  : xt_entry_build(r, false, &buf, &why)) < 0) {
+		diag_add(s->d, DIAG_ERROR, "direct", s->tname, chain, "rule %zu: %s", ruleno + 1,
 			 why ? why : "cannot be encoded");
 		return -EINVAL;
 	}
-	e = o_entry(&s->o, buf.e.next_offset, SIZE_MAX);
+	len = enext(s->f, buf.b);
+	e = o_entry(&s->o, len, SIZE_MAX);
 	if (!e)
 		return -ENOMEM;
-	memcpy(e, &buf, buf.e.next_offset);
+	memcpy(e, buf.b, len);
 	s->res->rules_written++;
 	switch (r->t.kind) {
 	case RS_T_NONE:
-		*verdict_of(e) = (int)(off + e->next_offset);
+		set_verdict(s->f, e, (int)(off + len));
 		return 0;
 	case RS_T_JUMP:
 	case RS_T_GOTO:
 		if (!r->t.u.chain)
 			return -EINVAL;
-		return o_fixup(&s->o, verdict_at(&s->o, e), true, chain, ruleno, r->t.u.chain);
+		return o_fixup(&s->o, verdict_at(&s->o, s->f, e), true, chain, ruleno,
+			       r->t.u.chain);
 	default:
 		return 0;
 	}
@@ -716,16 +768,15 @@ static int emit_rule(struct dsync *s, const char *chain, const struct rs_rule *r
 /* A chain head (name) or, with name NULL, the table's final entry. */
 static int emit_error(struct dsync *s, const char *name)
 {
-	size_t sz = sizeof(struct ipt_entry) + XT_ALIGN(sizeof(struct xt_error_target));
-	struct ipt_entry *e = o_entry(&s->o, sz, SIZE_MAX);
+	size_t sz = s->f->size + XT_ALIGN(sizeof(struct xt_error_target));
+	unsigned char *e = o_entry(&s->o, sz, SIZE_MAX);
 	struct xt_error_target *et;
 
 	if (!e)
 		return -ENOMEM;
 	memset(e, 0, sz);
-	e->target_offset = sizeof(*e);
-	e->next_offset = (uint16_t)sz;
-	et = (struct xt_error_target *)(e + 1);
+	xt_fam_set_offsets(s->f, e, s->f->size, (uint16_t)sz);
+	et = (struct xt_error_target *)(e + s->f->size);
 	et->target.u.user.target_size = XT_ALIGN(sizeof(*et));
 	snprintf(et->target.u.user.name, sizeof(et->target.u.user.name), "%s", XT_ERROR_TARGET);
 	snprintf(et->errorname, sizeof(et->errorname), "%s", name ? name : XT_ERROR_TARGET);
@@ -734,16 +785,15 @@ static int emit_error(struct dsync *s, const char *name)
 
 static int emit_return(struct dsync *s, size_t old_idx)
 {
-	size_t sz = sizeof(struct ipt_entry) + XT_ALIGN(sizeof(struct xt_standard_target));
-	struct ipt_entry *e = o_entry(&s->o, sz, old_idx);
+	size_t sz = s->f->size + XT_ALIGN(sizeof(struct xt_standard_target));
+	unsigned char *e = o_entry(&s->o, sz, old_idx);
 	struct xt_standard_target *st;
 
 	if (!e)
 		return -ENOMEM;
 	memset(e, 0, sz);
-	e->target_offset = sizeof(*e);
-	e->next_offset = (uint16_t)sz;
-	st = (struct xt_standard_target *)(e + 1);
+	xt_fam_set_offsets(s->f, e, s->f->size, (uint16_t)sz);
+	st = (struct xt_standard_target *)(e + s->f->size);
 	st->target.u.user.target_size = XT_ALIGN(sizeof(*st));
 	st->verdict = XT_RETURN;
 	return 0;
@@ -821,7 +871,7 @@ static int build_table(struct dsync *s)
 		/* Planned rules jump only to planned chains (as the libiptc
 		 * backend checks up front); kept foreign rules to kept chains. */
 		if (!to || (s->o.fx[i].plan && !to->pc && !(to->k && to->k->pc))) {
-			diag_add(s->d, DIAG_ERROR, "plan", s->table, s->o.fx[i].from,
+			diag_add(s->d, DIAG_ERROR, "plan", s->tname, s->o.fx[i].from,
 				 "rule %u jumps to '%s', which is not a planned chain",
 				 s->o.fx[i].ruleno + 1, s->o.fx[i].chain);
 			return -EINVAL;
@@ -882,7 +932,8 @@ static int commit(struct dsync *s)
 	 * needed: free it before the kernel allocates the new one. */
 	if (!s->keep)
 		ktable_done(&s->k);
-	if (setsockopt(s->fd, SOL_IP, IPT_SO_SET_REPLACE, repl, (socklen_t)s->o.len) < 0) {
+	/* IP6T_SO_SET_REPLACE and IP6T_SO_SET_ADD_COUNTERS: the same values. */
+	if (setsockopt(s->fd, s->f->level, IPT_SO_SET_REPLACE, repl, (socklen_t)s->o.len) < 0) {
 		if (errno == EAGAIN)
 			return -EAGAIN;
 		return dfail(s, "replacing the table (IPT_SO_SET_REPLACE)", NULL, errno, true);
@@ -896,7 +947,7 @@ static int commit(struct dsync *s)
 	s->o.buf = NULL;
 	add = calloc(1, addlen);
 	if (!add) {
-		diag_add(s->d, DIAG_WARNING, "direct", s->table, NULL,
+		diag_add(s->d, DIAG_WARNING, "direct", s->tname, NULL,
 			 "the rules are in place, but their packet counters restart from 0: "
 			 "out of memory");
 		return 0;
@@ -909,8 +960,9 @@ static int commit(struct dsync *s)
 			any = any || add->counters[i].pcnt || add->counters[i].bcnt;
 		}
 	}
-	if (any && setsockopt(s->fd, SOL_IP, IPT_SO_SET_ADD_COUNTERS, add, (socklen_t)addlen) < 0)
-		diag_add(s->d, DIAG_WARNING, "direct", s->table, NULL,
+	if (any &&
+	    setsockopt(s->fd, s->f->level, IPT_SO_SET_ADD_COUNTERS, add, (socklen_t)addlen) < 0)
+		diag_add(s->d, DIAG_WARNING, "direct", s->tname, NULL,
 			 "the rules are in place, but their packet counters restart from 0: "
 			 "IPT_SO_SET_ADD_COUNTERS failed: %s", strerror(errno));
 	return 0;
@@ -936,8 +988,8 @@ static int prepare_table(struct dsync *s, bool *ret_changed)
 		for (size_t c = 0; c < s->k.n_ch && !found; c++)
 			found = s->k.ch[c].hook >= 0 && streq(s->k.ch[c].name, pc->name);
 		if (!found) {
-			diag_add(s->d, DIAG_ERROR, "plan", s->table, pc->name,
-				 "the kernel's %s table has no such built-in chain", s->table);
+			diag_add(s->d, DIAG_ERROR, "plan", s->tname, pc->name,
+				 "the kernel's %s table has no such built-in chain", s->tname);
 			return -EINVAL;
 		}
 	}
@@ -957,7 +1009,7 @@ static int prepare_table(struct dsync *s, bool *ret_changed)
 	*ret_changed = changed;
 	if (!changed) {
 		if (s->verbose)
-			diag_add(s->d, DIAG_NOTE, "direct", s->table, NULL,
+			diag_add(s->d, DIAG_NOTE, "direct", s->tname, NULL,
 				 "read %u bytes and compared in %.3f s: unchanged", s->k.info.size,
 				 s->t_read);
 		return 0;
@@ -998,8 +1050,7 @@ static int read_owned(struct dsync *s, const struct ruleset *plan, struct rulese
 				if (!to || !owned_chain_ours(plan, s->t, to->name))
 					continue;
 			}
-			if (xt_entry_decode(kentry(k, kc->first_idx + j), klabel, k, &dec, why,
-					    sizeof(why)) < 0) {
+			if (kdecode(k, kc->first_idx + j, &dec, why, sizeof(why)) < 0) {
 				memset(&dec, 0, sizeof(dec));
 				dec.t.kind = OWNED_T_FOREIGN;
 				dec.n_matches = 1;
@@ -1024,22 +1075,30 @@ static int read_owned(struct dsync *s, const struct ruleset *plan, struct rulese
 
 struct direct_writer {
 	struct writer w;
-	int fd; /* the raw socket, opened at the first use */
-	struct dsync t[RS_NTABLES];
+	int fd[2]; /* [WRITER_IPV4], [WRITER_IPV6]: raw sockets, opened at the first use */
+	struct dsync t[2][RS_NTABLES];
 };
 
-static int dw_socket(struct direct_writer *dw, struct diag_list *d)
+static const struct xt_fam *fam_of(enum writer_family f)
 {
-	if (dw->fd >= 0)
+	return f == WRITER_IPV6 ? &xt_fam6 : &xt_fam4;
+}
+
+static int dw_socket(struct direct_writer *dw, enum writer_family f, struct diag_list *d)
+{
+	if (dw->fd[f] >= 0)
 		return 0;
-	return xt_socket(AF_INET, "direct", &dw->fd, d);
+	return xt_socket(fam_of(f)->af, "direct", &dw->fd[f], d);
 }
 
 static struct dsync *dw_table(struct writer *w, const struct writer_table *tab)
 {
 	struct direct_writer *dw = (struct direct_writer *)w;
 
-	return tab->family == WRITER_IPV4 && tab->table < RS_NTABLES ? &dw->t[tab->table] : NULL;
+	if (tab->table >= RS_NTABLES || (tab->family != WRITER_IPV4 && tab->family != WRITER_IPV6) ||
+	    (tab->family == WRITER_IPV6 && !w->ops->ipv6))
+		return NULL;
+	return &dw->t[tab->family][tab->table];
 }
 
 static void dsync_free(struct dsync *s)
@@ -1047,6 +1106,16 @@ static void dsync_free(struct dsync *s)
 	dsync_done(s);
 	free(s->oldc);
 	memset(s, 0, sizeof(*s));
+}
+
+/* A table's sync state before its read. */
+static struct dsync dsync_start(struct direct_writer *dw, const struct writer_table *tab,
+				const struct ruleset *plan, struct diag_list *d)
+{
+	return (struct dsync){ .fd = dw->fd[tab->family], .verbose = dw->w.cfg.verbose,
+			       .f = fam_of(tab->family), .t = tab->table,
+			       .table = rs_table_name(tab->table), .tname = writer_table_name(tab),
+			       .rs = plan, .d = d };
 }
 
 static int direct_prepare(struct writer *w, const struct writer_table *tab,
@@ -1059,13 +1128,13 @@ static int direct_prepare(struct writer *w, const struct writer_table *tab,
 
 	if (!s)
 		return -EAFNOSUPPORT;
-	r = dw_socket(dw, d);
+	r = dw_socket(dw, tab->family, d);
 	if (r < 0)
 		return r;
 	dsync_free(s);
-	*s = (struct dsync){ .fd = dw->fd, .verbose = w->cfg.verbose, .keep = keep,
-			     .t = tab->table, .table = rs_table_name(tab->table), .rs = plan,
-			     .res = res, .d = d };
+	*s = dsync_start(dw, tab, plan, d);
+	s->keep = keep;
+	s->res = res;
 	return prepare_table(s, ret_changed);
 }
 
@@ -1082,7 +1151,7 @@ static int direct_commit(struct writer *w, const struct writer_table *tabs, size
 	r = commit(s);
 	ret_done[0] = s->committed;
 	if (r >= 0 && s->verbose)
-		diag_add(d, DIAG_NOTE, "direct", s->table, NULL,
+		diag_add(d, DIAG_NOTE, "direct", s->tname, NULL,
 			 "read and compared in %.3f s, built %zu bytes in %.3f s, replaced in %.3f s",
 			 s->t_read, s->o.len, s->t_build, monotonic_seconds() - t0);
 	return r;
@@ -1097,30 +1166,31 @@ static int direct_put_back(struct writer *w, const struct writer_table *tab, str
 			 "cannot put the table back: what was read is gone");
 		return -EINVAL;
 	}
-	return xt_put_back(s->fd, AF_INET, &s->k.info, s->k.blob, s->oldc, "direct", d);
+	return xt_put_back(s->fd, s->f->af, &s->k.info, s->k.blob, s->oldc, "direct", d);
 }
 
 static void direct_reset(struct writer *w)
 {
 	struct direct_writer *dw = (struct direct_writer *)w;
 
-	for (size_t i = 0; i < RS_NTABLES; i++)
-		dsync_free(&dw->t[i]);
+	for (size_t f = 0; f < 2; f++)
+		for (size_t i = 0; i < RS_NTABLES; i++)
+			dsync_free(&dw->t[f][i]);
 }
 
 static int direct_read(struct writer *w, const struct writer_table *tab,
 		       const struct ruleset *plan, struct ruleset *out, struct diag_list *d)
 {
 	struct direct_writer *dw = (struct direct_writer *)w;
-	struct dsync s = { .t = tab->table, .table = rs_table_name(tab->table), .d = d };
+	struct dsync s;
 	int r;
 
-	if (tab->family != WRITER_IPV4)
+	if (!dw_table(w, tab))
 		return -EAFNOSUPPORT;
-	r = dw_socket(dw, d);
+	r = dw_socket(dw, tab->family, d);
 	if (r < 0)
 		return r;
-	s.fd = dw->fd;
+	s = dsync_start(dw, tab, NULL, d);
 	r = read_owned(&s, plan, out);
 	ktable_done(&s.k);
 	return r;
@@ -1133,8 +1203,9 @@ static void direct_free(struct writer *w)
 	if (!w)
 		return;
 	direct_reset(w);
-	if (dw->fd >= 0)
-		close(dw->fd);
+	for (size_t f = 0; f < 2; f++)
+		if (dw->fd[f] >= 0)
+			close(dw->fd[f]);
 	free(dw);
 }
 
@@ -1149,16 +1220,56 @@ static const struct writer_ops direct_ops = {
 	.free = direct_free,
 };
 
+/* The same where the kernel has ip6_tables. */
+static const struct writer_ops direct_ops6 = {
+	.name = "direct",
+	.needs_xtables_lock = true,
+	.ipv6 = true,
+	.prepare = direct_prepare,
+	.commit = direct_commit,
+	.put_back = direct_put_back,
+	.reset = direct_reset,
+	.read = direct_read,
+	.free = direct_free,
+};
+
+/*
+ * Whether the kernel takes ip6tables' socket options: asking for a match's
+ * revision creates no table (reading a table's info would instantiate it).
+ * Without ip6_tables the option is unknown (ENOPROTOOPT); without IPv6 the
+ * socket cannot be made (EAFNOSUPPORT).  Anything else (no permission, a
+ * missing xt_comment) says nothing against ip6_tables: the writes report it.
+ * Returns why not, or NULL.
+ */
+static const char *ip6_tables_missing(void)
+{
+	struct xt_get_revision rev = { .name = "comment", .revision = 0 };
+	socklen_t len = sizeof(rev);
+	int fd = socket(AF_INET6, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW), err;
+
+	if (fd < 0)
+		return errno == EAFNOSUPPORT ? "the kernel has no IPv6" : NULL;
+	err = getsockopt(fd, SOL_IPV6, IP6T_SO_GET_REVISION_MATCH, &rev, &len) < 0 ? errno : 0;
+	close(fd);
+	return err == ENOPROTOOPT ? "the kernel has no ip6_tables (legacy ip6tables)" : NULL;
+}
+
 int writer_direct_new(const struct writer_config *cfg, struct writer **ret, struct diag_list *d)
 {
 	struct direct_writer *dw = calloc(1, sizeof(*dw));
+	const char *why;
 
-	(void)d;
 	if (!dw)
 		return -ENOMEM;
-	dw->w.ops = &direct_ops;
+	why = ip6_tables_missing();
+	dw->w.ops = why ? &direct_ops : &direct_ops6;
+	if (why)
+		diag_add(d, DIAG_NOTE, "direct", NULL, NULL,
+			 "%s: svcnat writes the iptables tables only, IPv6 services are not "
+			 "programmed",
+			 why);
 	dw->w.cfg = *cfg;
-	dw->fd = -1;
+	dw->fd[0] = dw->fd[1] = -1;
 	*ret = &dw->w;
 	return 0;
 }
