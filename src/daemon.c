@@ -17,6 +17,7 @@
 #include "daemon.h"
 #include "kubed.h"
 #include "sources/etcd.h"
+#include "sources/file.h"
 #include "sys/conntrack.h"
 #include "sys/fswatch.h"
 #include "sys/hcserver.h"
@@ -60,6 +61,7 @@ struct daemon {
 	uint64_t health_timeout_usec;
 	struct fswatch *watch;
 	bool *source_dirty;          /* per --config: to be re-read */
+	bool *source_reread;         /* per --config: every file, changed or not (SIGHUP) */
 	bool *source_loading;        /* per --config: being read by the worker */
 	int *load_result;            /* per --config: pipeline_source_load()'s */
 	struct diag_list *load_diags; /* per --config: its diagnostics */
@@ -147,8 +149,16 @@ static void count_source_errors(struct daemon *dm, const char *source, double n)
  */
 static int source_loaded(struct daemon *dm, size_t i, int r, struct diag_list *d)
 {
+	const struct file_source_stats *fs = pipeline_source_stats(dm->p, i);
 	const char *path = dm->o->configs[i];
+	char lbl[512];
 
+	if (fs && fs->files_read && metrics_label(lbl, sizeof(lbl), "source", path))
+		metrics_counter_add(dm->metrics, "svcnat_source_files_read_total", lbl,
+				    (double)fs->files_read);
+	if (fs && r >= 0)
+		log_debug("%s: %zu of %zu file%s read (%zu objects)", path,
+			  fs->files_read, fs->files, fs->files == 1 ? "" : "s", fs->objects_read);
 	if (r >= 0) {
 		double t0 = monotonic_seconds();
 		int c = pipeline_source_commit(dm->p, i);
@@ -249,6 +259,9 @@ static void start_loads(struct daemon *dm)
 	for (i = 0; i < dm->o->n_configs; i++) {
 		dm->source_loading[i] = dm->source_dirty[i];
 		dm->source_dirty[i] = false;
+		if (dm->source_loading[i] && dm->source_reread[i])
+			pipeline_source_reread_all(dm->p, i); /* the worker is idle */
+		dm->source_reread[i] = false;
 		n += dm->source_loading[i];
 	}
 	if (n && worker_start(dm->worker, load_job_run, load_job_done, dm) < 0) {
@@ -745,7 +758,7 @@ static int on_signal(struct loop *l, int fd, uint32_t events, void *userdata)
 			log_info("SIGHUP: re-reading every source");
 			for (i = 0; i < dm->o->n_configs; i++)
 				if (!streq(dm->o->configs[i], "-"))
-					dm->source_dirty[i] = true;
+					dm->source_dirty[i] = dm->source_reread[i] = true;
 			if (dm->etcd)
 				etcd_source_resync(dm->etcd);
 			kubed_resync(dm->kube);
@@ -951,11 +964,12 @@ static int setup_sources(struct daemon *dm)
 	int r;
 
 	dm->source_dirty = calloc(dm->o->n_configs ? dm->o->n_configs : 1, sizeof(bool));
+	dm->source_reread = calloc(dm->o->n_configs ? dm->o->n_configs : 1, sizeof(bool));
 	dm->source_ready = calloc(dm->o->n_configs ? dm->o->n_configs : 1, sizeof(bool));
 	dm->source_loading = calloc(dm->o->n_configs ? dm->o->n_configs : 1, sizeof(bool));
 	dm->load_result = calloc(dm->o->n_configs ? dm->o->n_configs : 1, sizeof(int));
 	dm->load_diags = calloc(dm->o->n_configs ? dm->o->n_configs : 1, sizeof(*dm->load_diags));
-	if (!dm->source_dirty || !dm->source_ready || !dm->source_loading || !dm->load_result ||
+	if (!dm->source_dirty || !dm->source_reread || !dm->source_ready || !dm->source_loading || !dm->load_result ||
 	    !dm->load_diags)
 		return -ENOMEM;
 	for (i = 0; i < dm->o->n_configs; i++)
@@ -1074,6 +1088,7 @@ static void daemon_done(struct daemon *dm)
 	pipeline_free(dm->p);
 	metrics_free(dm->metrics);
 	free(dm->source_dirty);
+	free(dm->source_reread);
 	free(dm->source_ready);
 	free(dm->source_loading);
 	free(dm->load_result);

@@ -198,13 +198,38 @@ int pipeline_source_load(struct pipeline *p, size_t i, struct diag_list *d)
 
 int pipeline_source_commit(struct pipeline *p, size_t i)
 {
-	const struct decoded *dec;
+	struct file_delta fd = { 0 };
+	bool all;
+	int r;
 
 	if (i >= p->o->n_configs)
 		return -EINVAL;
-	dec = file_source_content(p->files[i]);
-	return merge_update(p->merge, p->source_ids[i], MERGE_SET, dec->services, dec->n_services,
-			    dec->slices, dec->n_slices);
+	/* Only what changed (the objects of the files read again that
+	 * differ, those of files gone), unless the engine has nothing of
+	 * this source yet. */
+	r = file_source_delta(p->files[i], &fd, &all);
+	if (r < 0)
+		return r;
+	r = merge_update(p->merge, p->source_ids[i], all ? MERGE_SET : MERGE_ADD,
+			 fd.put_services, fd.n_put_services, fd.put_slices, fd.n_put_slices);
+	if (r >= 0 && !all)
+		r = merge_update(p->merge, p->source_ids[i], MERGE_REMOVE, fd.del_services,
+				 fd.n_del_services, fd.del_slices, fd.n_del_slices);
+	if (r >= 0)
+		file_source_accept(p->files[i], all);
+	file_delta_done(&fd);
+	return r;
+}
+
+const struct file_source_stats *pipeline_source_stats(const struct pipeline *p, size_t i)
+{
+	return i < p->o->n_configs ? file_source_stats(p->files[i]) : NULL;
+}
+
+void pipeline_source_reread_all(struct pipeline *p, size_t i)
+{
+	if (i < p->o->n_configs)
+		file_source_reread_all(p->files[i]);
 }
 
 int pipeline_read_source(struct pipeline *p, size_t i, struct diag_list *d)
@@ -237,6 +262,7 @@ int pipeline_clear_source(struct pipeline *p, size_t i)
 {
 	if (i >= p->o->n_configs)
 		return -EINVAL;
+	file_source_forget_handed(p->files[i]);
 	return merge_update(p->merge, p->source_ids[i], MERGE_SET, NULL, 0, NULL, 0);
 }
 

@@ -175,14 +175,23 @@ int pipeline_read_source(struct pipeline *p, size_t i, struct diag_list *d);
  * pipeline_read_source() in two steps, for a daemon that reads off its loop
  * thread: _load reads and decodes --config number i into its file source
  * (it touches nothing else of p, so it may run on another thread while the
- * caller leaves that source alone); same returns.  _commit SETs the
- * source's content into the merge engine (loop thread).  0 or -ENOMEM.
+ * caller leaves that source alone); same returns.  _commit hands the
+ * merge engine what changed since the last commit (loop thread): the first
+ * time (and after pipeline_clear_source()) SETs the whole content, then
+ * ADDs the changed objects and REMOVEs those gone.  0 or -ENOMEM.
  */
 int pipeline_source_load(struct pipeline *p, size_t i, struct diag_list *d);
 int pipeline_source_commit(struct pipeline *p, size_t i);
 /* Whether --config number i has said everything once: read with no file
  * lacking content (see file_source_complete()). */
 bool pipeline_source_complete(const struct pipeline *p, size_t i);
+/* What --config number i's last load read (files, files read again,
+ * their objects); NULL for no such source.  Borrowed. */
+struct file_source_stats;
+const struct file_source_stats *pipeline_source_stats(const struct pipeline *p, size_t i);
+/* Its next load reads every file, changed or not (SIGHUP).  Not while a
+ * load of it runs. */
+void pipeline_source_reread_all(struct pipeline *p, size_t i);
 /*
  * All of them, then pipeline_take_conflicts(); reads every source and
  * returns the first error, or > 0 if some file was rejected whole, or 0.

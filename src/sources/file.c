@@ -175,36 +175,44 @@ static int list_dir(int fd, const char *path, struct diag_list *diags, char ***r
 	return 0;
 }
 
-/* One file's last good content. */
+/* One file's last good content, and what it was read from. */
 struct file_entry {
-	char *path;          /* the file's path (the directory's path + "/" + name) */
+	char *path;          /* the file's path (the directory's path + "/" + name);
+			      * the index's definitions point to it */
 	struct decoded good; /* its items as last read successfully */
 	bool has_good;
+	bool known;          /* id below is what good was read from, and no
+			      * write after the read can have kept it */
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+	size_t bytes;        /* read, for the directory's size limit */
+	bool seen;           /* in the listing being read (reload) */
+	bool fresh;          /* created by the reload in progress */
 };
 
 struct file_source {
 	char *path;
 	enum file_mode_check mode;
-	struct file_entry *files; /* sorted by path (= by name within a directory) */
+	struct file_entry **files; /* sorted by path (= by name within a directory) */
 	size_t n_files;
-	struct decoded content; /* every file's good items, deduplicated */
+	struct file_index *index;  /* which file defines each object */
+	bool index_stale;          /* an update failed (ENOMEM): rebuilt from files */
+	bool handed;               /* the index's state was handed over (accept) */
+	bool reread_all;           /* the next reload reads every file */
 	bool complete;
-	int first_error; /* of the last reload's rejected files */
+	int first_error;           /* of the last reload's rejected files */
+	struct file_source_stats stats;
 };
 
-static void entry_done(struct file_entry *e)
+static void entry_free(struct file_entry *e)
 {
+	if (!e)
+		return;
 	free(e->path);
 	decoded_done(&e->good);
-}
-
-static void entries_free(struct file_entry *v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		entry_done(&v[i]);
-	free(v);
+	free(e);
 }
 
 int file_source_new(const char *path, enum file_mode_check mode, struct file_source **ret)
@@ -214,7 +222,8 @@ int file_source_new(const char *path, enum file_mode_check mode, struct file_sou
 	if (!s)
 		return -ENOMEM;
 	s->path = strdup(path);
-	if (!s->path) {
+	if (!s->path || file_index_new(&s->index) < 0) {
+		free(s->path);
 		free(s);
 		return -ENOMEM;
 	}
@@ -227,20 +236,27 @@ void file_source_free(struct file_source *s)
 {
 	if (!s)
 		return;
-	entries_free(s->files, s->n_files);
-	decoded_done(&s->content);
+	for (size_t i = 0; i < s->n_files; i++)
+		entry_free(s->files[i]);
+	free(s->files);
+	file_index_free(s->index);
 	free(s->path);
 	free(s);
-}
-
-const struct decoded *file_source_content(const struct file_source *s)
-{
-	return &s->content;
 }
 
 bool file_source_complete(const struct file_source *s)
 {
 	return s->complete;
+}
+
+const struct file_source_stats *file_source_stats(const struct file_source *s)
+{
+	return &s->stats;
+}
+
+void file_source_reread_all(struct file_source *s)
+{
+	s->reread_all = true;
 }
 
 /*
@@ -267,39 +283,165 @@ static int check_mode(const struct file_source *s, const char *path, const struc
 
 static int entry_cmp(const void *key, const void *elem)
 {
-	return strcmp(key, ((const struct file_entry *)elem)->path);
+	return strcmp(key, (*(struct file_entry *const *)elem)->path);
 }
 
-static struct file_entry *entry_find(struct file_source *s, const char *path)
+static struct file_entry **entry_find(struct file_source *s, const char *path)
 {
 	if (!s->n_files)
 		return NULL;
 	return bsearch(path, s->files, s->n_files, sizeof(*s->files), entry_cmp);
 }
 
-/* A file rejected whole keeps its last good content, if it had one. */
-static void keep_old(struct file_source *s, struct file_entry *e, struct file_entry *old, int err)
+static bool ts_eq(const struct timespec *a, const struct timespec *b)
 {
-	if (s->first_error == 0)
-		s->first_error = err;
-	if (old && old->has_good) {
-		e->good = old->good;
-		e->has_good = true;
-		old->good = (struct decoded){ 0 };
-		old->has_good = false;
-	}
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+/* Whether st is the file e was read from. */
+static bool entry_unchanged(const struct file_entry *e, const struct stat *st)
+{
+	return e->known && e->has_good && e->dev == st->st_dev && e->ino == st->st_ino &&
+	       e->size == st->st_size && ts_eq(&e->mtime, &st->st_mtim) &&
+	       ts_eq(&e->ctime, &st->st_ctim);
 }
 
 /*
- * Read one file of a directory (open at fd, or fd < 0 with errno set) into
- * e.  Returns 0, 1 if it is rejected whole (e keeps old's content), 2 if it
- * is no regular file (ignored, e stays empty), -ENOMEM.
+ * A file's timestamps have the granularity of the kernel's coarse clock
+ * (a few ms): a write in the same tick as the read would leave them as
+ * they were.  A file changed less than this long before it was read is
+ * read again next time, whatever its stat says.
  */
-static int read_entry(struct file_source *s, int fd, struct file_entry *e, struct file_entry *old,
-		      size_t *used, struct diag_list *diags)
+#define RACY_NSEC 100000000LL
+
+static void entry_remember(struct file_entry *e, const struct stat *st)
+{
+	struct timespec now;
+	long long age;
+
+	e->dev = st->st_dev;
+	e->ino = st->st_ino;
+	e->size = st->st_size;
+	e->mtime = st->st_mtim;
+	e->ctime = st->st_ctim;
+	clock_gettime(CLOCK_REALTIME, &now);
+	age = (long long)(now.tv_sec - st->st_ctim.tv_sec) * 1000000000LL +
+	      (now.tv_nsec - st->st_ctim.tv_nsec);
+	e->known = age >= RACY_NSEC;
+}
+
+/* The index said ENOMEM: it is rebuilt from the files at the next reload,
+ * and handed over whole. */
+static int index_failed(struct file_source *s)
+{
+	s->index_stale = true;
+	return -ENOMEM;
+}
+
+static int index_rebuild(struct file_source *s)
+{
+	size_t i, j;
+	int r = 0;
+
+	if (!s->index_stale)
+		return 0;
+	file_index_clear(s->index);
+	s->handed = false;
+	for (i = 0; r >= 0 && i < s->n_files; i++) {
+		const struct file_entry *e = s->files[i];
+
+		for (j = 0; r >= 0 && j < e->good.n_services; j++)
+			r = file_index_put(s->index, e->path, e->good.services[j], NULL);
+		for (j = 0; r >= 0 && j < e->good.n_slices; j++)
+			r = file_index_put(s->index, e->path, NULL, e->good.slices[j]);
+	}
+	if (r < 0)
+		return -ENOMEM;
+	s->index_stale = false;
+	return 0;
+}
+
+/* e's items leave the index (and the entry keeps them). */
+static int index_drop_entry(struct file_source *s, const struct file_entry *e)
+{
+	size_t j;
+	int r = 0;
+
+	for (j = 0; r >= 0 && j < e->good.n_services; j++)
+		r = file_index_drop(s->index, e->path, e->good.services[j], NULL);
+	for (j = 0; r >= 0 && j < e->good.n_slices; j++)
+		r = file_index_drop(s->index, e->path, NULL, e->good.slices[j]);
+	return r < 0 ? index_failed(s) : 0;
+}
+
+/*
+ * Objects of a file read again that equal what the file held before are
+ * the old objects again: downstream (the delta, the merge engine) they
+ * are unchanged by identity.
+ */
+static void keep_equal(struct file_source *s, const struct file_entry *e, struct decoded *tmp)
+{
+	for (size_t j = 0; j < tmp->n_services; j++) {
+		struct service *old = file_index_get(s->index, e->path, tmp->services[j], NULL);
+
+		if (old && old != tmp->services[j] && service_equal(old, tmp->services[j])) {
+			service_unref(tmp->services[j]);
+			tmp->services[j] = service_ref(old);
+		}
+	}
+	for (size_t j = 0; j < tmp->n_slices; j++) {
+		struct epslice *old = file_index_get(s->index, e->path, NULL, tmp->slices[j]);
+
+		if (old && old != tmp->slices[j] && epslice_equal(old, tmp->slices[j])) {
+			epslice_unref(tmp->slices[j]);
+			tmp->slices[j] = epslice_ref(old);
+		}
+	}
+}
+
+/* e's content becomes *tmp (taken over), in the index too. */
+static int entry_replace(struct file_source *s, struct file_entry *e, struct decoded *tmp)
+{
+	size_t j;
+	int r;
+
+	if (!s->index_stale)
+		keep_equal(s, e, tmp);
+	r = s->index_stale ? 0 : index_drop_entry(s, e);
+	for (j = 0; r >= 0 && !s->index_stale && j < tmp->n_services; j++)
+		r = file_index_put(s->index, e->path, tmp->services[j], NULL);
+	for (j = 0; r >= 0 && !s->index_stale && j < tmp->n_slices; j++)
+		r = file_index_put(s->index, e->path, NULL, tmp->slices[j]);
+	/* The content is the truth either way; a failed index is rebuilt
+	 * from it. */
+	decoded_done(&e->good);
+	e->good = *tmp;
+	*tmp = (struct decoded){ 0 };
+	e->has_good = true;
+	s->stats.files_read++;
+	s->stats.objects_read += e->good.n_services + e->good.n_slices;
+	return r < 0 ? index_failed(s) : 0;
+}
+
+/* A file rejected whole keeps its last good content, if it had one. */
+static void reject(struct file_source *s, struct file_entry *e, int err)
+{
+	if (s->first_error == 0)
+		s->first_error = err;
+	e->known = false; /* tried again at every reload */
+}
+
+/*
+ * Read one file (open at fd, or fd < 0 with errno set) into e.  Returns 0,
+ * 1 if it is rejected whole (e keeps its content), 2 if it is no regular
+ * file (ignored), -ENOMEM.  *used: the bytes of the files before it.
+ */
+static int read_entry(struct file_source *s, int fd, struct file_entry *e, size_t *used,
+		      struct diag_list *diags)
 {
 	struct decoded tmp = { 0 };
 	struct stat st;
+	size_t before = *used;
 	int r;
 
 	if (fd < 0)
@@ -317,20 +459,126 @@ static int read_entry(struct file_source *s, int fd, struct file_entry *e, struc
 		decoded_done(&tmp);
 		if (r == -ENOMEM)
 			return r;
-		keep_old(s, e, old, r);
+		/* What it had counts against the limit still. */
+		*used = before + (e->has_good ? e->bytes : 0);
+		reject(s, e, r);
 		return 1;
 	}
-	e->good = tmp;
-	e->has_good = true;
+	e->bytes = *used - before;
+	r = entry_replace(s, e, &tmp);
+	if (r < 0)
+		return r;
+	entry_remember(e, &st);
 	return 0;
 }
 
-/* Read every file of the directory open at dfd (taken over) into *ret.
- * Returns the number of files rejected whole, or -errno. */
-static int read_dir(struct file_source *s, int dfd, struct file_entry **ret, size_t *ret_n,
+static struct file_entry *entry_new(const char *path)
+{
+	struct file_entry *e = calloc(1, sizeof(*e));
+
+	if (e && !(e->path = strdup(path))) {
+		free(e);
+		e = NULL;
+	}
+	if (e)
+		e->fresh = true;
+	return e;
+}
+
+/* The entry of path for the new listing: the old listing's (marked seen)
+ * or a new one (fresh).  NULL on ENOMEM. */
+static struct file_entry *entry_take(struct file_source *s, const char *path)
+{
+	struct file_entry **old = entry_find(s, path);
+
+	if (!old)
+		return entry_new(path);
+	(*old)->seen = true;
+	return *old;
+}
+
+/*
+ * One listed file of a directory: read again when its stat differs from
+ * what its content was read from (or always, with reread_all).  Returns as
+ * read_entry().
+ */
+static int dir_file(struct file_source *s, struct file_entry *e, size_t *used,
 		    struct diag_list *diags)
 {
-	struct file_entry *v = NULL;
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	if (!s->reread_all && stat(e->path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    entry_unchanged(e, &st)) {
+		if (e->bytes > DECODE_MAX_FILE_SIZE - *used) {
+			int r = too_big(diags, e->path, DECODE_MAX_FILE_SIZE - *used);
+
+			if (r == -ENOMEM)
+				return r;
+			reject(s, e, r);
+			return 1;
+		}
+		*used += e->bytes;
+		return 0;
+	}
+	/* O_NONBLOCK: a FIFO must not block the open. */
+	fd = open(e->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	return read_entry(s, fd, e, used, diags);
+}
+
+/*
+ * The new listing v replaces the old: old entries not seen in it (their
+ * files are gone) leave the index and are freed.
+ */
+static int set_entries(struct file_source *s, struct file_entry **v, size_t n)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < s->n_files; i++) {
+		struct file_entry *e = s->files[i];
+
+		if (e->seen)
+			continue;
+		if (r >= 0 && !s->index_stale)
+			r = index_drop_entry(s, e);
+		entry_free(e);
+	}
+	free(s->files);
+	s->files = v;
+	s->n_files = n;
+	s->complete = true;
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i]->has_good)
+			s->complete = false;
+		v[i]->seen = v[i]->fresh = false;
+	}
+	return r;
+}
+
+/*
+ * A reload failed half-way (ENOMEM): the old listing stays, holding the
+ * content read meanwhile; the new entries go, and the index, which may
+ * name them, is rebuilt from the listing.
+ */
+static void listing_abort(struct file_source *s, struct file_entry **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i]->fresh)
+			entry_free(v[i]);
+	for (size_t i = 0; i < s->n_files; i++)
+		s->files[i]->seen = false;
+	free(v);
+	s->index_stale = true;
+}
+
+/*
+ * Read the files of the directory open at dfd (taken over) that changed.
+ * Returns the number of files rejected whole, or -errno.
+ */
+static int read_dir(struct file_source *s, int dfd, struct diag_list *diags)
+{
+	const char *sep = s->path[strlen(s->path) - 1] == '/' ? "" : "/";
+	struct file_entry **v = NULL;
 	char **names = NULL;
 	size_t n = 0, i, used = 0, nv = 0;
 	int r, rejected = 0;
@@ -343,194 +591,84 @@ static int read_dir(struct file_source *s, int dfd, struct file_entry **ret, siz
 	if (n && !(v = calloc(n, sizeof(*v))))
 		r = -ENOMEM;
 	for (i = 0; r >= 0 && i < n; i++) {
-		const char *sep = s->path[strlen(s->path) - 1] == '/' ? "" : "/";
-		struct file_entry *e = &v[nv];
-		_cleanup_close_ int fd = -1;
+		_cleanup_free_ char *path = NULL;
+		struct file_entry *e;
 
-		if (asprintf(&e->path, "%s%s%s", s->path, sep, names[i]) < 0) {
-			e->path = NULL;
+		if (asprintf(&path, "%s%s%s", s->path, sep, names[i]) < 0) {
+			path = NULL;
 			r = -ENOMEM;
 			break;
 		}
-		/* O_NONBLOCK: a FIFO must not block the open. */
-		fd = open(e->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		r = read_entry(s, fd, e, entry_find(s, e->path), &used, diags);
+		e = entry_take(s, path);
+		if (!e) {
+			r = -ENOMEM;
+			break;
+		}
+		r = dir_file(s, e, &used, diags);
 		if (r == 2) {
-			free(e->path);
-			e->path = NULL;
+			/* Not a regular file: ignored, as if it were not there
+			 * (an old entry of it leaves with set_entries()). */
+			e->seen = false;
+			if (e->fresh)
+				entry_free(e);
 			r = 0;
 			continue;
 		}
-		nv++;
+		v[nv++] = e;
 		if (r > 0)
 			rejected++;
 	}
 	names_free(names, n);
 	if (r < 0) {
-		entries_free(v, nv);
+		listing_abort(s, v, nv);
 		return r;
 	}
-	*ret = v;
-	*ret_n = nv;
-	return rejected;
+	r = set_entries(s, v, nv);
+	return r < 0 ? r : rejected;
 }
 
-/*
- * Mark in drop[] the later of two items with one key (items of different
- * files: each file is deduplicated by its decoder already), with a diag
- * naming the file that loses.  src[i] is item i's file.
- */
-static int find_dups(struct decode_key *k, size_t n, bool *drop, const char *const *src, struct diag_list *diags)
+/* A single file (or stdin) at fd: always read again (a file is decoded
+ * whole); rejected whole, the source keeps its content. */
+static int read_single(struct file_source *s, int fd, const char *name, struct diag_list *diags)
 {
-	size_t i;
-
-	qsort_safe(k, n, sizeof(*k), decode_key_cmp);
-	for (i = 1; i < n; i++) {
-		char obj[600];
-
-		if (strcmp(k[i].ns, k[i - 1].ns) || strcmp(k[i].name, k[i - 1].name))
-			continue;
-		drop[k[i].idx] = true;
-		snprintf(obj, sizeof(obj), "%s%s/%s", k[i].what, k[i].ns, k[i].name);
-		if (diag_add(diags, DIAG_ERROR, src[k[i].idx], obj, NULL,
-			     "defined more than once; the later definition is ignored") < 0)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-static const char *nz(const char *s)
-{
-	return s ? s : "";
-}
-
-/* content = every entry's good items in file order, later duplicates dropped. */
-static int build_content(struct file_source *s, struct diag_list *diags)
-{
-	struct decoded c = { 0 };
-	_cleanup_free_ struct decode_key *k = NULL;
-	_cleanup_free_ const char **src = NULL;
-	_cleanup_free_ bool *drop = NULL;
-	size_t ns = 0, ne = 0, i, j, n, max;
-	int r = 0;
-
-	for (i = 0; i < s->n_files; i++) {
-		ns += s->files[i].good.n_services;
-		ne += s->files[i].good.n_slices;
-	}
-	max = ns > ne ? ns : ne;
-	if (ns && !(c.services = calloc(ns, sizeof(*c.services))))
-		return -ENOMEM;
-	if (ne && !(c.slices = calloc(ne, sizeof(*c.slices)))) {
-		free(c.services);
-		return -ENOMEM;
-	}
-	c.cap_services = ns;
-	c.cap_slices = ne;
-	if (max && s->n_files > 1) {
-		k = calloc(max, sizeof(*k));
-		src = calloc(max, sizeof(*src));
-		drop = calloc(max, sizeof(*drop));
-		if (!k || !src || !drop) {
-			decoded_done(&c);
-			return -ENOMEM;
-		}
-	}
-	/* services */
-	for (i = 0, n = 0; i < s->n_files; i++)
-		for (j = 0; j < s->files[i].good.n_services; j++, n++) {
-			const struct service *v = s->files[i].good.services[j];
-
-			if (k) {
-				k[n] = (struct decode_key){ nz(v->ns), nz(v->name), "", n };
-				src[n] = s->files[i].path;
-			}
-		}
-	if (k)
-		r = find_dups(k, ns, drop, src, diags);
-	for (i = 0, n = 0; r >= 0 && i < s->n_files; i++)
-		for (j = 0; j < s->files[i].good.n_services; j++, n++)
-			if (!drop || !drop[n])
-				c.services[c.n_services++] = service_ref(s->files[i].good.services[j]);
-	/* slices */
-	if (drop)
-		memset(drop, 0, max * sizeof(*drop));
-	for (i = 0, n = 0; r >= 0 && i < s->n_files; i++)
-		for (j = 0; j < s->files[i].good.n_slices; j++, n++) {
-			const struct epslice *v = s->files[i].good.slices[j];
-
-			if (k) {
-				k[n] = (struct decode_key){ nz(v->ns), nz(v->name), decode_slice_kind(v), n };
-				src[n] = s->files[i].path;
-			}
-		}
-	if (k && r >= 0)
-		r = find_dups(k, ne, drop, src, diags);
-	for (i = 0, n = 0; r >= 0 && i < s->n_files; i++)
-		for (j = 0; j < s->files[i].good.n_slices; j++, n++)
-			if (!drop || !drop[n])
-				c.slices[c.n_slices++] = epslice_ref(s->files[i].good.slices[j]);
-	if (r < 0) {
-		decoded_done(&c);
-		return r;
-	}
-	decoded_done(&s->content);
-	s->content = c;
-	return 0;
-}
-
-static void set_entries(struct file_source *s, struct file_entry *v, size_t n)
-{
-	size_t i;
-
-	entries_free(s->files, s->n_files);
-	s->files = v;
-	s->n_files = n;
-	s->complete = true;
-	for (i = 0; i < n; i++)
-		if (!v[i].has_good)
-			s->complete = false;
-}
-
-/* A single file (or stdin) at fd: rejected whole, the source keeps its content. */
-static int read_single(struct file_source *s, int fd, const char *name, struct file_entry **ret,
-		       struct diag_list *diags)
-{
-	struct file_entry *v;
+	struct decoded tmp = { 0 };
+	struct file_entry **v, *e;
 	size_t used = 0;
 	int r;
 
-	v = calloc(1, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	v->path = strdup(name);
-	if (!v->path) {
-		free(v);
-		return -ENOMEM;
-	}
-	r = read_fd(fd, name, DECODE_MAX_FILE_SIZE, &v->good, diags, &used);
+	r = read_fd(fd, name, DECODE_MAX_FILE_SIZE, &tmp, diags, &used);
 	if (r < 0) {
-		entries_free(v, 1);
+		decoded_done(&tmp);
 		return r;
 	}
-	v->has_good = true;
-	*ret = v;
-	return 0;
+	v = calloc(1, sizeof(*v));
+	e = v ? entry_take(s, name) : NULL;
+	if (!e) {
+		free(v);
+		decoded_done(&tmp);
+		return -ENOMEM;
+	}
+	v[0] = e;
+	e->bytes = used;
+	r = entry_replace(s, e, &tmp);
+	if (set_entries(s, v, 1) < 0)
+		r = -ENOMEM;
+	return r;
 }
 
 int file_source_reload(struct file_source *s, struct diag_list *diags)
 {
 	_cleanup_close_ int fd = -1;
-	struct file_entry *v = NULL;
 	struct stat st;
-	size_t n = 1;
 	int r, rejected = 0;
 
 	s->first_error = 0;
+	s->stats = (struct file_source_stats){ 0 };
+	r = index_rebuild(s);
+	if (r < 0)
+		return r;
 	if (streq(s->path, "-")) {
-		r = read_single(s, STDIN_FILENO, "stdin", &v, diags);
-		if (r < 0)
-			return r;
+		rejected = read_single(s, STDIN_FILENO, "stdin", diags);
 	} else {
 		/* O_NONBLOCK: a FIFO named by --config must not block the open. */
 		fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -548,23 +686,78 @@ int file_source_reload(struct file_source *s, struct diag_list *diags)
 		if (r < 0)
 			return r;
 		if (S_ISDIR(st.st_mode))
-			rejected = read_dir(s, TAKE_FD(fd), &v, &n, diags);
+			rejected = read_dir(s, TAKE_FD(fd), diags);
 		else
-			rejected = read_single(s, fd, s->path, &v, diags);
-		if (rejected < 0)
-			return rejected;
+			rejected = read_single(s, fd, s->path, diags);
 	}
-	set_entries(s, v, n);
-	r = build_content(s, diags);
+	if (rejected < 0)
+		return rejected;
+	s->reread_all = false;
+	s->stats.files = s->n_files;
+	if (!s->index_stale && file_index_report_dups(s->index, diags) < 0)
+		return -ENOMEM;
+	return rejected;
+}
+
+int file_source_content(struct file_source *s, struct decoded *out)
+{
+	struct decoded c = { 0 };
+	size_t ns = 0, ne = 0, i, j;
+	int r;
+
+	r = index_rebuild(s);
 	if (r < 0)
 		return r;
-	return rejected;
+	for (i = 0; i < s->n_files; i++) {
+		ns += s->files[i]->good.n_services;
+		ne += s->files[i]->good.n_slices;
+	}
+	if (GROW(c.services, c.cap_services, ns) < 0 || GROW(c.slices, c.cap_slices, ne) < 0) {
+		decoded_done(&c);
+		return -ENOMEM;
+	}
+	for (i = 0; i < s->n_files; i++) {
+		const struct file_entry *e = s->files[i];
+
+		for (j = 0; j < e->good.n_services; j++)
+			if (file_index_wins(s->index, e->path, e->good.services[j], NULL))
+				c.services[c.n_services++] = service_ref(e->good.services[j]);
+		for (j = 0; j < e->good.n_slices; j++)
+			if (file_index_wins(s->index, e->path, NULL, e->good.slices[j]))
+				c.slices[c.n_slices++] = epslice_ref(e->good.slices[j]);
+	}
+	*out = c;
+	return 0;
+}
+
+int file_source_delta(struct file_source *s, struct file_delta *ret, bool *ret_all)
+{
+	int r = index_rebuild(s);
+
+	if (r < 0)
+		return r;
+	r = file_index_delta(s->index, !s->handed, ret);
+	if (r < 0)
+		return r;
+	*ret_all = !s->handed;
+	return 0;
+}
+
+void file_source_accept(struct file_source *s, bool all)
+{
+	file_index_accept(s->index, all);
+	s->handed = true;
+}
+
+void file_source_forget_handed(struct file_source *s)
+{
+	s->handed = false;
 }
 
 int file_source_read(const char *path, struct decoded *out, struct diag_list *diags)
 {
 	struct file_source *s = NULL;
-	const struct decoded *c;
+	struct decoded c = { 0 };
 	size_t i;
 	int r;
 
@@ -574,20 +767,22 @@ int file_source_read(const char *path, struct decoded *out, struct diag_list *di
 	r = file_source_reload(s, diags);
 	if (r > 0)
 		r = s->first_error;
+	if (r >= 0)
+		r = file_source_content(s, &c);
 	if (r < 0)
 		goto out;
-	c = &s->content;
-	if (GROW(out->services, out->cap_services, out->n_services + c->n_services) < 0 ||
-	    GROW(out->slices, out->cap_slices, out->n_slices + c->n_slices) < 0) {
+	if (GROW(out->services, out->cap_services, out->n_services + c.n_services) < 0 ||
+	    GROW(out->slices, out->cap_slices, out->n_slices + c.n_slices) < 0) {
 		r = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < c->n_services; i++)
-		out->services[out->n_services++] = service_ref(c->services[i]);
-	for (i = 0; i < c->n_slices; i++)
-		out->slices[out->n_slices++] = epslice_ref(c->slices[i]);
+	for (i = 0; i < c.n_services; i++)
+		out->services[out->n_services++] = service_ref(c.services[i]);
+	for (i = 0; i < c.n_slices; i++)
+		out->slices[out->n_slices++] = epslice_ref(c.slices[i]);
 	r = 0;
 out:
+	decoded_done(&c);
 	file_source_free(s);
 	return r;
 }

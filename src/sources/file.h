@@ -5,6 +5,14 @@
  * every file it reads, so a file rejected whole (invalid JSON, too large,
  * unreadable, writable by others) keeps its previous items while the other
  * files of its directory go on being read.
+ *
+ * Deltas (issue 18): a directory's reload reads again only the files whose
+ * stat (device, inode, size, mtime, ctime) differs from what their content
+ * was read from -- a file renamed over another is another inode, a
+ * ConfigMap's symlink swap another target -- and those rejected last time.
+ * A single file or stdin is read whole every time.  What changed since the
+ * last hand-over to the merge engine is file_source_delta(): the objects of
+ * the files read again that differ, and those of removed files.
  */
 #ifndef SVCNAT_SOURCES_FILE_H
 #define SVCNAT_SOURCES_FILE_H
@@ -13,6 +21,7 @@
 
 #include "core/diag.h"
 #include "sources/decode.h"
+#include "sources/fileindex.h"
 
 /* What to do with a file or directory writable by users other than its
  * owner (and root's group): mode & S_IWOTH, or S_IWGRP with a group other
@@ -30,7 +39,7 @@ int file_source_new(const char *path, enum file_mode_check mode, struct file_sou
 void file_source_free(struct file_source *s);
 
 /*
- * Read the path again.
+ * Read the path again (a directory: the files that changed, see above).
  *
  * < 0: the path itself is rejected (-ENOENT missing, -EACCES, -ELOOP,
  *      -EINVAL invalid or not a regular file or directory, -EFBIG, -EPERM
@@ -43,12 +52,40 @@ void file_source_free(struct file_source *s);
  * A directory: "*.json" regular files not starting with '.', in strcmp
  * order, each decoded with its path as the diag source; their total size is
  * bounded by DECODE_MAX_FILE_SIZE.  Two items with one key in different
- * files: the earlier file's wins, the later gets a DIAG_ERROR.
+ * files: the earlier file's wins, the later gets a DIAG_ERROR (when a file
+ * defining that key was read again).  Object-level errors are those of the
+ * files read.
  */
 int file_source_reload(struct file_source *s, struct diag_list *diags);
 
-/* The current content (borrowed; valid until the next reload or free). */
-const struct decoded *file_source_content(const struct file_source *s);
+/* The next reload reads every file, changed or not (SIGHUP). */
+void file_source_reread_all(struct file_source *s);
+
+/* What the last reload did. */
+struct file_source_stats {
+	size_t files;        /* files listed (1 for a single file) */
+	size_t files_read;   /* of them read and decoded again */
+	size_t objects_read; /* objects those files hold */
+};
+
+const struct file_source_stats *file_source_stats(const struct file_source *s);
+
+/* The current content, in file order, later duplicates left out (new
+ * references in *out, the caller's).  0 or -ENOMEM. */
+int file_source_content(struct file_source *s, struct decoded *out);
+
+/*
+ * What changed since the last file_source_accept() (borrowed pointers,
+ * valid until the next reload; file_delta_done() frees the arrays).  With
+ * *ret_all, the source was never handed over (or forgotten since): put
+ * holds the whole content, to be set rather than added.  0 or -ENOMEM.
+ */
+int file_source_delta(struct file_source *s, struct file_delta *ret, bool *ret_all);
+/* That delta is the merge engine's now (all as file_source_delta() said). */
+void file_source_accept(struct file_source *s, bool all);
+/* The merge engine forgot the source (its path went away): the next delta
+ * is the whole content. */
+void file_source_forget_handed(struct file_source *s);
 
 /* True when every file last listed has content (none rejected without a
  * last good version): the source says what the operator wrote. */

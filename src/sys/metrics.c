@@ -533,6 +533,8 @@ int metrics_declare_svcnat(struct metrics *m)
 		  "Chains laid out as a dispatch tree (of nat KUBE-SERVICES, KUBE-NODEPORTS, filter KUBE-SERVICES, KUBE-EXTERNAL-SERVICES, KUBE-NODEPORTS)" },
 		{ "svcnat_source_errors_total", METRIC_COUNTER,
 		  "Rejected reads and invalid objects, per source" },
+		{ "svcnat_source_files_read_total", METRIC_COUNTER,
+		  "Files read and decoded, per --config (a directory's unchanged files are not read again)" },
 		{ "svcnat_conntrack_entries_deleted_total", METRIC_COUNTER,
 		  "Stale UDP conntrack entries deleted" },
 		{ "svcnat_conntrack_errors_total", METRIC_COUNTER,

@@ -42,6 +42,7 @@
  *   svcnat_services                            gauge: service ports known (programmed)
  *   svcnat_endpoints                           gauge: endpoints known (programmed)
  *   svcnat_source_errors_total{source}         counter: rejected reads / invalid objects per source
+ *   svcnat_source_files_read_total{source}     counter: files read and decoded per --config
  *   svcnat_conntrack_entries_deleted_total     counter: stale UDP conntrack entries deleted
  *   svcnat_conntrack_errors_total              counter: failed conntrack cleanups
  */

@@ -2,7 +2,8 @@
 /*
  * Unit tests: the file source (sources/file.c) as the daemon uses it: the
  * last good content per file of a directory, the mode check on every file
- * read (symlink targets included), files that are no regular files.
+ * read (symlink targets included), files that are no regular files, and
+ * the deltas: only changed files read again, only their objects handed on.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,16 +50,18 @@ static void put_svc(const char *file, const char *svc, mode_t mode)
 }
 
 /* The content's service names, space-separated. */
-static const char *names(const struct file_source *s)
+static const char *names(struct file_source *s)
 {
 	static char buf[512];
-	const struct decoded *c = file_source_content(s);
+	struct decoded c = { 0 };
 	size_t i, o = 0;
 
+	assert_int_equal(file_source_content(s, &c), 0);
 	buf[0] = '\0';
-	for (i = 0; i < c->n_services; i++)
+	for (i = 0; i < c.n_services; i++)
 		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%s", i ? " " : "",
-				      c->services[i]->name);
+				      c.services[i]->name);
+	decoded_done(&c);
 	return buf;
 }
 
@@ -73,6 +76,73 @@ static bool diags_have(const struct diag_list *l, const char *needle)
 			return true;
 	}
 	return false;
+}
+
+static int svc_name_cmp(const void *a, const void *b)
+{
+	return strcmp((*(struct service *const *)a)->name, (*(struct service *const *)b)->name);
+}
+
+/* The delta since the last hand-over, as "+name" (put) and "-name"
+ * (removed) service names ("+@name": a slice alone), "*" first when it is the whole content; then
+ * handed over. */
+static const char *delta(struct file_source *s)
+{
+	static char buf[4096];
+	struct file_delta d = { 0 };
+	size_t i, o = 0;
+	bool all;
+
+	assert_int_equal(file_source_delta(s, &d, &all), 0);
+	qsort_safe(d.put_services, d.n_put_services, sizeof(*d.put_services), svc_name_cmp);
+	qsort_safe(d.del_services, d.n_del_services, sizeof(*d.del_services), svc_name_cmp);
+	buf[0] = '\0';
+	if (all)
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "*");
+	for (i = 0; i < d.n_put_services; i++)
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s+%s", o ? " " : "",
+				      d.put_services[i]->name);
+	for (i = 0; i < d.n_del_services; i++)
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s-%s", o ? " " : "",
+				      d.del_services[i]->name);
+	/* A legacy service comes with its slice, named alike: "+@name" when
+	 * only the slice is there. */
+	for (i = 0; i < d.n_put_slices; i++) {
+		bool with = false;
+
+		for (size_t j = 0; j < d.n_put_services; j++)
+			with |= streq(d.put_services[j]->name, d.put_slices[i]->name);
+		if (!with)
+			o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s+@%s", o ? " " : "",
+					      d.put_slices[i]->name);
+	}
+	assert_int_equal(d.n_del_slices, d.n_del_services);
+	file_source_accept(s, all);
+	file_delta_done(&d);
+	return buf;
+}
+
+/* Write name by a rename over it (a new inode), as editors do. */
+static void put_renamed(const char *name, const char *text)
+{
+	char tmp[64];
+
+	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
+	put(tmp, text, 0644);
+	{
+		char a[256], b[256];
+
+		snprintf(a, sizeof(a), "%s/%s", dir, tmp);
+		snprintf(b, sizeof(b), "%s/%s", dir, name);
+		assert_int_equal(rename(a, b), 0);
+	}
+}
+
+/* Files changed less than 0.1 s before they are read are read again next
+ * time (their timestamps may not show a second write yet): let them age. */
+static void age(void)
+{
+	usleep(150 * 1000);
 }
 
 static int setup(void **state)
@@ -304,12 +374,204 @@ static void test_dir_duplicates(void **state)
 	assert_int_equal(reload(s, &dl), 0);
 	assert_string_equal(names(s), "same");
 	/* the earlier file's: port 80 */
-	assert_int_equal(file_source_content(s)->services[0]->ports[0].node_port, 80);
-	assert_int_equal(file_source_content(s)->n_slices, 1);
+	{
+		struct decoded c = { 0 };
+
+		assert_int_equal(file_source_content(s, &c), 0);
+		assert_int_equal(c.services[0]->ports[0].node_port, 80);
+		assert_int_equal(c.n_slices, 1);
+		decoded_done(&c);
+	}
 	assert_true(diags_have(&dl,
 			       "/20-b.json: default/same: defined more than once; "
 			       "the later definition is ignored"));
 	assert_true(diags_have(&dl, "/20-b.json: default/same: defined more than once"));
+	file_source_free(s);
+	diag_list_done(&dl);
+}
+
+/* Many files, one changed: only it is read again, and only its objects
+ * are handed on; a removed file removes exactly its objects; a file
+ * renamed over another counts as changed; a rejected file changes nothing. */
+static void test_dir_deltas(void **state)
+{
+	const struct file_source_stats *st;
+	struct file_source *s;
+	struct diag_list dl;
+	char name[32], svc[32], text[256];
+
+	diag_list_init(&dl);
+	for (unsigned i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "f%02u.json", i);
+		snprintf(svc, sizeof(svc), "s%02u", i);
+		put_svc(name, svc, 0644);
+	}
+	/* f40 holds two services */
+	put("f40.json", "{\"Services\":[{\"Name\":\"t1\",\"Port\":81},"
+			"{\"Name\":\"t2\",\"Port\":82}]}", 0644);
+	age();
+	assert_int_equal(file_source_new(dir, FILE_MODE_REFUSE, &s), 0);
+	st = file_source_stats(s);
+	assert_int_equal(reload(s, &dl), 0);
+	assert_int_equal(st->files, 41);
+	assert_int_equal(st->files_read, 41);
+	assert_int_equal(st->objects_read, 84);
+	assert_non_null(strstr(delta(s), "* +"));
+	assert_string_equal(delta(s), "");
+
+	/* nothing changed: nothing read, nothing handed on */
+	assert_int_equal(reload(s, &dl), 0);
+	assert_int_equal(st->files_read, 0);
+	assert_string_equal(delta(s), "");
+
+	/* one endpoint moved: one small file replaced */
+	put_renamed("f07.json", "{\"Services\":[{\"Name\":\"s07\",\"Port\":80,"
+				"\"Endpoints\":[\"198.18.64.7:80\"]}]}");
+	assert_int_equal(reload(s, &dl), 0);
+	assert_int_equal(st->files_read, 1);
+	assert_int_equal(st->objects_read, 2);
+	assert_string_equal(delta(s), "+@s07"); /* the service is as it was */
+
+	/* renamed over with the same content: read again, but nothing
+	 * differs downstream */
+	age();
+	put_renamed("f08.json", "{\"Services\":[{\"Name\":\"s08\",\"Port\":80}]}");
+	assert_int_equal(reload(s, &dl), 0);
+	assert_int_equal(st->files_read, 2); /* f07 was young when read: again */
+	assert_string_equal(delta(s), "");
+	/* renamed over, one port changed */
+	age();
+	put_renamed("f08.json", "{\"Services\":[{\"Name\":\"s08\",\"Port\":88}]}");
+	assert_int_equal(reload(s, &dl), 0);
+	assert_int_equal(st->files_read, 1);
+	assert_string_equal(delta(s), "+s08");
+
+	/* a removed file: exactly its objects */
+	snprintf(text, sizeof(text), "%s/f40.json", dir);
+	assert_int_equal(unlink(text), 0);
+	assert_int_equal(reload(s, &dl), 0);
+	assert_string_equal(delta(s), "-t1 -t2");
+	assert_int_equal(st->files, 40);
+
+	/* a bad file keeps its objects, says so, and is tried again */
+	age();
+	put("f09.json", "{\"Services\":[{\"Name\":\"s09x\"", 0644);
+	assert_int_equal(reload(s, &dl), 1);
+	assert_true(diags_have(&dl, "/f09.json: not JSON"));
+	assert_string_equal(delta(s), "");
+	assert_non_null(strstr(names(s), "s08 s09 s10"));
+	assert_int_equal(reload(s, &dl), 1);
+	assert_int_equal(st->files_read, 0);
+	assert_true(diags_have(&dl, "/f09.json: not JSON"));
+	/* an object error names the file, the object, the field: the rest of
+	 * the file is taken */
+	put("f09.json", "{\"Services\":[{\"Name\":\"s09\",\"Port\":80},"
+			"{\"Name\":\"u9\",\"Port\":70000}]}", 0644);
+	assert_int_equal(reload(s, &dl), 0);
+	assert_true(diags_have(&dl, "/f09.json: default/u9: Port: 70000 is not a valid port"));
+	assert_string_equal(delta(s), ""); /* s09 is as it was before the bad version */
+
+	/* SIGHUP's re-read: every file, nothing differs */
+	file_source_reread_all(s);
+	assert_int_equal(reload(s, &dl), 0);
+	assert_int_equal(st->files_read, 40);
+	assert_string_equal(delta(s), "");
+
+	/* the merge engine forgot the source: the whole content again */
+	file_source_forget_handed(s);
+	assert_int_equal(reload(s, &dl), 0);
+	assert_non_null(strstr(delta(s), "* +"));
+	file_source_free(s);
+	diag_list_done(&dl);
+}
+
+/* A second write of the same size in the same clock tick as the read
+ * leaves the stat as it was: such a young file is read again anyway. */
+static void test_dir_racy_write(void **state)
+{
+	struct file_source *s;
+	struct diag_list dl;
+
+	diag_list_init(&dl);
+	put_svc("a.json", "aa", 0644);
+	put_svc("b.json", "bb", 0644);
+	assert_int_equal(file_source_new(dir, FILE_MODE_REFUSE, &s), 0);
+	assert_int_equal(reload(s, &dl), 0);
+	assert_string_equal(delta(s), "* +aa +bb");
+	put_svc("a.json", "ax", 0644); /* in place, same size */
+	assert_int_equal(reload(s, &dl), 0);
+	assert_string_equal(delta(s), "+ax -aa");
+	assert_string_equal(names(s), "ax bb");
+	file_source_free(s);
+	diag_list_done(&dl);
+}
+
+/* One key in two files: removing the earlier hands on the later one's;
+ * it coming back hands on its own again. */
+static void test_dir_duplicate_deltas(void **state)
+{
+	struct file_source *s;
+	struct diag_list dl;
+	char p[256];
+
+	diag_list_init(&dl);
+	put_svc("10-a.json", "same", 0644);
+	put("20-b.json", "{\"Services\":[{\"Name\":\"same\",\"Port\":81}]}", 0644);
+	assert_int_equal(file_source_new(dir, FILE_MODE_REFUSE, &s), 0);
+	assert_int_equal(reload(s, &dl), 0);
+	assert_true(diags_have(&dl, "/20-b.json: default/same: defined more than once"));
+	assert_string_equal(delta(s), "* +same");
+	snprintf(p, sizeof(p), "%s/10-a.json", dir);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(reload(s, &dl), 0);
+	assert_false(diags_have(&dl, "defined more than once"));
+	{
+		struct file_delta d = { 0 };
+		bool all;
+
+		assert_int_equal(file_source_delta(s, &d, &all), 0);
+		assert_false(all);
+		assert_int_equal(d.n_put_services, 1);
+		assert_int_equal(d.n_del_services, 0);
+		assert_int_equal(d.put_services[0]->ports[0].node_port, 81);
+		file_source_accept(s, all);
+		file_delta_done(&d);
+	}
+	put_svc("10-a.json", "same", 0644);
+	assert_int_equal(reload(s, &dl), 0);
+	assert_true(diags_have(&dl, "/20-b.json: default/same: defined more than once"));
+	assert_string_equal(delta(s), "+same");
+	/* the later file removed: nothing changes downstream */
+	snprintf(p, sizeof(p), "%s/20-b.json", dir);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(reload(s, &dl), 0);
+	assert_string_equal(delta(s), "");
+	assert_string_equal(names(s), "same");
+	file_source_free(s);
+	diag_list_done(&dl);
+}
+
+/* A single file is read whole every time; its delta is what differs. */
+static void test_file_deltas(void **state)
+{
+	struct file_source *s;
+	struct diag_list dl;
+	char p[128];
+
+	diag_list_init(&dl);
+	put("x.json", "{\"Services\":[{\"Name\":\"a\",\"Port\":80},{\"Name\":\"b\",\"Port\":81}]}", 0644);
+	age();
+	snprintf(p, sizeof(p), "%s/x.json", dir);
+	assert_int_equal(file_source_new(p, FILE_MODE_REFUSE, &s), 0);
+	assert_int_equal(reload(s, &dl), 0);
+	assert_string_equal(delta(s), "* +a +b");
+	assert_int_equal(reload(s, &dl), 0);
+	assert_int_equal(file_source_stats(s)->files_read, 1);
+	/* read again: the objects equal the old, nothing is handed on */
+	assert_string_equal(delta(s), "");
+	put("x.json", "{\"Services\":[{\"Name\":\"b\",\"Port\":81}]}", 0644);
+	assert_int_equal(reload(s, &dl), 0);
+	assert_string_equal(delta(s), "-a"); /* b is as it was */
 	file_source_free(s);
 	diag_list_done(&dl);
 }
@@ -323,6 +585,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mode_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_odd_types, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dir_duplicates, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dir_deltas, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dir_racy_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dir_duplicate_deltas, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_deltas, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
