@@ -24,16 +24,19 @@
  * was read until then; the others free it before the replace, so the
  * kernel's copy of a large nat table is not held twice.
  *
+ * Reading the table and finding its chains is xttable.c's; deciding what
+ * changes, building the new table and replacing it is this file's.
+ *
  * This is what iptc_init + iptc_commit do, without libiptc's per-rule
  * lists and sorted chain inserts, which dominated syncs at 10,000 services
  * (README.md, "Performance").
  */
 #include <errno.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -44,13 +47,8 @@
 #include "backend/writer.h"
 #include "backend/xtentry.h"
 #include "backend/xtsnap.h"
+#include "backend/xttable.h"
 #include "util.h"
-
-static const char *const hook_names[NF_INET_NUMHOOKS] = {
-	[NF_INET_PRE_ROUTING] = "PREROUTING", [NF_INET_LOCAL_IN] = "INPUT",
-	[NF_INET_FORWARD] = "FORWARD",        [NF_INET_LOCAL_OUT] = "OUTPUT",
-	[NF_INET_POST_ROUTING] = "POSTROUTING",
-};
 
 enum fate {
 	F_KEEP,    /* foreign chain: copied */
@@ -60,35 +58,6 @@ enum fate {
 	F_EMPTY,   /* owned, not planned, another program jumps to it: emptied */
 };
 
-/* A chain of the table as read. */
-struct kchain {
-	const char *name; /* into the blob, or hook_names[] */
-	int hook;         /* NF_INET_* of a built-in chain; -1 for a user chain */
-	uint32_t first;   /* offset of the first rule (the tail's if empty) */
-	size_t first_idx; /* entry index of the first rule */
-	size_t n_rules;   /* rules before the tail */
-	size_t tail_idx;  /* entry index of the tail: RETURN, or the policy */
-	uint8_t fate;
-	const struct rs_chain *pc;
-	unsigned foreign_refs;
-};
-
-/* The kernel's table as read.  ipt_getinfo and ipt_get_entries are
- * ip6t_getinfo's and ip6t_get_entries' layout too. */
-struct ktable {
-	const struct xt_fam *f;
-	struct ipt_getinfo info;
-	struct ipt_get_entries *ge;
-	size_t ge_len;
-	const unsigned char *blob;
-	uint32_t *eoff; /* offset of each entry */
-	size_t n_ent;
-	struct kchain *ch; /* in blob order: ascending .first */
-	size_t n_ch, cap_ch;
-	struct kchain **by_name; /* user chains sorted by name */
-	size_t n_by_name;
-};
-
 /* The rules of one built-in chain in the new table. */
 struct bitem {
 	bool plan;  /* from the plan (else a kernel entry) */
@@ -96,7 +65,7 @@ struct bitem {
 };
 
 struct bchain {
-	struct kchain *k;
+	struct xtt_chain *k;
 	const struct rs_chain *pc;
 	struct bitem *items;
 	size_t n_items;
@@ -106,7 +75,7 @@ struct bchain {
 /* A user chain of the new table. */
 struct ochain {
 	const char *name;
-	struct kchain *k;          /* NULL: new */
+	struct xtt_chain *k;          /* NULL: new */
 	const struct rs_chain *pc; /* NULL: copied (or emptied) */
 	uint32_t first;            /* offset of its first rule in the new table */
 };
@@ -146,55 +115,13 @@ struct dsync {
 	const struct ruleset *rs;
 	struct apply_result *res;
 	struct diag_list *d;
-	struct ktable k;
+	struct xtt_table k;
 	struct bchain bc[NF_INET_NUMHOOKS];
 	size_t n_bc;
 	struct ochain *oc;
 	size_t n_oc, cap_oc;
 	struct otable o;
 };
-
-/*
- * Tables run to hundreds of MB.  Their buffers are mapped with transparent
- * huge pages where the kernel allows it: one fault per 2 MiB instead of one
- * per 4 KiB, which under a hypervisor was a third of a sync's time.
- */
-#define BIG_ALIGN (2u << 20)
-
-static size_t big_round(size_t len)
-{
-	return (len + BIG_ALIGN - 1) & ~(size_t)(BIG_ALIGN - 1);
-}
-
-static void *big_alloc(size_t len)
-{
-	void *p = mmap(NULL, big_round(len), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		       -1, 0);
-
-	if (p == MAP_FAILED)
-		return NULL;
-	(void)madvise(p, big_round(len), MADV_HUGEPAGE);
-	return p;
-}
-
-static void *big_grow(void *p, size_t old, size_t len)
-{
-	void *n;
-
-	if (!p)
-		return big_alloc(len);
-	n = mremap(p, big_round(old), big_round(len), MREMAP_MAYMOVE);
-	if (n == MAP_FAILED)
-		return NULL;
-	(void)madvise(n, big_round(len), MADV_HUGEPAGE);
-	return n;
-}
-
-static void big_free(void *p, size_t len)
-{
-	if (p)
-		munmap(p, big_round(len));
-}
 
 static int dfail(struct dsync *s, const char *what, const char *chain, int err, bool commit)
 {
@@ -207,259 +134,19 @@ static int dfail(struct dsync *s, const char *what, const char *chain, int err, 
 	return -err;
 }
 
-/* Entries are struct ipt_entry or struct ip6t_entry, as f says. */
-static const void *kentry(const struct ktable *k, size_t idx)
-{
-	return k->blob + k->eoff[idx];
-}
-
-static uint16_t enext(const struct xt_fam *f, const void *e)
-{
-	return xt_fam_next_offset(f, e);
-}
-
-static const struct xt_entry_target *entry_target(const struct xt_fam *f, const void *e)
-{
-	return (const struct xt_entry_target *)((const unsigned char *)e +
-						 xt_fam_target_offset(f, e));
-}
-
-static bool target_is(const struct xt_fam *f, const void *e, const char *name)
-{
-	return streq(entry_target(f, e)->u.user.name, name);
-}
-
-/* --- reading the table --- */
-
-static int kc_first_cmp(const void *key, const void *elem)
-{
-	uint32_t off = *(const uint32_t *)key;
-	const struct kchain *c = elem;
-
-	return off < c->first ? -1 : off > c->first ? 1 : 0;
-}
-
-static const char *klabel(const void *e, void *ctx)
-{
-	const struct ktable *k = ctx;
-	const struct xt_standard_target *st = (const void *)entry_target(k->f, e);
-	uint32_t off = (uint32_t)((const unsigned char *)e - k->blob);
-	const struct kchain *c;
-	int v;
-
-	if (st->target.u.target_size < XT_ALIGN(sizeof(*st)) ||
-	    !streq(st->target.u.user.name, XT_STANDARD_TARGET))
-		return NULL;
-	v = st->verdict;
-	if (v < 0)
-		return xt_verdict_name(v);
-	if ((uint32_t)v == off + enext(k->f, e))
-		return "";
-	c = bsearch(&(uint32_t){ (uint32_t)v }, k->ch, k->n_ch, sizeof(*k->ch), kc_first_cmp);
-	return c && c->hook < 0 ? c->name : NULL;
-}
-
-static const char *klabel4(const struct ipt_entry *e, void *ctx)
-{
-	return klabel(e, ctx);
-}
-
-static const char *klabel6(const struct ip6t_entry *e, void *ctx)
-{
-	return klabel(e, ctx);
-}
-
-/* Kernel entry idx as a rule (strings into the table); -1 with a reason. */
-static int kdecode(const struct ktable *k, size_t idx, struct rs_rule *r, char *why,
-		   size_t whylen)
-{
-	const void *e = kentry(k, idx);
-
-	if (k->f->af == AF_INET6)
-		return xt_entry_decode6(e, klabel6, (void *)k, r, why, whylen);
-	return xt_entry_decode(e, klabel4, (void *)k, r, why, whylen);
-}
-
-static int kc_name_cmp(const void *a, const void *b)
-{
-	return strcmp((*(struct kchain *const *)a)->name, (*(struct kchain *const *)b)->name);
-}
-
-static struct kchain *kc_find(const struct ktable *k, const char *name)
-{
-	size_t lo = 0, hi = k->n_by_name;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(name, k->by_name[mid]->name);
-
-		if (c == 0)
-			return k->by_name[mid];
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return NULL;
-}
-
-static int bad_layout(struct dsync *s, uint32_t off, const char *why)
-{
-	diag_add(s->d, DIAG_ERROR, "direct", s->tname, NULL,
-		 "the kernel's table has an unexpected layout at byte %u: %s", off, why);
-	return -EPROTO;
-}
-
-static int close_user_chain(struct dsync *s, struct kchain *c, size_t next_idx)
-{
-	const void *tail;
-
-	if (next_idx <= c->first_idx)
-		return bad_layout(s, c->first, "a user chain without its RETURN entry");
-	c->tail_idx = next_idx - 1;
-	c->n_rules = c->tail_idx - c->first_idx;
-	tail = kentry(&s->k, c->tail_idx);
-	if (!target_is(s->f, tail, XT_STANDARD_TARGET) ||
-	    ((const struct xt_standard_target *)entry_target(s->f, tail))->verdict != XT_RETURN)
-		return bad_layout(s, s->k.eoff[c->tail_idx], "a user chain not ending in RETURN");
-	return 0;
-}
-
-static int read_table(struct dsync *s)
-{
-	struct ktable *k = &s->k;
-	socklen_t len = sizeof(k->info);
-	struct kchain *cur = NULL;
-	size_t i = 0;
-	uint32_t off;
-	bool ended = false;
-
-	k->f = s->f;
-	memset(&k->info, 0, sizeof(k->info));
-	snprintf(k->info.name, sizeof(k->info.name), "%s", s->table);
-	/* IP6T_SO_GET_INFO and IP6T_SO_GET_ENTRIES have the IPT_ values. */
-	if (getsockopt(s->fd, s->f->level, IPT_SO_GET_INFO, &k->info, &len) < 0)
-		return dfail(s, "reading the table (IPT_SO_GET_INFO)", NULL, errno, false);
-	len = (socklen_t)(sizeof(*k->ge) + k->info.size);
-	k->ge = big_alloc(len);
-	if (!k->ge)
-		return -ENOMEM;
-	k->ge_len = len;
-	memset(k->ge, 0, sizeof(*k->ge));
-	snprintf(k->ge->name, sizeof(k->ge->name), "%s", s->table);
-	k->ge->size = k->info.size;
-	if (getsockopt(s->fd, s->f->level, IPT_SO_GET_ENTRIES, k->ge, &len) < 0) {
-		/* EAGAIN: the table changed between the two calls. */
-		if (errno == EAGAIN)
-			return -EAGAIN;
-		return dfail(s, "reading the table (IPT_SO_GET_ENTRIES)", NULL, errno, false);
-	}
-	k->blob = (const unsigned char *)k->ge->entrytable;
-	k->n_ent = k->info.num_entries;
-	k->eoff = malloc((k->n_ent + 1) * sizeof(*k->eoff));
-	if (!k->eoff)
-		return -ENOMEM;
-
-	for (off = 0; off < k->info.size; i++) {
-		const void *e = k->blob + off;
-		size_t hdr = s->f->size, next, to;
-		int hook = -1;
-
-		if (i >= k->n_ent || k->info.size - off < hdr)
-			return bad_layout(s, off, "a malformed entry");
-		next = enext(s->f, e);
-		to = xt_fam_target_offset(s->f, e);
-		if (next < hdr + sizeof(struct xt_entry_target) || next > k->info.size - off ||
-		    to < hdr || to > next - sizeof(struct xt_entry_target) ||
-		    entry_target(s->f, e)->u.target_size > next - to)
-			return bad_layout(s, off, "a malformed entry");
-		k->eoff[i] = off;
-		for (int h = 0; h < NF_INET_NUMHOOKS; h++)
-			if ((k->info.valid_hooks & (1u << h)) && k->info.hook_entry[h] == off)
-				hook = h;
-		if (hook >= 0) {
-			if (cur && cur->hook >= 0)
-				return bad_layout(s, off, "a built-in chain without its policy");
-			if (cur && close_user_chain(s, cur, i) < 0)
-				return -EPROTO;
-			if (GROW(k->ch, k->cap_ch, k->n_ch + 1) < 0)
-				return -ENOMEM;
-			cur = &k->ch[k->n_ch++];
-			*cur = (struct kchain){ .name = hook_names[hook], .hook = hook, .first = off,
-						.first_idx = i };
-		}
-		if (target_is(s->f, e, XT_ERROR_TARGET)) {
-			const struct xt_error_target *et = (const void *)entry_target(s->f, e);
-
-			if (cur && cur->hook >= 0)
-				return bad_layout(s, off, "a chain head inside a built-in chain");
-			if (cur && close_user_chain(s, cur, i) < 0)
-				return -EPROTO;
-			cur = NULL;
-			if (et->target.u.target_size < XT_ALIGN(sizeof(*et)) ||
-			    !memchr(et->errorname, '\0', sizeof(et->errorname)))
-				return bad_layout(s, off, "a malformed chain head");
-			if (off + next == k->info.size) {
-				ended = true;
-				i++;
-				break;
-			}
-			if (GROW(k->ch, k->cap_ch, k->n_ch + 1) < 0)
-				return -ENOMEM;
-			cur = &k->ch[k->n_ch++];
-			*cur = (struct kchain){ .name = et->errorname, .hook = -1,
-						.first = (uint32_t)(off + next), .first_idx = i + 1 };
-		} else if (cur && cur->hook >= 0 && k->info.underflow[cur->hook] == off) {
-			cur->tail_idx = i;
-			cur->n_rules = i - cur->first_idx;
-			cur = NULL;
-		} else if (!cur) {
-			return bad_layout(s, off, "a rule outside any chain");
-		}
-		off += (uint32_t)next;
-	}
-	if (!ended || i != k->n_ent)
-		return bad_layout(s, off, "the table does not end with its ERROR entry");
-	k->by_name = malloc((k->n_ch + 1) * sizeof(*k->by_name));
-	if (!k->by_name)
-		return -ENOMEM;
-	for (size_t c = 0; c < k->n_ch; c++)
-		if (k->ch[c].hook < 0)
-			k->by_name[k->n_by_name++] = &k->ch[c];
-	qsort_safe(k->by_name, k->n_by_name, sizeof(*k->by_name), kc_name_cmp);
-	return 0;
-}
-
-/* The user chain entry idx jumps to, or NULL (a verdict, a fall-through,
- * or not a standard target). */
-static const struct kchain *kjump(const struct ktable *k, size_t idx)
-{
-	const void *e = kentry(k, idx);
-	const struct xt_standard_target *st = (const void *)entry_target(k->f, e);
-	const struct kchain *c;
-
-	if (st->target.u.target_size < XT_ALIGN(sizeof(*st)) ||
-	    !streq(st->target.u.user.name, XT_STANDARD_TARGET) || st->verdict < 0 ||
-	    (uint32_t)st->verdict == k->eoff[idx] + enext(k->f, e))
-		return NULL;
-	c = bsearch(&(uint32_t){ (uint32_t)st->verdict }, k->ch, k->n_ch, sizeof(*k->ch),
-		    kc_first_cmp);
-	return c && c->hook < 0 ? c : NULL;
-}
-
 static bool kentry_same(struct dsync *s, size_t idx, const struct rs_rule *r)
 {
 	struct rs_rule dec;
 	char why[96];
 
-	if (kdecode(&s->k, idx, &dec, why, sizeof(why)) < 0)
+	if (xtt_decode(&s->k, idx, &dec, why, sizeof(why)) < 0)
 		return false;
 	return owned_rule_same(&dec, r);
 }
 
 /* --- deciding what changes --- */
 
-static int add_ochain(struct dsync *s, const char *name, struct kchain *k,
+static int add_ochain(struct dsync *s, const char *name, struct xtt_chain *k,
 		      const struct rs_chain *pc)
 {
 	if (GROW(s->oc, s->cap_oc, s->n_oc + 1) < 0)
@@ -471,17 +158,17 @@ static int add_ochain(struct dsync *s, const char *name, struct kchain *k,
 static int plan_user_chains(struct dsync *s, bool *changed)
 {
 	const struct rs_chains *cs = &s->rs->t[s->t];
-	struct ktable *k = &s->k;
+	struct xtt_table *k = &s->k;
 	int r;
 
 	for (size_t i = 0; i < cs->n; i++) {
 		const struct rs_chain *pc = cs->chains[i];
-		struct kchain *kc;
+		struct xtt_chain *kc;
 		bool same;
 
 		if (pc->builtin)
 			continue;
-		kc = kc_find(k, pc->name);
+		kc = xtt_find(k, pc->name);
 		if (!kc) {
 			r = add_ochain(s, pc->name, NULL, pc);
 			if (r < 0)
@@ -501,19 +188,19 @@ static int plan_user_chains(struct dsync *s, bool *changed)
 		}
 	}
 	for (size_t i = 0; i < k->n_by_name; i++) {
-		struct kchain *kc = k->by_name[i];
+		struct xtt_chain *kc = k->by_name[i];
 
 		if (!kc->pc)
 			kc->fate = owned_chain(s->t, kc->name) ? F_DROP : F_KEEP;
 	}
 	/* Another program's rule may still jump to a chain we would drop. */
 	for (size_t i = 0; i < k->n_by_name; i++) {
-		const struct kchain *kc = k->by_name[i];
+		const struct xtt_chain *kc = k->by_name[i];
 
 		if (kc->fate != F_KEEP)
 			continue;
 		for (size_t j = 0; j < kc->n_rules; j++) {
-			struct kchain *to = (struct kchain *)kjump(k, kc->first_idx + j);
+			struct xtt_chain *to = (struct xtt_chain *)xtt_jump(k, kc->first_idx + j);
 
 			if (to && (to->fate == F_DROP || to->fate == F_EMPTY)) {
 				to->fate = F_EMPTY;
@@ -522,7 +209,7 @@ static int plan_user_chains(struct dsync *s, bool *changed)
 		}
 	}
 	for (size_t i = 0; i < k->n_by_name; i++) {
-		struct kchain *kc = k->by_name[i];
+		struct xtt_chain *kc = k->by_name[i];
 
 		if (kc->fate == F_DROP) {
 			s->res->chains_deleted++;
@@ -544,7 +231,7 @@ static int plan_user_chains(struct dsync *s, bool *changed)
 
 struct live_jumps {
 	struct dsync *s;
-	const struct kchain *kc;
+	const struct xtt_chain *kc;
 	const struct rs_chain *pc;
 	const size_t *at; /* rule number in kc of each live jump */
 };
@@ -562,7 +249,7 @@ static bool live_jump_same(void *ctx, size_t i, size_t j)
  * where it is (kube-proxy's -C then -I 1), a missing one goes right after
  * its kept planned predecessor or at the top.
  */
-static int plan_builtin(struct dsync *s, struct kchain *kc, bool *changed)
+static int plan_builtin(struct dsync *s, struct xtt_chain *kc, bool *changed)
 {
 	struct bchain *bc = &s->bc[s->n_bc++];
 	size_t np, nk = kc->n_rules, n_ours = 0, nkept = 0, cursor = 0;
@@ -585,7 +272,7 @@ static int plan_builtin(struct dsync *s, struct kchain *kc, bool *changed)
 		return -ENOMEM;
 
 	for (size_t i = 0; i < nk; i++) {
-		const struct kchain *to = kjump(&s->k, kc->first_idx + i);
+		const struct xtt_chain *to = xtt_jump(&s->k, kc->first_idx + i);
 
 		if (to && owned_chain_ours(s->rs, s->t, to->name))
 			at[n_ours++] = i;
@@ -655,7 +342,7 @@ static unsigned char *o_entry(struct otable *o, size_t size, size_t old_idx)
 
 		while (ncap < o->len + size)
 			ncap += ncap / 2;
-		n = big_grow(o->buf, o->cap, ncap);
+		n = xtt_big_grow(o->buf, o->cap, ncap);
 		if (!n)
 			return NULL;
 		o->buf = n;
@@ -700,10 +387,10 @@ static uint32_t verdict_at(const struct otable *o, const struct xt_fam *f, unsig
 /* Copy kernel entry idx; a jump is re-aimed at its chain's new place. */
 static int emit_copy(struct dsync *s, size_t idx, const char *chain)
 {
-	const void *ke = kentry(&s->k, idx);
-	const struct xt_standard_target *st = (const void *)entry_target(s->f, ke);
+	const void *ke = xtt_entry(&s->k, idx);
+	const struct xt_standard_target *st = (const void *)xtt_target(s->f, ke);
 	uint32_t off = o_off(&s->o);
-	size_t len = enext(s->f, ke);
+	size_t len = xt_fam_next_offset(s->f, ke);
 	unsigned char *e = o_entry(&s->o, len, idx);
 
 	if (!e)
@@ -717,7 +404,7 @@ static int emit_copy(struct dsync *s, size_t idx, const char *chain)
 		return 0;
 	}
 	{
-		const struct kchain *to = kjump(&s->k, idx);
+		const struct xtt_chain *to = xtt_jump(&s->k, idx);
 
 		if (!to) {
 			diag_add(s->d, DIAG_ERROR, "direct", s->tname, chain,
@@ -744,7 +431,7 @@ static int emit_rule(struct dsync *s, const char *chain, const struct rs_rule *r
 			 why ? why : "cannot be encoded");
 		return -EINVAL;
 	}
-	len = enext(s->f, buf.b);
+	len = xt_fam_next_offset(s->f, buf.b);
 	e = o_entry(&s->o, len, SIZE_MAX);
 	if (!e)
 		return -ENOMEM;
@@ -892,22 +579,13 @@ static int build_table(struct dsync *s)
 
 /* --- one table --- */
 
-static void ktable_done(struct ktable *k)
-{
-	big_free(k->ge, k->ge_len);
-	free(k->eoff);
-	free(k->ch);
-	free(k->by_name);
-	memset(k, 0, sizeof(*k));
-}
-
 static void dsync_done(struct dsync *s)
 {
-	ktable_done(&s->k);
+	xtt_done(&s->k);
 	for (size_t i = 0; i < s->n_bc; i++)
 		free(s->bc[i].items);
 	free(s->oc);
-	big_free(s->o.buf, s->o.cap);
+	xtt_big_free(s->o.buf, s->o.cap);
 	free(s->o.cmap);
 	free(s->o.fx);
 	s->n_bc = 0;
@@ -931,7 +609,7 @@ static int commit(struct dsync *s)
 	/* Unless it may have to be put back, the old table is no longer
 	 * needed: free it before the kernel allocates the new one. */
 	if (!s->keep)
-		ktable_done(&s->k);
+		xtt_done(&s->k);
 	/* IP6T_SO_SET_REPLACE and IP6T_SO_SET_ADD_COUNTERS: the same values. */
 	if (setsockopt(s->fd, s->f->level, IPT_SO_SET_REPLACE, repl, (socklen_t)s->o.len) < 0) {
 		if (errno == EAGAIN)
@@ -943,7 +621,7 @@ static int commit(struct dsync *s)
 		s->oldc = TAKE_PTR(oldc);
 	addlen = sizeof(*add) + s->o.n_ent * sizeof(add->counters[0]);
 	/* The built table is no longer needed either. */
-	big_free(s->o.buf, s->o.cap);
+	xtt_big_free(s->o.buf, s->o.cap);
 	s->o.buf = NULL;
 	add = calloc(1, addlen);
 	if (!add) {
@@ -976,7 +654,7 @@ static int prepare_table(struct dsync *s, bool *ret_changed)
 	double t0 = monotonic_seconds();
 	int r;
 
-	r = read_table(s);
+	r = xtt_read(&s->k, s->fd, s->f, s->table, "direct", s->tname, s->d);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < cs->n; i++) {
@@ -1000,7 +678,7 @@ static int prepare_table(struct dsync *s, bool *ret_changed)
 		if (s->k.ch[c].hook < 0)
 			continue;
 		if (s->n_bc >= ARRAY_SIZE(s->bc))
-			return bad_layout(s, s->k.ch[c].first, "a built-in chain twice");
+			return xtt_bad_layout(s->d, "direct", s->tname, s->k.ch[c].first, "a built-in chain twice");
 		r = plan_builtin(s, &s->k.ch[c], &changed);
 		if (r < 0)
 			return r;
@@ -1024,14 +702,14 @@ static int prepare_table(struct dsync *s, bool *ret_changed)
 
 static int read_owned(struct dsync *s, const struct ruleset *plan, struct ruleset *out)
 {
-	struct ktable *k = &s->k;
+	struct xtt_table *k = &s->k;
 	int r;
 
-	r = read_table(s);
+	r = xtt_read(&s->k, s->fd, s->f, s->table, "direct", s->tname, s->d);
 	if (r < 0)
 		return r;
 	for (size_t c = 0; c < k->n_ch; c++) {
-		const struct kchain *kc = &k->ch[c];
+		const struct xtt_chain *kc = &k->ch[c];
 		bool builtin = kc->hook >= 0;
 		struct rs_chain *oc;
 
@@ -1045,12 +723,12 @@ static int read_owned(struct dsync *s, const struct ruleset *plan, struct rulese
 			char why[160];
 
 			if (builtin) {
-				const struct kchain *to = kjump(k, kc->first_idx + j);
+				const struct xtt_chain *to = xtt_jump(k, kc->first_idx + j);
 
 				if (!to || !owned_chain_ours(plan, s->t, to->name))
 					continue;
 			}
-			if (kdecode(k, kc->first_idx + j, &dec, why, sizeof(why)) < 0) {
+			if (xtt_decode(k, kc->first_idx + j, &dec, why, sizeof(why)) < 0) {
 				memset(&dec, 0, sizeof(dec));
 				dec.t.kind = OWNED_T_FOREIGN;
 				dec.n_matches = 1;
@@ -1192,7 +870,7 @@ static int direct_read(struct writer *w, const struct writer_table *tab,
 		return r;
 	s = dsync_start(dw, tab, NULL, d);
 	r = read_owned(&s, plan, out);
-	ktable_done(&s.k);
+	xtt_done(&s.k);
 	return r;
 }
 
