@@ -191,6 +191,40 @@ ip netns exec "$(ns_name node)" unshare -m sh -c '
 	fail "in-cluster --dump-state ($?): $(cat "$E2E_TMP/incluster.state")"
 diff -u "$E2E_TMP/file.state" "$E2E_TMP/incluster.state" >&2 || fail "in-cluster --dump-state differs"
 
+say "dual-stack: --dump-state and --dry-run --kubeconfig (both families) = through a file"
+# contrib/examples/dual-stack.json's Services and EndpointSlices (IPv4,
+# IPv6 and dual-stack Services, IPv6 slices) in namespaces of their own
+# ("ds-" + namespace: cluster.json has a shop/web too), beside cluster.json's.
+python3 - "$top_srcdir/contrib/examples/dual-stack.json" >"$E2E_TMP/ds.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["items"] = [i for i in d["items"] if i["kind"] in ("Service", "EndpointSlice")]
+for i in d["items"]:
+    i["metadata"]["namespace"] = "ds-" + i["metadata"]["namespace"]
+print(json.dumps(d))
+PY
+kapi_apply "$E2E_TMP/ds.json"
+ds_args=(--hostname node-a --node-ip 198.18.0.1 --node-ip 2001:2::1
+	--cluster-cidr 198.18.64.0/18,2001:2:0:100::/56)
+"$SVCNAT" --dry-run "${ds_args[@]}" --config "$data" --config "$E2E_TMP/ds.json" \
+	>"$E2E_TMP/ds-file.rules" 2>&1 || fail "--dry-run --config (dual-stack): $(cat "$E2E_TMP/ds-file.rules")"
+in_ns node "$SVCNAT" --dry-run "${ds_args[@]}" --kubeconfig "$K/kc-token" >"$E2E_TMP/ds-api.rules" 2>&1 ||
+	fail "--dry-run --kubeconfig (dual-stack): $(cat "$E2E_TMP/ds-api.rules")"
+grep -q '^-A KUBE-SERVICES -d 2001:2:0:f000::10/128 .*ds-shop/web:http cluster IP' "$E2E_TMP/ds-api.rules" ||
+	fail "no IPv6 cluster IP rule of ds-shop/web from the API: $(grep 2001 "$E2E_TMP/ds-api.rules" | head -n 5)"
+grep -q -- '--to-destination \[2001:2:0:101::20\]:8080' "$E2E_TMP/ds-api.rules" ||
+	fail "no IPv6 endpoint of ds-shop/web from the API's IPv6 EndpointSlice"
+[ "$(grep -c '^\*nat' "$E2E_TMP/ds-api.rules")" = 2 ] || fail "not both families' nat tables from the API"
+diff -u <(grep -v '^#' "$E2E_TMP/ds-file.rules" | grep -v 'legacy-lb') <(grep -v '^#' "$E2E_TMP/ds-api.rules") >&2 ||
+	fail "dual-stack --dry-run differs"
+"$SVCNAT" --dump-state --hostname node-a --config "$data" --config "$E2E_TMP/ds.json" 2>&1 |
+	grep -v '^shop/legacy-lb:' >"$E2E_TMP/ds-file.state" || fail "--dump-state --config (dual-stack)"
+in_ns node "$SVCNAT" --dump-state --hostname node-a --kubeconfig "$K/kc-token" >"$E2E_TMP/ds-api.state" 2>&1 ||
+	fail "--dump-state --kubeconfig (dual-stack): $(cat "$E2E_TMP/ds-api.state")"
+grep -q '^ds-shop/web:http TCP NodePort 198.19.1.10:80,\[2001:2:0:f000::10\]:80 ' "$E2E_TMP/ds-api.state" ||
+	fail "--dump-state: ds-shop/web not dual-stack: $(grep ds-shop/web "$E2E_TMP/ds-api.state")"
+diff -u "$E2E_TMP/ds-file.state" "$E2E_TMP/ds-api.state" >&2 || fail "dual-stack --dump-state differs"
+
 say "a list of several pages (1,200 services and slices, 500 a page) = through a file"
 python3 "$top_srcdir/contrib/bench/gen.py" -n 1200 -m 2 -o "$E2E_TMP/big.json" || fail "gen.py"
 kapi_apply "$E2E_TMP/big.json"
