@@ -10,16 +10,20 @@
 #   bk_init           root check, re-exec in the namespaces, temp dir, trap
 #   bk_use BACKEND    libiptc | direct | restore-nft | restore-legacy | nft: sets DRV (the
 #                     driver with the backend's flags), IPT and SAVE (the
-#                     matching iptables tools)
+#                     matching iptables tools), IPT6 and SAVE6 (ip6tables')
+#   bk_writes_ipv6 BACKEND  whether svcnat --backend BACKEND writes ip6tables
+#                     (BK_IPV6_BACKENDS; a writer adds its name with its IPv6 part)
 #   bk_foreign        the save text without svcnat's chains and jump rules
 #   bk_owned TABLE    svcnat's part of one table (declarations and rules),
 #                     counters stripped, probabilities cut to 5 digits
+#   bk_owned6 TABLE   the same of an ip6tables table
 #   bk_plan TABLE SPEC  the same view of the driver's rendered plan
 #   bk_run FN...      each FN BACKEND for every backend of $BK_BACKENDS (under
 #                     set -e), then bk_reset and "PASS": a script's last line
 #   fail MSG          print and exit 1
 
 BK_BACKENDS=${BK_BACKENDS:-libiptc direct restore-nft restore-legacy nft}
+BK_IPV6_BACKENDS=${BK_IPV6_BACKENDS:-libiptc restore-nft restore-legacy}
 BK_OWNED_RE='KUBE-(SERVICES|NODEPORTS|POSTROUTING|MARK-MASQ|EXTERNAL-SERVICES|FORWARD|PROXY-FIREWALL|PROXY-CANARY|FIREWALL|(SVC|SVL|EXT|FW|SEP|XLB)-[A-Z0-9]+)'
 
 fail() {
@@ -80,6 +84,7 @@ bk_use() {
 		IPT="bk_quiet iptables-nft" SAVE="bk_quiet iptables-nft-save" ;;
 	*) fail "unknown backend $1" ;;
 	esac
+	IPT6=${IPT/iptables/ip6tables} SAVE6=${SAVE/iptables/ip6tables}
 	echo "=== backend $1"
 }
 
@@ -88,14 +93,22 @@ bk_use() {
 bk_quiet() {
 	local rc=0
 	"$@" 2>"$BK_TMP/quiet.err" || rc=$?
-	grep -v 'iptables-legacy tables present' "$BK_TMP/quiet.err" >&2 || true
+	grep -v 'ip6\?tables-legacy tables present' "$BK_TMP/quiet.err" >&2 || true
 	return $rc
 }
 
-# Remove every table's rules and chains of both iptables variants.
+bk_writes_ipv6() {
+	case " $BK_IPV6_BACKENDS " in
+	*" $1 "*) return 0 ;;
+	esac
+	return 1
+}
+
+# Remove every table's rules and chains of both iptables variants, IPv4
+# and IPv6.
 bk_reset() {
 	local ipt t
-	for ipt in iptables-legacy iptables-nft; do
+	for ipt in iptables-legacy iptables-nft ip6tables-legacy ip6tables-nft; do
 		for t in filter nat; do
 			$ipt -t "$t" -F 2>/dev/null
 			$ipt -t "$t" -X 2>/dev/null
@@ -126,6 +139,10 @@ _bk_owned_filter() {
 
 bk_owned() {
 	$SAVE -t "$1" | _bk_owned_filter
+}
+
+bk_owned6() {
+	$SAVE6 -t "$1" | _bk_owned_filter
 }
 
 bk_plan() {
