@@ -235,17 +235,17 @@ run_backend6() {
 	{ $SAVE -c -t filter; $SAVE6 -c -t filter; } | grep -- '-s 198.18.1.8/32\|-s 2001:2:1::8/128' |
 		diff -u "$BK_TMP/counters6" - >&2 || fail "$BK_NAME: --once: the counters of filter changed"
 	# (restore names the tool that refused, not the table.)
-	grep -q 'libiptc: ip6 nat: committing the table failed\|ip6tables-[a-z]*-restore: exit status' \
+	grep -q 'libiptc: ip6 nat: committing the table failed\|direct: ip6 nat: replacing the table (IPT_SO_SET_REPLACE) failed\|ip6tables-[a-z]*-restore: exit status' \
 		"$BK_TMP/err" || fail "$BK_NAME: --once: no ip6 nat refusal in: $(cat "$BK_TMP/err")"
 	grep -q 'the kernel keeps its previous rules' "$BK_TMP/err" ||
 		fail "$BK_NAME: --once: no 'the kernel keeps its previous rules' in: $(cat "$BK_TMP/err")"
 	grep -q 'ip6 filter: already written; put back as it was' "$BK_TMP/err" ||
 		fail "$BK_NAME: --once: no ip6 filter put-back note in: $(cat "$BK_TMP/err")"
-	# libiptc commits table by table in the driver's order (filter, ip6
-	# filter, ip6 nat, nat); restore runs ip6tables-restore before
-	# iptables-restore, so its IPv4 filter was never written.
-	if [ "$1" = libiptc ]; then
-		grep -q 'libiptc: filter: already written; put back as it was' "$BK_TMP/err" ||
+	# libiptc and direct commit table by table in the driver's order
+	# (filter, ip6 filter, ip6 nat, nat); restore runs ip6tables-restore
+	# before iptables-restore, so its IPv4 filter was never written.
+	if [ "$1" = libiptc ] || [ "$1" = direct ]; then
+		grep -q "$1: filter: already written; put back as it was" "$BK_TMP/err" ||
 			fail "$BK_NAME: --once: no filter put-back note in: $(cat "$BK_TMP/err")"
 	fi
 	! grep -q '[^6] nat: already written' "$BK_TMP/err" ||
