@@ -911,27 +911,6 @@ static const struct writer_ops direct_ops6 = {
 	.free = direct_free,
 };
 
-/*
- * Whether the kernel takes ip6tables' socket options: asking for a match's
- * revision creates no table (reading a table's info would instantiate it).
- * Without ip6_tables the option is unknown (ENOPROTOOPT); without IPv6 the
- * socket cannot be made (EAFNOSUPPORT).  Anything else (no permission, a
- * missing xt_comment) says nothing against ip6_tables: the writes report it.
- * Returns why not, or NULL.
- */
-static const char *ip6_tables_missing(void)
-{
-	struct xt_get_revision rev = { .name = "comment", .revision = 0 };
-	socklen_t len = sizeof(rev);
-	int fd = socket(AF_INET6, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW), err;
-
-	if (fd < 0)
-		return errno == EAFNOSUPPORT ? "the kernel has no IPv6" : NULL;
-	err = getsockopt(fd, SOL_IPV6, IP6T_SO_GET_REVISION_MATCH, &rev, &len) < 0 ? errno : 0;
-	close(fd);
-	return err == ENOPROTOOPT ? "the kernel has no ip6_tables (legacy ip6tables)" : NULL;
-}
-
 int writer_direct_new(const struct writer_config *cfg, struct writer **ret, struct diag_list *d)
 {
 	struct direct_writer *dw = calloc(1, sizeof(*dw));
@@ -939,7 +918,7 @@ int writer_direct_new(const struct writer_config *cfg, struct writer **ret, stru
 
 	if (!dw)
 		return -ENOMEM;
-	why = ip6_tables_missing();
+	why = xt_ip6_tables_missing();
 	dw->w.ops = why ? &direct_ops : &direct_ops6;
 	if (why)
 		diag_add(d, DIAG_NOTE, "direct", NULL, NULL,

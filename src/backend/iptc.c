@@ -794,40 +794,20 @@ static void iptc_writer_free(struct writer *w)
 static const struct writer_ops iptc_writer_ops = { IPTC_WRITER_OPS, .ipv6 = false };
 static const struct writer_ops iptc_writer_ops6 = { IPTC_WRITER_OPS, .ipv6 = true };
 
-/*
- * Whether the kernel has ip6_tables: the filter table read through
- * libip6tc (which loads the modules where it may, as ip6tables does).
- * Gone ip6_tables says so in errno: no IPv6 at all (EAFNOSUPPORT), no
- * ip6_tables socket options (ENOPROTOOPT), no such table (ENOENT).  Any
- * other error (EPERM without CAP_NET_ADMIN, ...) is the IPv4 tables' too
- * and is left for the sync to report.
- */
-static bool have_ip6_tables(int *ret_err)
-{
-	struct xtc_handle *h = ip6tc_init("filter");
-
-	*ret_err = h ? 0 : errno;
-	if (h) {
-		ip6tc_free(h);
-		return true;
-	}
-	return *ret_err != EAFNOSUPPORT && *ret_err != ENOPROTOOPT && *ret_err != ENOENT;
-}
-
 int writer_iptc_new(const struct writer_config *cfg, struct writer **ret, struct diag_list *d)
 {
 	struct iptc_writer *iw = calloc(1, sizeof(*iw));
-	int err;
+	const char *why;
 
 	if (!iw)
 		return -ENOMEM;
-	iw->w.ops = &iptc_writer_ops6;
-	if (!have_ip6_tables(&err)) {
-		iw->w.ops = &iptc_writer_ops;
-		diag_add(d, DIAG_NOTE, "libiptc", "ip6 filter", NULL,
-			 "the kernel has no ip6_tables (%s): IPv4 only, IPv6 services are not "
-			 "programmed", ip6tc_strerror(err));
-	}
+	why = xt_ip6_tables_missing();
+	iw->w.ops = why ? &iptc_writer_ops : &iptc_writer_ops6;
+	if (why)
+		diag_add(d, DIAG_NOTE, "libiptc", NULL, NULL,
+			 "%s: svcnat writes the iptables tables only, IPv6 services are not "
+			 "programmed",
+			 why);
 	iw->w.cfg = *cfg;
 	*ret = &iw->w;
 	return 0;

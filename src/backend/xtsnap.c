@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <linux/netfilter_ipv6/ip6_tables.h>
 
@@ -73,6 +74,21 @@ int xt_socket(int af, const char *who, int *ret_fd, struct diag_list *d)
 			     errno, false);
 	*ret_fd = fd;
 	return 0;
+}
+
+const char *xt_ip6_tables_missing(void)
+{
+	struct xt_get_revision rev = { .name = "comment", .revision = 0 };
+	socklen_t len = sizeof(rev);
+	int fd = socket(AF_INET6, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW), err;
+
+	if (fd < 0)
+		return errno == EAFNOSUPPORT ? "the kernel has no IPv6" : NULL;
+	/* Asking for a match's revision creates no table (reading a table's
+	 * info would instantiate it). */
+	err = getsockopt(fd, SOL_IPV6, IP6T_SO_GET_REVISION_MATCH, &rev, &len) < 0 ? errno : 0;
+	close(fd);
+	return err == ENOPROTOOPT ? "the kernel has no ip6_tables (legacy ip6tables)" : NULL;
 }
 
 int xt_snap_read(int fd, int af, const char *table, struct xt_snap *snap, const char *who,

@@ -41,6 +41,15 @@ void xt_snap_done(struct xt_snap *snap);
 int xt_put_back(int fd, int af, const struct ipt_getinfo *info, const void *entries,
 		const struct xt_counters *counters, const char *who, struct diag_list *d);
 
+/*
+ * Why the kernel cannot take ip6tables' socket options, in words, or NULL
+ * when it can: without IPv6 the socket cannot be made (EAFNOSUPPORT),
+ * without ip6_tables the options are unknown (ENOPROTOOPT).  Anything else
+ * (no permission, a missing xt_comment) says nothing against ip6_tables
+ * and is left for the writes to report.  Creates no table.
+ */
+const char *xt_ip6_tables_missing(void);
+
 /* A raw socket of family af (AF_INET, AF_INET6) for the xtables socket
  * options of that family; -errno with a diag. */
 int xt_socket(int af, const char *who, int *ret_fd, struct diag_list *d);
