@@ -612,9 +612,13 @@ static int commit(struct dsync *s)
 		xtt_done(&s->k);
 	/* IP6T_SO_SET_REPLACE and IP6T_SO_SET_ADD_COUNTERS: the same values. */
 	if (setsockopt(s->fd, s->f->level, IPT_SO_SET_REPLACE, repl, (socklen_t)s->o.len) < 0) {
-		if (errno == EAGAIN)
+		int err = errno;
+		char what[64];
+
+		if (err == EAGAIN)
 			return -EAGAIN;
-		return dfail(s, "replacing the table (IPT_SO_SET_REPLACE)", NULL, errno, true);
+		snprintf(what, sizeof(what), "replacing the table (%s_SO_SET_REPLACE)", s->f->so);
+		return dfail(s, what, NULL, err, true);
 	}
 	s->committed = true;
 	if (s->keep)
@@ -642,7 +646,7 @@ static int commit(struct dsync *s)
 	    setsockopt(s->fd, s->f->level, IPT_SO_SET_ADD_COUNTERS, add, (socklen_t)addlen) < 0)
 		diag_add(s->d, DIAG_WARNING, "direct", s->tname, NULL,
 			 "the rules are in place, but their packet counters restart from 0: "
-			 "IPT_SO_SET_ADD_COUNTERS failed: %s", strerror(errno));
+			 "%s_SO_SET_ADD_COUNTERS failed: %s", s->f->so, strerror(errno));
 	return 0;
 }
 

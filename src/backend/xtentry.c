@@ -49,6 +49,7 @@ const struct xt_fam xt_fam4 = {
 	.next_at = offsetof(struct ipt_entry, next_offset),
 	.counters_at = offsetof(struct ipt_entry, counters),
 	.tool = "iptables",
+	.so = "IPT",
 };
 
 const struct xt_fam xt_fam6 = {
@@ -59,6 +60,7 @@ const struct xt_fam xt_fam6 = {
 	.next_at = offsetof(struct ip6t_entry, next_offset),
 	.counters_at = offsetof(struct ip6t_entry, counters),
 	.tool = "ip6tables",
+	.so = "IP6T",
 };
 
 /* --- plan rule -> kernel entry --- */

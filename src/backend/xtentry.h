@@ -47,6 +47,7 @@ struct xt_fam {
 	uint16_t next_at;     /* offsetof(..., next_offset) */
 	uint16_t counters_at; /* offsetof(..., counters) */
 	const char *tool;     /* "iptables", "ip6tables": for messages */
+	const char *so;       /* "IPT", "IP6T": the socket options' prefix, for messages */
 };
 
 extern const struct xt_fam xt_fam4, xt_fam6;

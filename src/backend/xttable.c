@@ -75,14 +75,15 @@ struct rd {
 	struct diag_list *d;
 };
 
-static int rfail(const struct rd *s, const char *what, int err)
+static int rfail(const struct rd *s, const char *opt, int err)
 {
 	const char *mean = xt_errno_meaning(err, false);
 
 	if (!err)
 		err = EIO;
-	diag_add(s->d, DIAG_ERROR, s->who, s->tname, NULL, "%s failed: errno %d (%s)%s%s", what,
-		 err, strerror(err), mean ? ": " : "", mean ? mean : "");
+	diag_add(s->d, DIAG_ERROR, s->who, s->tname, NULL,
+		 "reading the table (%s_SO_%s) failed: errno %d (%s)%s%s", s->k->f->so, opt, err,
+		 strerror(err), mean ? ": " : "", mean ? mean : "");
 	return -err;
 }
 
@@ -208,7 +209,7 @@ int xtt_read(struct xtt_table *k, int fd, const struct xt_fam *f, const char *ta
 	snprintf(k->info.name, sizeof(k->info.name), "%s", table);
 	/* IP6T_SO_GET_INFO and IP6T_SO_GET_ENTRIES have the IPT_ values. */
 	if (getsockopt(fd, f->level, IPT_SO_GET_INFO, &k->info, &len) < 0)
-		return rfail(s, "reading the table (IPT_SO_GET_INFO)", errno);
+		return rfail(s, "GET_INFO", errno);
 	len = (socklen_t)(sizeof(*k->ge) + k->info.size);
 	k->ge = xtt_big_alloc(len);
 	if (!k->ge)
@@ -221,7 +222,7 @@ int xtt_read(struct xtt_table *k, int fd, const struct xt_fam *f, const char *ta
 		/* EAGAIN: the table changed between the two calls. */
 		if (errno == EAGAIN)
 			return -EAGAIN;
-		return rfail(s, "reading the table (IPT_SO_GET_ENTRIES)", errno);
+		return rfail(s, "GET_ENTRIES", errno);
 	}
 	k->blob = (const unsigned char *)k->ge->entrytable;
 	k->n_ent = k->info.num_entries;
