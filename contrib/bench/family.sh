@@ -5,14 +5,18 @@
 # (gen.py --family) at 10,000 x 10 IPv4 and IPv6-only, 5,000 x 10 IPv4 and
 # dual-stack (about the 10,000 x 10 rule count, in two families).  For each:
 #   - --dry-run (resolve, plan, render; no kernel), REPS runs;
-#   - a full --once sync with --backend=restore into empty tables (each run
-#     in a fresh network namespace: unshare -n -m, a private /run), REPS runs,
-#     and the rules the kernel then holds (iptables-save + ip6tables-save).
+#   - a full --once sync with --backend=$BACKEND (default restore; libiptc,
+#     direct, ...) into empty tables (each run in a fresh network namespace:
+#     unshare -n -m, a private /run), REPS runs, and the rules the kernel
+#     then holds (iptables-save + ip6tables-save).
 # Prints the median and the range in seconds.  Needs root for the syncs
 # (without it only the dry-runs).  Short runs: on a shared machine take the
 # figures as what they are (the README says how they were measured).
 #
-#   [FLAVOUR=legacy|nft] [SYNC_REPS=N] contrib/bench/family.sh [BUILDDIR] [REPS]
+#   [BACKEND=restore|libiptc|direct] [FLAVOUR=legacy|nft] [SYNC_REPS=N] \
+#       contrib/bench/family.sh [BUILDDIR] [REPS]
+#   (FLAVOUR also names the save tools that count the rules: legacy for
+#   libiptc and direct)
 #   (BUILDDIR: a build without --enable-sanitizers)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,6 +33,7 @@ v6=(--node-ip 2001:2::c612:1 --cluster-cidr 2001:2::c612:4000/114)
 # (the default here: iptables-nft-restore took minutes a sync at 10,000 x 10)
 # or nft picks it through an `iptables` on PATH.
 flavour=${FLAVOUR:-legacy}
+backend=${BACKEND:-restore}
 mkdir -p "$tmp/bin" && ln -s "$(command -v "iptables-$flavour")" "$tmp/bin/iptables" &&
 	PATH=$tmp/bin:$PATH
 
@@ -44,11 +49,11 @@ secs() { # CMD...: wall seconds of CMD (its output discarded)
 
 sync_once() { # CONFIG ARGS...: one --once into empty tables, in a namespace
 	unshare -n -m sh -c 'mount -t tmpfs tmpfs /run && exec "$@"' sh \
-		"$svcnat" --once --backend=restore --hostname node-a --config "$@"
+		"$svcnat" --once --backend="$backend" --hostname node-a --config "$@"
 }
 
 rules_after() {
-	unshare -n -m sh -c 'mount -t tmpfs tmpfs /run && "$0" --once --backend=restore --hostname node-a --config "$@" >/dev/null 2>&1 &&
+	unshare -n -m sh -c 'mount -t tmpfs tmpfs /run && "$0" --once --backend='"$backend"' --hostname node-a --config "$@" >/dev/null 2>&1 &&
 		{ iptables-'$flavour'-save; ip6tables-'$flavour'-save; } | grep -c "^-A"' "$svcnat" "$@"
 }
 
@@ -65,7 +70,7 @@ run() { # NAME N M FAMILY ARGS...
 		for ((i = 0; i < ${SYNC_REPS:-$reps}; i++)); do
 			once+=("$(secs sync_once "$cfg" "$@")")
 		done
-		printf '   full sync (restore, %s) %s s   %s rules' "$flavour" \
+		printf '   full sync (%s, %s) %s s   %s rules' "$backend" "$flavour" \
 			"$(printf '%s\n' "${once[@]}" | median)" "$(rules_after "$cfg" "$@")"
 	fi
 	echo

@@ -31,6 +31,7 @@
 /* One family's library calls (entries as const void *) and codec. */
 struct iptc_family {
 	int af;
+	const char *read_what; /* "reading the table (iptc_init)": for messages */
 	struct xtc_handle *(*init)(const char *table);
 	void (*free)(struct xtc_handle *h);
 	const char *(*first_chain)(struct xtc_handle *h);
@@ -130,6 +131,7 @@ static int decode6(const void *e, struct xtc_handle *h, struct rs_rule *r, char 
 
 static const struct iptc_family fam4 = {
 	.af = AF_INET,
+	.read_what = "reading the table (iptc_init)",
 	IPTC_FAMILY(iptc),
 	.build = build4,
 	.decode = decode4,
@@ -137,6 +139,7 @@ static const struct iptc_family fam4 = {
 
 static const struct iptc_family fam6 = {
 	.af = AF_INET6,
+	.read_what = "reading the table (ip6tc_init)",
 	IPTC_FAMILY(ip6tc),
 	.build = build6,
 	.decode = decode6,
@@ -554,8 +557,7 @@ static int prepare_table(struct tsync *s, bool *ret_changed)
 	}
 	s->h = s->f->init(s->name);
 	if (!s->h)
-		return iptc_fail(s->f, s->d, s->table, "reading the table (iptc_init)", NULL, errno,
-				 false);
+		return iptc_fail(s->f, s->d, s->table, s->f->read_what, NULL, errno, false);
 
 	for (const char *c = s->f->first_chain(s->h); c; c = s->f->next_chain(s->h)) {
 		if (GROW(s->kc, s->cap_kc, s->n_kc + 1) < 0)
@@ -629,8 +631,7 @@ static int read_table(const struct iptc_family *f, const struct writer_table *ta
 	int r = 0;
 
 	if (!h)
-		return iptc_fail(f, d, writer_table_name(tab), "reading the table (iptc_init)", NULL,
-				 errno, false);
+		return iptc_fail(f, d, writer_table_name(tab), f->read_what, NULL, errno, false);
 	for (const char *c = f->first_chain(h); c; c = f->next_chain(h)) {
 		if (GROW(names, cap, n + 1) < 0) {
 			r = -ENOMEM;

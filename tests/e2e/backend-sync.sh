@@ -261,6 +261,18 @@ run_cli6() {
 	done
 	$SAVE6 -c | grep -v '^#' | grep -v 'KUBE-' | diff -u "$BK_TMP/foreign6.before" - >&2 ||
 		fail "$BK_NAME: the sync changed another program's ip6tables rules"
+	# kube-proxy's "check, else insert at the top": the jump goes before
+	# the other program's rule, and a second sync neither moves nor
+	# repeats it.
+	for t in 1 2; do
+		[ "$($SAVE6 -t nat | grep -m1 '^-A PREROUTING')" = \
+			'-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES' ] ||
+			fail "$BK_NAME: ip6 nat PREROUTING does not start with svcnat's jump (sync $t)"
+		[ "$($SAVE6 -t nat | grep -c '^-A PREROUTING .*-j KUBE-SERVICES$')" = 1 ] ||
+			fail "$BK_NAME: svcnat's ip6 nat PREROUTING jump is not there once (sync $t)"
+		[ "$t" = 2 ] || "$SVCNAT" --once --backend "$kind" "${args[@]}" 2>"$BK_TMP/err" ||
+			fail "$BK_NAME: second svcnat --once (dual-stack): $(cat "$BK_TMP/err")"
+	done
 	"$SVCNAT" --dry-run --diff --backend "$kind" "${args[@]}" >"$BK_TMP/diff" 2>"$BK_TMP/err" ||
 		fail "$BK_NAME: svcnat --diff after --once (dual-stack): exit $?: $(cat "$BK_TMP/diff")"
 	grep -qx '# ip6tables' "$BK_TMP/diff" || fail "$BK_NAME: --diff compared no ip6tables"
