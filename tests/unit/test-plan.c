@@ -487,6 +487,9 @@ static void test_chain_hash(void **state)
 		{ "ns/svc", "sctp", NULL, "SKXTEDVHENCWGKPG" },
 		/* IPv6 endpoint "[fd00::1]:8080" */
 		{ "ns/svc:http", "tcp", "[fd00::1]:8080", "JMFX2HTYRYTW5YSU" },
+		/* kube-proxy's TestEnableLocalhostNodePortsIPv6 endpoints */
+		{ "ns1/svc1:p80", "tcp", "[ff06::c1]:80", "LIGRYQQLSZN4UWQ5" },
+		{ "ns1/svc1:p80", "tcp", "[ff06::c2]:80", "XJJ5QXWGJG344QDZ" },
 	};
 	char h[CHAIN_HASH_LEN + 1], name[RS_CHAIN_MAXLEN + 1];
 
@@ -2992,6 +2995,195 @@ static void test_single_family_notes(void **state)
 	assert_int_equal(diag_count(&f->diags, DIAG_NOTE), 3);
 }
 
+/*
+ * kube-proxy's TestEnableLocalhostNodePortsIPv6 and
+ * TestDisableLocalhostNodePortsIPv6 (pkg/proxy/iptables/proxier_test.go),
+ * with its addresses, so the chain names are its own: an IPv6 NodePort
+ * service with externalTrafficPolicy Local and no local detector (no
+ * cluster CIDR).  Both give the same rules: ip6tables has no
+ * route_localnet, so --localhost-nodeports changes nothing in IPv6.
+ */
+static void test_kp_localhost_nodeports_ipv6(void **state)
+{
+	static const bool localhost[] = { true, false };
+
+	for (size_t i = 0; i < ARRAY_SIZE(localhost); i++) {
+		struct fx *f = fx_new();
+		struct svc_port *p;
+
+		print_message("  case: %s\n", localhost[i] ? "TestEnableLocalhostNodePortsIPv6"
+							   : "TestDisableLocalhostNodePortsIPv6");
+		fx_dual(f, AF_INET6);
+		f->s.n_cluster_cidrs = 0;
+		f->s.localhost_nodeports = localhost[i];
+		p = fx_port(f, "ns1", "svc1", "p80", "tcp", "fd00:ab34::20", 80);
+		p->type = SVC_NODE_PORT;
+		p->node_port = 30001;
+		p->ext_policy = POLICY_LOCAL;
+		fx_ep(f, p, "ff06::c1", 80, EP_READY);
+		fx_ep(f, p, "ff06::c2", 80, EP_READY | EP_LOCAL);
+		fx_plan(f);
+		expect_chain(f->rs, RS_NAT, "KUBE-NODEPORTS",
+			"-A KUBE-NODEPORTS -p tcp -m comment --comment \"ns1/svc1:p80\" -m tcp --dport 30001 -j KUBE-EXT-XPGD46QRK7WJZT7O\n");
+		expect_chain(f->rs, RS_NAT, "KUBE-SERVICES",
+			"-A KUBE-SERVICES -d fd00:ab34::20/128 -p tcp -m comment --comment \"ns1/svc1:p80 cluster IP\" -m tcp --dport 80 -j KUBE-SVC-XPGD46QRK7WJZT7O\n"
+			"-A KUBE-SERVICES ! -d ::1/128 -m comment --comment \"kubernetes service nodeports; NOTE: this must be the last rule in this chain\" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS\n");
+		expect_chain(f->rs, RS_NAT, "KUBE-EXT-XPGD46QRK7WJZT7O",
+			"-A KUBE-EXT-XPGD46QRK7WJZT7O -m comment --comment \"masquerade LOCAL traffic for ns1/svc1:p80 external destinations\" -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ\n"
+			"-A KUBE-EXT-XPGD46QRK7WJZT7O -m comment --comment \"route LOCAL traffic for ns1/svc1:p80 external destinations\" -m addrtype --src-type LOCAL -j KUBE-SVC-XPGD46QRK7WJZT7O\n"
+			"-A KUBE-EXT-XPGD46QRK7WJZT7O -j KUBE-SVL-XPGD46QRK7WJZT7O\n");
+		expect_chain(f->rs, RS_NAT, "KUBE-SEP-LIGRYQQLSZN4UWQ5",
+			"-A KUBE-SEP-LIGRYQQLSZN4UWQ5 -s ff06::c1/128 -m comment --comment \"ns1/svc1:p80\" -j KUBE-MARK-MASQ\n"
+			"-A KUBE-SEP-LIGRYQQLSZN4UWQ5 -p tcp -m comment --comment \"ns1/svc1:p80\" -m tcp -j DNAT --to-destination [ff06::c1]:80\n");
+		expect_chain(f->rs, RS_NAT, "KUBE-SEP-XJJ5QXWGJG344QDZ",
+			"-A KUBE-SEP-XJJ5QXWGJG344QDZ -s ff06::c2/128 -m comment --comment \"ns1/svc1:p80\" -j KUBE-MARK-MASQ\n"
+			"-A KUBE-SEP-XJJ5QXWGJG344QDZ -p tcp -m comment --comment \"ns1/svc1:p80\" -m tcp -j DNAT --to-destination [ff06::c2]:80\n");
+		/* No local detector: no "! -s CIDR" masquerade rule. */
+		expect_chain(f->rs, RS_NAT, "KUBE-SVC-XPGD46QRK7WJZT7O",
+			"-A KUBE-SVC-XPGD46QRK7WJZT7O -m comment --comment \"ns1/svc1:p80 -> [ff06::c1]:80\" -m statistic --mode random --probability 0.5000000000 -j KUBE-SEP-LIGRYQQLSZN4UWQ5\n"
+			"-A KUBE-SVC-XPGD46QRK7WJZT7O -m comment --comment \"ns1/svc1:p80 -> [ff06::c2]:80\" -j KUBE-SEP-XJJ5QXWGJG344QDZ\n");
+		expect_chain(f->rs, RS_NAT, "KUBE-SVL-XPGD46QRK7WJZT7O",
+			"-A KUBE-SVL-XPGD46QRK7WJZT7O -m comment --comment \"ns1/svc1:p80 -> [ff06::c2]:80\" -j KUBE-SEP-XJJ5QXWGJG344QDZ\n");
+		expect_chain(f->rs, RS_FILTER, "KUBE-FORWARD",
+			"-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP\n"
+			"-A KUBE-FORWARD -m comment --comment \"kubernetes forwarding rules\" -m mark --mark 0x4000/0x4000 -j ACCEPT\n"
+			"-A KUBE-FORWARD -m comment --comment \"kubernetes forwarding conntrack rule\" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n");
+		/* No localnet guard in IPv6, whatever --localhost-nodeports says. */
+		expect_chain(f->rs, RS_FILTER, "KUBE-FIREWALL", "");
+		RUN_FLOWS(f,
+			FL("external to nodePort: the local endpoint, client kept", "2001:db8::99", false,
+			   NODE_IP6, 30001, "ff06::c2:80", MASQ_NO),
+			FL("node to nodePort: every endpoint, masqueraded", NODE_IP6, true, NODE_IP6,
+			   30001, "ff06::c1:80, ff06::c2:80", MASQ_YES),
+			FL("::1 to nodePort is ignored", "::1", true, "::1", 30001, "", MASQ_ANY),
+		);
+		fx_teardown((void **)&f);
+	}
+}
+
+/*
+ * kube-proxy's TestServiceToServiceMap cases that split a service by
+ * family (pkg/proxy/service_test.go), with its addresses: a service
+ * tracker of one family keeps the service only when its cluster IP is of
+ * that family, and then only the external IPs, loadBalancerSourceRanges
+ * and load-balancer ingress IPs of that family.  Here each case is planned
+ * for its family and the service's rules are checked exactly (every
+ * service rule is in KUBE-SERVICES; the IPv4 plan carries no IPv6 address
+ * and the other way round), then by packet.  One endpoint of each family
+ * keeps the rules from being REJECTs.
+ */
+static void test_kp_service_family_split(void **state)
+{
+	static const struct {
+		const char *desc;
+		int family;
+		const char *name, *cluster_ip, *external_ips, *source_ranges;
+		const char *services; /* the KUBE-SERVICES chain, @: the service's hash */
+	} cases[] = {
+		{ "service with ipv6 clusterIP under ipv4 mode, service should be filtered", AF_INET,
+		  "invalidIPv6InIPV4Mode", "2001:db8:85a3:0:0:8a2e:370:7334", NULL, NULL, "" },
+		{ "service with ipv4 clusterIP under ipv6 mode, service should be filtered", AF_INET6,
+		  "invalidIPv4InIPV6Mode", "10.0.0.1", NULL, NULL, "" },
+		{ "service with ipv4 configurations under ipv4 mode", AF_INET, "validIPv4", "10.0.0.1",
+		  "8.8.8.8", "0.0.0.0/1",
+		  "-A KUBE-SERVICES -d 10.0.0.1/32 -p tcp -m comment --comment \"test/validIPv4:testPort cluster IP\" -m tcp --dport 12345 -j KUBE-SVC-@\n"
+		  "-A KUBE-SERVICES -d 8.8.8.8/32 -p tcp -m comment --comment \"test/validIPv4:testPort external IP\" -m tcp --dport 12345 -j KUBE-EXT-@\n"
+		  "-A KUBE-SERVICES -d 8.8.8.8/32 -p tcp -m comment --comment \"test/validIPv4:testPort loadbalancer IP\" -m tcp --dport 12345 -j KUBE-FW-@\n" },
+		{ "service with ipv6 configurations under ipv6 mode", AF_INET6, "validIPv6",
+		  "2001:db8:85a3:0:0:8a2e:370:7334", "2001:db8:85a3:0:0:8a2e:370:7335", "2001:db8::/32",
+		  "-A KUBE-SERVICES -d 2001:db8:85a3::8a2e:370:7334/128 -p tcp -m comment --comment \"test/validIPv6:testPort cluster IP\" -m tcp --dport 12345 -j KUBE-SVC-@\n"
+		  "-A KUBE-SERVICES -d 2001:db8:85a3::8a2e:370:7335/128 -p tcp -m comment --comment \"test/validIPv6:testPort external IP\" -m tcp --dport 12345 -j KUBE-EXT-@\n"
+		  "-A KUBE-SERVICES -d 2001:db8:85a3::8a2e:370:7335/128 -p tcp -m comment --comment \"test/validIPv6:testPort loadbalancer IP\" -m tcp --dport 12345 -j KUBE-FW-@\n" },
+		{ "service with both ipv4 and ipv6 configurations under ipv4 mode, ipv6 fields should be filtered",
+		  AF_INET, "filterIPv6InIPV4Mode", "10.0.0.1", "8.8.8.8,2001:db8:85a3:0:0:8a2e:370:7335",
+		  "0.0.0.0/1,2001:db8::/32",
+		  "-A KUBE-SERVICES -d 10.0.0.1/32 -p tcp -m comment --comment \"test/filterIPv6InIPV4Mode:testPort cluster IP\" -m tcp --dport 12345 -j KUBE-SVC-@\n"
+		  "-A KUBE-SERVICES -d 8.8.8.8/32 -p tcp -m comment --comment \"test/filterIPv6InIPV4Mode:testPort external IP\" -m tcp --dport 12345 -j KUBE-EXT-@\n"
+		  "-A KUBE-SERVICES -d 8.8.8.8/32 -p tcp -m comment --comment \"test/filterIPv6InIPV4Mode:testPort loadbalancer IP\" -m tcp --dport 12345 -j KUBE-FW-@\n" },
+		{ "service with both ipv4 and ipv6 configurations under ipv6 mode, ipv4 fields should be filtered",
+		  AF_INET6, "filterIPv4InIPV6Mode", "2001:db8:85a3:0:0:8a2e:370:7334",
+		  "8.8.8.8,2001:db8:85a3:0:0:8a2e:370:7335", "0.0.0.0/1,2001:db8::/32",
+		  "-A KUBE-SERVICES -d 2001:db8:85a3::8a2e:370:7334/128 -p tcp -m comment --comment \"test/filterIPv4InIPV6Mode:testPort cluster IP\" -m tcp --dport 12345 -j KUBE-SVC-@\n"
+		  "-A KUBE-SERVICES -d 2001:db8:85a3::8a2e:370:7335/128 -p tcp -m comment --comment \"test/filterIPv4InIPV6Mode:testPort external IP\" -m tcp --dport 12345 -j KUBE-EXT-@\n"
+		  "-A KUBE-SERVICES -d 2001:db8:85a3::8a2e:370:7335/128 -p tcp -m comment --comment \"test/filterIPv4InIPV6Mode:testPort loadbalancer IP\" -m tcp --dport 12345 -j KUBE-FW-@\n" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		bool v4 = cases[i].family == AF_INET;
+		const char *nodeports = v4 ?
+			"-A KUBE-SERVICES -m comment --comment \"kubernetes service nodeports; NOTE: this must be the last rule in this chain\" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS\n" :
+			"-A KUBE-SERVICES ! -d ::1/128 -m comment --comment \"kubernetes service nodeports; NOTE: this must be the last rule in this chain\" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS\n";
+		const char *ep = v4 ? "10.180.0.1" : "fd00:10:180::1";
+		char key[128], hash[CHAIN_HASH_LEN + 1], want[4096], flow_out[64];
+		struct fx *f = fx_new();
+		struct svc_port *p;
+		size_t n;
+
+		print_message("  case: %s\n", cases[i].desc);
+		fx_dual(f, cases[i].family);
+		f->s.dual_stack = true;
+		p = fx_port(f, "test", cases[i].name, "testPort", "tcp", cases[i].cluster_ip, 12345);
+		p->type = SVC_LOAD_BALANCER;
+		if (cases[i].external_ips)
+			fx_ips(f, &p->external_ips, &p->n_external_ips, cases[i].external_ips);
+		if (cases[i].source_ranges)
+			fx_nets(f, &p->lb_source_ranges, &p->n_lb_source_ranges, cases[i].source_ranges);
+		/* status.loadBalancer.ingress: [testExternalIPv4, testExternalIPv6] */
+		fx_ips(f, &p->lb_ips, &p->n_lb_ips, "8.8.8.8,2001:db8:85a3:0:0:8a2e:370:7335");
+		fx_ep(f, p, "10.180.0.1", 12345, EP_READY);
+		fx_ep(f, p, "fd00:10:180::1", 12345, EP_READY);
+		fx_plan(f);
+
+		snprintf(key, sizeof(key), "test/%s:testPort", cases[i].name);
+		chain_hash(key, "tcp", NULL, hash);
+		n = 0;
+		want[0] = '\0';
+		for (const char *c = cases[i].services; *c; c++) {
+			const char *add = *c == '@' ? hash : (char[2]){ *c, 0 };
+
+			assert_true(n + strlen(add) < sizeof(want));
+			n += snprintf(want + n, sizeof(want) - n, "%s", add);
+		}
+		assert_true(n + strlen(nodeports) < sizeof(want));
+		strcat(want, nodeports);
+		expect_chain(f->rs, RS_NAT, "KUBE-SERVICES", want);
+		for (int t = 0; t < RS_NTABLES; t++) {
+			char *txt = table_text(f->rs, t);
+
+			assert_null(strstr(txt, v4 ? "2001:db8" : "8.8.8.8"));
+			assert_null(strstr(txt, v4 ? "fd00:" : "10.180."));
+			free(txt);
+		}
+		if (!cases[i].external_ips)
+			goto next;
+		/* Only the source ranges of the plan's family guard the LB IP. */
+		snprintf(want, sizeof(want), "-A KUBE-FW-%s -s %s -m comment --comment \"%s loadbalancer IP\" -j KUBE-EXT-%s\n"
+			 "-A KUBE-FW-%s -m comment --comment \"other traffic to %s will be dropped by KUBE-PROXY-FIREWALL\"\n",
+			 hash, v4 ? "0.0.0.0/1" : "2001:db8::/32", key, hash, hash, key);
+		{
+			char fw[32];
+
+			snprintf(fw, sizeof(fw), "KUBE-FW-%s", hash);
+			expect_chain(f->rs, RS_NAT, fw, want);
+		}
+		snprintf(flow_out, sizeof(flow_out), "%s:12345", ep);
+		RUN_FLOWS(f,
+			FL("pod to cluster IP", v4 ? "10.0.0.2" : "2001:2:0:10::2", false,
+			   v4 ? "10.0.0.1" : "2001:db8:85a3::8a2e:370:7334", 12345, flow_out, MASQ_NO),
+			FL("allowed source to the LB/external IP", v4 ? "1.2.3.4" : "2001:db8:1::1",
+			   false, v4 ? "8.8.8.8" : "2001:db8:85a3::8a2e:370:7335", 12345, flow_out,
+			   MASQ_YES),
+			/* kube-proxy's cases use one address as external IP and LB
+			 * IP: the external IP rule comes first and takes no source
+			 * ranges, so any source gets through (as with kube-proxy). */
+			FL("other source to the LB/external IP", v4 ? "200.1.2.3" : "2001:db9::1", false,
+			   v4 ? "8.8.8.8" : "2001:db8:85a3::8a2e:370:7335", 12345, flow_out, MASQ_YES),
+		);
+next:
+		fx_teardown((void **)&f);
+	}
+}
+
 #define TREE_TESTS \
 	cmocka_unit_test_setup_teardown(test_tree_equivalent, fx_setup, fx_teardown), \
 	cmocka_unit_test_setup_teardown(test_tree_equivalent_nodeport_addresses, fx_setup, fx_teardown), \
@@ -3044,6 +3236,8 @@ int main(void)
 		cmocka_unit_test(test_kp_node_ports),
 		cmocka_unit_test_setup_teardown(test_exact_ipv6, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_dual_stack_split, fx_setup, fx_teardown),
+		cmocka_unit_test(test_kp_localhost_nodeports_ipv6),
+		cmocka_unit_test(test_kp_service_family_split),
 		cmocka_unit_test_setup_teardown(test_single_family_notes, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_duplicate_port_and_cidrs, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_deterministic, fx_setup, fx_teardown),
