@@ -6,8 +6,8 @@
 # namespace) and real traffic follows it.
 #  - started while the server is down: the kernel is not touched until the
 #    first list of Services and EndpointSlices; then rules and traffic;
-#  - over the watch: a service added, an endpoint removed, a service
-#    deleted; an object that does not decode is skipped with a diag naming
+#  - over the watch: a service added, an endpoint removed (one service
+#    port of two resolved again, as -v says), a service deleted; an object that does not decode is skipped with a diag naming
 #    it (api:Service/<ns>/<name>), the rest stays;
 #  - faults: a stream cut in the middle of an event (the event is applied
 #    once, after the reconnect), a garbage line, a 500 and a 429 with
@@ -133,9 +133,14 @@ say "watch: a service added"
 apply "$(svc web2 198.19.0.11)" "$(k8s_slice e2e web2 "$ports" 198.18.65.10@node-a)"
 wait_for 10 "web2 added over the watch" only_from 198.19.0.11 a1
 
-say "watch: an endpoint removed"
+say "watch: an endpoint removed: one service port resolved again, of two"
+n1=$(grep -c '(1 service ports anew)' "$E2E_TMP/daemon.log")
 apply "$(k8s_slice e2e web "$ports" 198.18.65.11@node-a 198.18.66.10@node-b)"
 wait_for 10 "a1 removed from web" only_from 198.19.0.10 a2 b1
+# The event reaches the resolve as one change (-v: "sync parts: ...
+# resolve S s (N service ports anew)"); a full resolve would say 2.
+wait_for 10 "one service port resolved again" sh -c \
+	"[ \$(grep -c '(1 service ports anew)' '$E2E_TMP/daemon.log') -gt $n1 ]"
 
 say "watch: a service deleted"
 kapi_delete Service e2e web2

@@ -12,7 +12,8 @@
 #   - etcd stopped: rules stay, traffic flows; restarted with changes made
 #     meanwhile: every node catches up
 #   - compaction past a node's revision while it is cut off: it re-reads
-#   - 10,000 services in etcd: a node's initial sync (time logged)
+#   - 10,000 services in etcd: a node's initial sync (time logged); then one
+#     endpoint moved over the watch is one service port resolved again
 set -u
 : "${E2E_DEBUG:=}"
 . "$(dirname "$0")/lib/topology.sh"
@@ -109,7 +110,7 @@ start_daemon() { # node [extra args]
 	esac
 	ip netns exec "$(ns_name "n$n")" timeout --kill-after=5 "$E2E_SCRIPT_TIMEOUT" \
 		"$SVCNAT" --backend="${SVCNAT_E2E_BACKEND:-auto}" --hostname "node$n" --node-ip "$ETCD_NET.1$n" \
-		--cluster-cidr "$E2E_CLUSTER_CIDR" --min-sync-period 200ms \
+		--cluster-cidr "$E2E_CLUSTER_CIDR" --min-sync-period 200ms -v \
 		--etcd-endpoints "$eps" "$@" </dev/null >>"$E2E_TMP/svcnat.n$n.log" 2>&1 &
 	E2E_BG_PIDS+=($!)
 	DAEMON_PID[$n]=$!
@@ -270,4 +271,14 @@ say "n1: $(grep -Eo "sync \(.*\): $((N + 3)) service ports.*" "$E2E_TMP/svcnat.n
 wait_log "$E2E_TMP/svcnat.n3.log" "sync \(.*\): $((N + 3)) service ports" 300
 probe "$E2E_TMP/probe.big" n1 "$SVC_IP" 80 10
 expect_only "$E2E_TMP/probe.big" p2 p3
+
+# --- one watch event at N services: one service port resolved again
+# (-v: "sync parts: ... resolve S s (1 service ports anew)"; a full resolve
+# would say N + 3)
+grep -q '(1 service ports anew)' "$E2E_TMP/svcnat.n1.log" && fail "n1 logged a one-port resolve before the event"
+t0=$EPOCHREALTIME
+ectl_retry put /registry/services/endpointslices/scale/s5-x '{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"s5-x","namespace":"scale","labels":{"kubernetes.io/service-name":"s5"}},"addressType":"IPv4","endpoints":[{"addresses":["198.18.66.6"],"conditions":{"ready":true}}],"ports":[{"name":"http","port":8080,"protocol":"TCP"}]}' >/dev/null || fail put
+wait_log "$E2E_TMP/svcnat.n1.log" 'resolve [0-9.]+ s \(1 service ports anew\)' 120
+wait_log "$E2E_TMP/svcnat.n1.log" 'sync \(change\)' 120
+say "n1: one endpoint moved over the watch at $N services: $(grep -Eo 'sync parts: .*' "$E2E_TMP/svcnat.n1.log" | tail -n 1); put -> $(grep -Eo 'sync \(change\): .*' "$E2E_TMP/svcnat.n1.log" | tail -n 1) (observed $(elapsed_ms "$t0" "$EPOCHREALTIME") ms)"
 exit 0
