@@ -3184,6 +3184,110 @@ next:
 	}
 }
 
+/* The rules of chain (nat) that jump to KUBE-NODEPORTS. */
+static char *nodeport_jumps(const struct ruleset *rs)
+{
+	const struct rs_chain *c = ruleset_find_chain(rs, RS_NAT, "KUBE-SERVICES");
+	char *txt, *out, *line, *save = NULL;
+	size_t n = 0;
+
+	assert_non_null(c);
+	txt = chain_text(c);
+	out = calloc(1, strlen(txt) + 1);
+	assert_non_null(out);
+	for (line = strtok_r(txt, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (strstr(line, "-j KUBE-NODEPORTS"))
+			n += (size_t)sprintf(out + n, "%s\n", line);
+	free(txt);
+	return out;
+}
+
+/*
+ * kube-proxy's TestGetNodeAddresses (pkg/proxy/util/nodeport_addresses_test.go),
+ * every case for both families, as the rules they give: a family with no
+ * CIDR in --nodeport-addresses, or a /0 one, matches every local address
+ * (one addrtype LOCAL jump, "! -d ::1/128" in IPv6); otherwise one jump per
+ * node address of that family inside its CIDRs.  The proxier (proxier.go)
+ * then drops ::1 from the IPv6 list (no localhost node ports in IPv6) and
+ * keeps 127.0.0.1 in IPv4 (--localhost-nodeports true, the default); none
+ * at all when no address matches.
+ */
+static void test_kp_node_addresses(void **state)
+{
+	static const struct {
+		const char *name, *cidrs, *addrs;
+		const char *want4, *want6; /* "*": match all; else the IPs, "" none */
+	} cases[] = {
+		{ "IPv4 single", "10.20.30.0/24", "10.20.30.51,100.200.201.1", "10.20.30.51", "*" },
+		{ "IPv4 zero CIDR", "0.0.0.0/0", "10.20.30.51,127.0.0.1", "*", "*" },
+		{ "IPv6 multiple", "2001:db8::/64,::1/128", "2001:db8::1,::1", "*", "2001:db8::1" },
+		{ "IPv6 zero CIDR", "::/0", "2001:db8::1,::1", "*", "*" },
+		{ "IPv4 localhost exact", "127.0.0.1/32", "10.20.30.51,127.0.0.1", "127.0.0.1", "*" },
+		{ "IPv4 localhost subnet", "127.0.0.0/8", "127.0.1.1", "127.0.1.1", "*" },
+		{ "IPv4 multiple", "10.20.30.0/24,100.200.201.0/24", "10.20.30.51,100.200.201.1",
+		  "10.20.30.51,100.200.201.1", "*" },
+		{ "IPv4 multiple, no match", "10.20.30.0/24,100.200.201.0/24", "192.168.1.2,127.0.0.1",
+		  "", "*" },
+		{ "empty list, IPv4 addrs", NULL, "192.168.1.2,127.0.0.1", "*", "*" },
+		{ "empty list, IPv6 addrs", NULL, "2001:db8::1,::1", "*", "*" },
+		{ "IPv4 redundant CIDRs", "1.2.3.0/24,0.0.0.0/0", "1.2.3.4", "*", "*" },
+		{ "Dual-stack, redundant IPv4", "0.0.0.0/0,1.2.3.0/24,2001:db8::1/128",
+		  "1.2.3.4,2001:db8::1,127.0.0.1,::1", "*", "2001:db8::1" },
+		{ "Dual-stack, redundant IPv6", "::/0,1.2.3.0/24,2001:db8::1/128",
+		  "1.2.3.4,2001:db8::1,127.0.0.1,::1", "1.2.3.4", "*" },
+	};
+	static const char comment[] =
+		"-m comment --comment \"kubernetes service nodeports; NOTE: this must be the last rule in this chain\"";
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		for (int fam = 0; fam < 2; fam++) {
+			const char *want_ips = fam ? cases[i].want6 : cases[i].want4;
+			char want[1024] = "", buf[256], *save = NULL, *got;
+			struct fx *f = fx_new();
+			struct svc_port *p;
+			size_t n = 0;
+
+			print_message("  case: %s (%s)\n", cases[i].name, fam ? "IPv6" : "IPv4");
+			f->s.family = fam ? AF_INET6 : AF_INET;
+			f->s.dual_stack = true;
+			f->s.n_node_ips = 0;
+			f->s.n_cluster_cidrs = 0;
+			snprintf(buf, sizeof(buf), "%s", cases[i].addrs);
+			for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+				f->local_addrs[n++] = ip(t);
+			f->s.n_local_addrs = n;
+			if (cases[i].cidrs)
+				fx_nets(f, &f->s.nodeport_addresses, &f->s.n_nodeport_addresses,
+					cases[i].cidrs);
+			p = fx_port(f, "ns1", "svc1", "p80", "tcp", NULL, 80);
+			fx_ips(f, &p->cluster_ips, &p->n_cluster_ips, "172.30.0.41,fd00:172:30::41");
+			p->type = SVC_NODE_PORT;
+			p->node_port = 3001;
+			fx_ep(f, p, "10.180.0.1", 80, EP_READY);
+			fx_ep(f, p, "fd00:10:180::1", 80, EP_READY);
+			fx_plan(f);
+
+			if (!strcmp(want_ips, "*")) {
+				snprintf(want, sizeof(want), "-A KUBE-SERVICES %s%s -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS\n",
+					 fam ? "! -d ::1/128 " : "", comment);
+			} else {
+				snprintf(buf, sizeof(buf), "%s", want_ips);
+				save = NULL;
+				n = 0;
+				for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+					n += (size_t)snprintf(want + n, sizeof(want) - n,
+							      "-A KUBE-SERVICES -d %s/%d %s -j KUBE-NODEPORTS\n",
+							      t, fam ? 128 : 32, comment);
+			}
+			got = nodeport_jumps(f->rs);
+			expect_text("node-port jumps", got, want);
+			free(got);
+			fx_teardown((void **)&f);
+		}
+	}
+}
+
 #define TREE_TESTS \
 	cmocka_unit_test_setup_teardown(test_tree_equivalent, fx_setup, fx_teardown), \
 	cmocka_unit_test_setup_teardown(test_tree_equivalent_nodeport_addresses, fx_setup, fx_teardown), \
@@ -3238,6 +3342,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dual_stack_split, fx_setup, fx_teardown),
 		cmocka_unit_test(test_kp_localhost_nodeports_ipv6),
 		cmocka_unit_test(test_kp_service_family_split),
+		cmocka_unit_test(test_kp_node_addresses),
 		cmocka_unit_test_setup_teardown(test_single_family_notes, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_duplicate_port_and_cidrs, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_deterministic, fx_setup, fx_teardown),
