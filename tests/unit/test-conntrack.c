@@ -201,12 +201,80 @@ static void test_dual_stack(void **state)
 	conntrack_index_free(ix);
 }
 
+/*
+ * kube-proxy's TestDeleteEndpointConnections (pkg/proxy/iptables/
+ * proxier_test.go), its eight cases with their addresses: a ClusterIP
+ * service gets one endpoint, then loses it.  kube-proxy runs
+ * "conntrack -D --orig-dst SVC -p udp [-f ipv6]" when the endpoint comes
+ * (entries made while the service rejected) and "conntrack -D --orig-dst
+ * SVC --dst-nat EP -p udp [-f ipv6]" when it goes, for UDP only; TCP and
+ * SCTP entries are never touched.  Here: those entries are stale in the
+ * index of the state after each step, of the case's family (the "-f
+ * ipv6"), and only for UDP.  The two error cases differ from "V4 UDP" only
+ * in what the conntrack command answers (nothing here runs it).
+ */
+static void test_kp_delete_endpoint_connections(void **state)
+{
+	static const struct {
+		const char *description;
+		uint8_t proto;
+		const char *svc_ip, *ep_ip;
+	} kp[] = {
+		{ "V4 UDP", PROTO_UDP, "172.30.1.1", "10.240.0.3" },
+		{ "V4 TCP", PROTO_TCP, "172.30.2.2", "10.240.0.4" },
+		{ "V4 SCTP", PROTO_SCTP, "172.30.3.3", "10.240.0.5" },
+		{ "V4 UDP, nothing to delete, benign error", PROTO_UDP, "172.30.4.4", "10.240.0.6" },
+		{ "V4 UDP, unexpected error, should be glogged", PROTO_UDP, "172.30.5.5", "10.240.0.7" },
+		{ "V6 UDP", PROTO_UDP, "fd00:1234::20", "2001:db8::2" },
+		{ "V6 TCP", PROTO_TCP, "fd00:1234::30", "2001:db8::3" },
+		{ "V6 SCTP", PROTO_SCTP, "fd00:1234::40", "2001:db8::4" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(kp); i++) {
+		bool v6 = strchr(kp[i].svc_ip, ':') != NULL;
+		struct ipaddr cip = v6 ? ip6(kp[i].svc_ip) : ip(kp[i].svc_ip);
+		struct ipaddr epip = v6 ? ip6(kp[i].ep_ip) : ip(kp[i].ep_ip);
+		struct endpoint ep = { .addr = epip, .port = 80, .ready = true, .serving = true };
+		struct svc_port p = { .protocol = kp[i].proto, .port = 80, .cluster_ips = &cip,
+				      .n_cluster_ips = 1, .endpoints = &ep, .n_endpoints = 1 };
+		struct desired dd = { &p, 1 };
+		struct ct_entry rejected = { .family = cip.family, .proto = kp[i].proto,
+					     .orig_dst = cip, .orig_dport = 80, .reply_src = cip };
+		struct ct_entry to_ep = rejected;
+		struct conntrack_index *ix;
+		bool udp = kp[i].proto == PROTO_UDP;
+
+		print_message("  case: %s\n", kp[i].description);
+		to_ep.reply_src = epip;
+		/* the endpoint added: entries made while rejecting go */
+		assert_int_equal(conntrack_index_build(&dd, 0, &ix), 0);
+		if (conntrack_entry_stale(ix, &rejected) != udp)
+			fail_msg("%s: the service's un-NATed entry %s", kp[i].description,
+				 udp ? "kept" : "deleted");
+		assert_false(conntrack_entry_stale(ix, &to_ep));
+		conntrack_index_free(ix);
+		/* the endpoint removed: entries DNATed to it go */
+		p.n_endpoints = 0;
+		assert_int_equal(conntrack_index_build(&dd, 0, &ix), 0);
+		if (conntrack_entry_stale(ix, &to_ep) != udp)
+			fail_msg("%s: the entry DNATed to the removed endpoint %s", kp[i].description,
+				 udp ? "kept" : "deleted");
+		conntrack_index_free(ix);
+		/* a one-family index never touches the other family ("-f ipv6") */
+		assert_int_equal(conntrack_index_build(&dd, v6 ? AF_INET : AF_INET6, &ix), 0);
+		assert_false(conntrack_entry_stale(ix, &to_ep));
+		conntrack_index_free(ix);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stale_table),
 		cmocka_unit_test(test_family_and_empty),
 		cmocka_unit_test(test_dual_stack),
+		cmocka_unit_test(test_kp_delete_endpoint_connections),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
