@@ -1132,6 +1132,12 @@ def markdown(res):
             o.append("| %s | %s | %s | %s | %s |" % (g["goal"], g["target"], vs,
                                                     {True: "yes", False: "**no**", None: "-"}[g["met"]],
                                                     "-" if cr is None else "%.2fx" % cr))
+    if res.get("family"):
+        o.append("")
+        o.append("**IPv6 and dual-stack** (issue 14; `family.sh`, every writer that writes "
+                 "ip6tables, side by side):")
+        o.append("")
+        o.extend(res["family"].rstrip("\n").split("\n"))
     if res.get("warnings"):
         o.append("")
         o.append("Warnings: " + "; ".join(res["warnings"]))
@@ -1172,6 +1178,11 @@ def main():
     ap.add_argument("--backend", choices=["direct", "libiptc", "nft"], default="direct",
                     help="svcnat's writer (default direct: the kernel's socket options without libiptc; "
                          "nft: the nf_tables writer beside iptables-nft-restore, control plane only)")
+    ap.add_argument("--family", action="store_true",
+                    help="also family.sh: 10,000 x 10 IPv4 / IPv6-only and 5,000 x 10 IPv4 / "
+                         "dual-stack, --dry-run and a full sync with every writer that writes "
+                         "ip6tables (issue 14)")
+    ap.add_argument("--family-only", action="store_true", help="only family.sh")
     ap.add_argument("--builddir", default=".", help="where svcnat and contrib/bench/* were built")
     ap.add_argument("--workdir", default=None, help="parent of the scratch directory (default $TMPDIR)")
     ap.add_argument("--out", default="bench-results", help="writes OUT.json and OUT.md")
@@ -1206,6 +1217,8 @@ def main():
 
     signal.signal(signal.SIGTERM, on_signal)
     rc = 0
+    if a.family_only:
+        a.family = a.no_control = a.no_daemon = a.no_scale = a.no_datapath = True
     try:
         if not a.no_control:
             for n, m in sizes:
@@ -1222,6 +1235,11 @@ def main():
             suite.datapath(a.reps)
         if a.dp_curve:
             suite.dispatch_curve([int(x) for x in a.dp_curve.split(",")], a.reps)
+        if a.family:
+            env = dict(os.environ, SYNC_REPS=str(a.reps))
+            p = subprocess.run(["bash", os.path.join(HERE, "family.sh"), a.builddir, str(a.reps)],
+                               env=env, stdout=subprocess.PIPE, text=True, timeout=3600, check=True)
+            suite.res["family"] = p.stdout
     except (BenchError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
         suite.warn("stopped early: %s" % e)
         rc = 1
