@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The nf_tables writer: svcnat's chains in tables ip filter and ip nat,
- * written over netlink in iptables-nft's encoding (nftenc.c), both tables
- * in one batch (nftbatch.c), only what differs (nftdiff.c).
+ * The nf_tables writer: svcnat's chains in tables ip filter, ip nat,
+ * ip6 filter and ip6 nat, written over netlink in iptables-nft's and
+ * ip6tables-nft's encoding (nftenc.c), every table in one batch
+ * (nftbatch.c), only what differs (nftdiff.c).
  *
  * The live state is read once and kept: while the ruleset generation is
  * the one svcnat's last commit produced, nobody else has written and the
  * kept state is the kernel's, so a sync with no change costs one GETGEN
  * and sends nothing.  Any other generation means another program wrote
- * (anything, in any table): read both tables again.  The batch carries
- * the generation it was planned against; the kernel refuses it (ERESTART)
- * if the ruleset moved since, which is reported as -EAGAIN.
+ * (anything, in any table): read the tables again.  Each family is read
+ * when a sync first needs it (with that family's plan), and only at the
+ * generation the other one was read at.  The batch carries the generation
+ * it was planned against; the kernel refuses it (ERESTART) if the ruleset
+ * moved since, which is reported as -EAGAIN.
  *
  * Like iptables-nft (1.8.x), this writer takes no xtables lock: the
  * generation check makes the transaction safe on its own.
@@ -18,9 +21,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend/nftbatch.h"
 #include "backend/nftdiff.h"
+#include "backend/nftenc.h"
 #include "backend/nftread.h"
 #include "backend/writer.h"
 #include "util.h"
@@ -33,7 +38,8 @@ struct nft_writer {
 	size_t read_rules;        /* rules st held when read (or since, at most) */
 	/* The transaction in progress, until reset. */
 	struct nftbatch *batch;
-	const struct ruleset *plan;
+	const struct ruleset *plan[2]; /* [enum writer_family]; NULL: no table of it */
+	bool checked[2];               /* the family's kept state checked for this plan */
 };
 
 static struct nft_writer *nft_of(struct writer *w)
@@ -45,20 +51,22 @@ static void drop_state(struct nft_writer *x)
 {
 	nftread_state_free(x->st);
 	x->st = NULL;
+	x->copied = x->read_rules = 0;
 }
 
 /* Whether the plan names a chain the kept state filed as another program's. */
-static bool plan_claims_other(const struct nftread_state *st, const struct ruleset *plan)
+static bool plan_claims_other(const struct nftread_state *st, enum writer_family f,
+			      const struct ruleset *plan)
 {
 	for (int t = 0; plan && t < RS_NTABLES; t++)
 		for (size_t i = 0; i < plan->t[t].n; i++)
-			if (nftread_other(st, (enum rs_table)t, plan->t[t].chains[i]->name))
+			if (nftread_other(st, f, (enum rs_table)t, plan->t[t].chains[i]->name))
 				return true;
 	return false;
 }
 
-/* A state equal to the kernel's, for this plan: the kept one or a new read. */
-static int fresh_state(struct nft_writer *x, const struct ruleset *plan, struct diag_list *d)
+/* Keep the state only while the generation is the one it was read at. */
+static int check_gen(struct nft_writer *x, struct diag_list *d)
 {
 	uint32_t gen;
 	int r;
@@ -71,15 +79,29 @@ static int fresh_state(struct nft_writer *x, const struct ruleset *plan, struct 
 	}
 	/* Re-read now and then all the same, so that the copies of
 	 * committed rules kept in st do not pile up in a long-running daemon. */
-	if (x->st && x->st->genid == gen && !plan_claims_other(x->st, plan) &&
-	    x->copied <= 2 * x->read_rules + 100000)
+	if (x->st && (x->st->genid != gen || x->copied > 2 * x->read_rules + 100000))
+		drop_state(x);
+	if (!x->st && !(x->st = nftread_state_new()))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Family f of the state equal to the kernel's, for this plan: kept or read. */
+static int fresh_family(struct nft_writer *x, enum writer_family f, const struct ruleset *plan,
+			struct diag_list *d)
+{
+	int r;
+
+	if (x->st->f[f].read && !plan_claims_other(x->st, f, plan))
 		return 0;
-	drop_state(x);
-	r = nftread_state(x->sock, plan, &x->st, d);
-	if (r < 0)
+	r = nftread_family(x->sock, x->st, f, plan, d);
+	if (r < 0) {
+		drop_state(x);
 		return r;
-	x->copied = 0;
-	x->read_rules = ruleset_count_rules(x->st->rs);
+	}
+	x->read_rules = 0;
+	for (int k = 0; k < 2; k++)
+		x->read_rules += x->st->f[k].read ? ruleset_count_rules(x->st->f[k].rs) : 0;
 	return 0;
 }
 
@@ -88,27 +110,33 @@ static int nft_prepare(struct writer *w, const struct writer_table *tab, const s
 		       struct diag_list *d)
 {
 	struct nft_writer *x = nft_of(w);
+	enum writer_family f = tab->family;
 	size_t n0, b0;
 	int r;
 
 	(void)keep; /* one atomic batch: nothing is ever put back */
-	if (tab->family != WRITER_IPV4) {
-		diag_add(d, DIAG_ERROR, "nft", writer_table_name(tab), NULL,
-			 "the nft writer writes the ip family's tables only");
-		return -EAFNOSUPPORT;
-	}
-	if (!x->batch) {
-		r = fresh_state(x, plan, d);
+	if (!x->batch || !x->st) {
+		nftbatch_free(x->batch);
+		x->batch = NULL;
+		r = check_gen(x, d);
 		if (r < 0)
 			return r;
 		x->batch = nftbatch_new();
 		if (!x->batch)
 			return -ENOMEM;
-		x->plan = plan;
+		x->checked[0] = x->checked[1] = false;
+		x->plan[0] = x->plan[1] = NULL;
+	}
+	if (!x->checked[f]) {
+		r = fresh_family(x, f, plan, d);
+		if (r < 0)
+			return r;
+		x->checked[f] = true;
+		x->plan[f] = plan;
 	}
 	n0 = nftbatch_count(x->batch);
 	b0 = nftbatch_bytes(x->batch);
-	r = nftdiff_build(x->sock, x->st, plan, tab->table, x->batch, res, d);
+	r = nftdiff_build(x->sock, x->st, plan, f, tab->table, x->batch, res, d);
 	if (r == -EINTR) {
 		/* Someone wrote while a chain was re-read: read everything again. */
 		drop_state(x);
@@ -126,6 +154,7 @@ static int nft_commit(struct writer *w, const struct writer_table *tabs, size_t 
 		      struct diag_list *d)
 {
 	struct nft_writer *x = nft_of(w);
+	size_t planned = 0;
 	uint32_t next;
 	int r;
 
@@ -148,8 +177,10 @@ static int nft_commit(struct writer *w, const struct writer_table *tabs, size_t 
 	x->copied += nftbatch_count(x->batch);
 	/* A full sync into empty tables is no churn: measure copies against
 	 * what the tables hold now. */
-	if (x->read_rules < ruleset_count_rules(x->plan))
-		x->read_rules = ruleset_count_rules(x->plan);
+	for (int f = 0; f < 2; f++)
+		planned += x->plan[f] ? ruleset_count_rules(x->plan[f]) : 0;
+	if (x->read_rules < planned)
+		x->read_rules = planned;
 	/* The sent batch goes before the kept state takes its copies: the
 	 * peak of a full sync is the larger of the two, not their sum. */
 	nftbatch_free(x->batch);
@@ -165,7 +196,8 @@ static void nft_reset(struct writer *w)
 
 	nftbatch_free(x->batch);
 	x->batch = NULL;
-	x->plan = NULL;
+	x->plan[0] = x->plan[1] = NULL;
+	x->checked[0] = x->checked[1] = false;
 }
 
 static int nft_read(struct writer *w, const struct writer_table *tab, const struct ruleset *plan,
@@ -175,15 +207,13 @@ static int nft_read(struct writer *w, const struct writer_table *tab, const stru
 	const struct nftread_table *tb;
 	int r;
 
-	if (tab->family != WRITER_IPV4) {
-		diag_add(d, DIAG_ERROR, "nft", writer_table_name(tab), NULL,
-			 "the nft writer reads the ip family's tables only");
-		return -EAFNOSUPPORT;
-	}
-	r = fresh_state(x, plan, d);
+	r = check_gen(x, d);
 	if (r < 0)
 		return r;
-	tb = &x->st->t[tab->table];
+	r = fresh_family(x, tab->family, plan, d);
+	if (r < 0)
+		return r;
+	tb = &x->st->f[tab->family].t[tab->table];
 	for (size_t i = 0; i < tb->n; i++) {
 		const struct nftread_chain *ch = &tb->chains[i];
 
@@ -211,6 +241,21 @@ static const struct writer_ops nft_ops = {
 	 * makes the transaction safe on its own. */
 	.needs_xtables_lock = false,
 	.one_commit = true,
+	.ipv6 = false,
+	.prepare = nft_prepare,
+	.commit = nft_commit,
+	.put_back = NULL,
+	.reset = nft_reset,
+	.read = nft_read,
+	.free = nft_free,
+};
+
+/* The same where the kernel runs IPv6: ip6 filter and ip6 nat too. */
+static const struct writer_ops nft_ops6 = {
+	.name = "nft",
+	.needs_xtables_lock = false,
+	.one_commit = true,
+	.ipv6 = true,
 	.prepare = nft_prepare,
 	.commit = nft_commit,
 	.put_back = NULL,
@@ -231,7 +276,9 @@ int writer_nft_new(const struct writer_config *cfg, struct writer **ret, struct 
 		free(x);
 		return r;
 	}
-	x->w.ops = &nft_ops;
+	/* As kube-proxy runs single-stack where ip6tables does not work: a
+	 * kernel without IPv6 (ipv6.disable=1) has no /proc/net/if_inet6. */
+	x->w.ops = access("/proc/net/if_inet6", F_OK) == 0 ? &nft_ops6 : &nft_ops;
 	x->w.cfg = *cfg;
 	*ret = &x->w;
 	return 0;

@@ -19,6 +19,7 @@
 #include <libnftnl/rule.h>
 
 #include "backend/nftbatch.h"
+#include "backend/writer.h"
 #include "core/ruleset.h"
 #include "util.h"
 
@@ -223,13 +224,12 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-int nftsock_dump(struct nftsock *s, uint16_t type, const char *table, const char *chain,
-		 int (*cb)(const struct nlmsghdr *nlh, void *data), void *data)
+int nftsock_dump(struct nftsock *s, uint8_t nfproto, uint16_t type, const char *table,
+		 const char *chain, int (*cb)(const struct nlmsghdr *nlh, void *data), void *data)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct dump_ctx c = { .cb = cb, .data = data };
-	struct nlmsghdr *nlh =
-		nftnl_nlmsg_build_hdr(buf, type, NFPROTO_IPV4, NLM_F_DUMP, ++s->seq);
+	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(buf, type, nfproto, NLM_F_DUMP, ++s->seq);
 	int r;
 
 	if (table && type == NFT_MSG_GETRULE) {
@@ -268,7 +268,7 @@ struct nftbatch *nftbatch_new(void)
 	if (!b)
 		return NULL;
 	/* Message 0 is BEGIN, written at commit into the room kept here. */
-	if (!nftbatch_msg(b, NFNL_MSG_BATCH_BEGIN, 0)) {
+	if (!nftbatch_msg(b, NFPROTO_UNSPEC, NFNL_MSG_BATCH_BEGIN, 0)) {
 		nftbatch_free(b);
 		return NULL;
 	}
@@ -289,7 +289,7 @@ void nftbatch_free(struct nftbatch *b)
 	free(b);
 }
 
-struct nlmsghdr *nftbatch_msg(struct nftbatch *b, uint16_t type, uint16_t flags)
+struct nlmsghdr *nftbatch_msg(struct nftbatch *b, uint8_t nfproto, uint16_t type, uint16_t flags)
 {
 	struct page *p = b->n_pages ? &b->pages[b->n_pages - 1] : NULL;
 
@@ -304,8 +304,8 @@ struct nlmsghdr *nftbatch_msg(struct nftbatch *b, uint16_t type, uint16_t flags)
 		b->n_pages++;
 	}
 	/* Message i + 1 has sequence number i + 1; BEGIN is 0. */
-	b->cur = nftnl_nlmsg_build_hdr(p->buf + p->len, type, NFPROTO_IPV4,
-				       flags | NLM_F_REQUEST, (uint32_t)b->n + 1);
+	b->cur = nftnl_nlmsg_build_hdr(p->buf + p->len, type, nfproto, flags | NLM_F_REQUEST,
+				       (uint32_t)b->n + 1);
 	return b->cur;
 }
 
@@ -358,6 +358,7 @@ static void report(struct nftbatch *b, uint32_t seq, int err, struct diag_list *
 {
 	const char *why = nftbatch_errno_meaning(err);
 	const struct nftmsg_ctx *c;
+	struct writer_table tab;
 	char rule[32] = "";
 
 	if (seq == 0 || seq > b->n) {
@@ -369,7 +370,9 @@ static void report(struct nftbatch *b, uint32_t seq, int err, struct diag_list *
 	c = &b->ctx[seq - 1];
 	if (c->rule >= 0)
 		snprintf(rule, sizeof(rule), " (rule %ld)", c->rule + 1);
-	diag_add(d, DIAG_ERROR, "nf_tables", rs_table_name((enum rs_table)c->table), c->chain,
+	tab.family = (enum writer_family)c->family;
+	tab.table = (enum rs_table)c->table;
+	diag_add(d, DIAG_ERROR, "nf_tables", writer_table_name(&tab), c->chain,
 		 "%s%s%s%s refused: %s%s%s", op_words(c->op), c->op == NFTMSG_TABLE_ADD ? "" : " ",
 		 c->op == NFTMSG_TABLE_ADD ? "" : (c->chain ? c->chain : "?"), rule, strerror(err),
 		 why ? ": " : "", why ? why : "");
@@ -381,7 +384,7 @@ static int seal(struct nftbatch *b, uint32_t genid)
 	struct nlmsghdr *nlh = nftnl_batch_begin(b->pages[0].buf, 0);
 
 	mnl_attr_put_u32(nlh, NFNL_BATCH_GENID, htonl(genid));
-	if (!nftbatch_msg(b, NFNL_MSG_BATCH_END, 0))
+	if (!nftbatch_msg(b, NFPROTO_UNSPEC, NFNL_MSG_BATCH_END, 0))
 		return -ENOMEM;
 	nftnl_batch_end((char *)b->cur, (uint32_t)b->n + 1);
 	b->pages[b->n_pages - 1].len += MNL_ALIGN(b->cur->nlmsg_len);
@@ -482,12 +485,12 @@ int nftbatch_commit(struct nftsock *s, struct nftbatch *b, uint32_t genid, struc
 	if (!errors && lost) {
 		diag_add(d, DIAG_ERROR, "nf_tables", NULL, NULL,
 			 "the kernel's answers to the batch overflowed the socket; it refused the "
-			 "batch, for reasons lost: both tables keep their previous rules");
+			 "batch, for reasons lost: every table keeps its previous rules");
 		return -ENOBUFS;
 	}
 	if (errors) {
 		diag_add(d, DIAG_ERROR, "nf_tables", NULL, NULL,
-			 "the kernel applied none of the batch: both tables keep their previous rules");
+			 "the kernel applied none of the batch: every table keeps its previous rules");
 		return first;
 	}
 	return 0;

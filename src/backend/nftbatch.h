@@ -34,15 +34,15 @@ void nftsock_close(struct nftsock *s);
 int nftsock_getgen(struct nftsock *s, uint32_t *ret);
 
 /*
- * Dump objects of `type` (NFT_MSG_GETCHAIN, NFT_MSG_GETRULE, ...) of the ip
- * family, only of table `table` when not NULL (and of chain `chain` for
+ * Dump objects of `type` (NFT_MSG_GETCHAIN, NFT_MSG_GETRULE, ...) of family
+ * `nfproto` (NFPROTO_IPV4, NFPROTO_IPV6), only of table `table` when not NULL (and of chain `chain` for
  * rules when not NULL), calling cb for each message.  Returns 0, cb's
  * negative return, -EINTR when the ruleset changed during the dump
  * (NLM_F_DUMP_INTR: read again), -ENOENT when the table does not exist, or
  * another -errno.
  */
-int nftsock_dump(struct nftsock *s, uint16_t type, const char *table, const char *chain,
-		 int (*cb)(const struct nlmsghdr *nlh, void *data), void *data);
+int nftsock_dump(struct nftsock *s, uint8_t nfproto, uint16_t type, const char *table,
+		 const char *chain, int (*cb)(const struct nlmsghdr *nlh, void *data), void *data);
 
 /* What a batch message does, for errors in words. */
 enum nftmsg_op {
@@ -56,6 +56,7 @@ enum nftmsg_op {
 
 struct nftmsg_ctx {
 	uint8_t op;        /* enum nftmsg_op */
+	uint8_t family;    /* enum writer_family */
 	uint8_t table;     /* enum rs_table */
 	const char *chain; /* borrowed; valid until the batch is committed */
 	long rule;         /* 0-based planned (add) or live (delete) index; -1 */
@@ -68,11 +69,12 @@ struct nftbatch *nftbatch_new(void);
 void nftbatch_free(struct nftbatch *b);
 
 /*
- * Room for one message of at most `max` bytes, header built (family ip):
+ * Room for one message of at most `max` bytes, header built (family
+ * nfproto: NFPROTO_IPV4, NFPROTO_IPV6):
  * fill its payload with nftnl_*_nlmsg_build_payload(), then
  * nftbatch_push().  NULL on ENOMEM.
  */
-struct nlmsghdr *nftbatch_msg(struct nftbatch *b, uint16_t type, uint16_t flags);
+struct nlmsghdr *nftbatch_msg(struct nftbatch *b, uint8_t nfproto, uint16_t type, uint16_t flags);
 int nftbatch_push(struct nftbatch *b, const struct nftmsg_ctx *ctx);
 
 /* Messages pushed, and their bytes. */

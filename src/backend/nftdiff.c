@@ -24,15 +24,30 @@ struct diffctx {
 	struct nftbatch *b;
 	struct apply_result *res;
 	struct diag_list *d;
+	enum writer_family f;
 	enum rs_table t;
+	uint8_t nfproto;
 };
+
+/* "nat", "ip6 filter", ...: for messages. */
+static const char *tname(const struct diffctx *x)
+{
+	struct writer_table tab = { x->f, x->t };
+
+	return writer_table_name(&tab);
+}
 
 static int push(struct diffctx *x, uint8_t op, const char *chain, long rule)
 {
-	struct nftmsg_ctx c = { .op = op, .table = (uint8_t)x->t, .chain = chain, .rule = rule };
-	struct nftread_table *tb = &x->st->t[x->t];
+	struct nftmsg_ctx c = {
+		.op = op, .family = (uint8_t)x->f, .table = (uint8_t)x->t, .chain = chain, .rule = rule
+	};
+	struct nftread_table *tb = &x->st->f[x->f].t[x->t];
 
-	x->res->committed[x->t] = true;
+	if (x->f == WRITER_IPV6)
+		x->res->committed6[x->t] = true;
+	else
+		x->res->committed[x->t] = true;
 	/* Messages come chain by chain (but for the phases): note each once
 	 * in a row, nftdiff_committed() takes duplicates. */
 	if (chain && (!tb->n_touched || tb->touched[tb->n_touched - 1] != chain)) {
@@ -45,10 +60,10 @@ static int push(struct diffctx *x, uint8_t op, const char *chain, long rule)
 
 static int msg_table(struct diffctx *x)
 {
-	struct nftnl_table *tb = nftenc_table(x->t);
+	struct nftnl_table *tb = nftenc_table(x->f, x->t);
 	struct nlmsghdr *nlh;
 
-	if (!tb || !(nlh = nftbatch_msg(x->b, NFT_MSG_NEWTABLE, NLM_F_CREATE))) {
+	if (!tb || !(nlh = nftbatch_msg(x->b, x->nfproto, NFT_MSG_NEWTABLE, NLM_F_CREATE))) {
 		nftnl_table_free(tb);
 		return -ENOMEM;
 	}
@@ -59,18 +74,19 @@ static int msg_table(struct diffctx *x)
 
 static int msg_chain(struct diffctx *x, uint16_t type, const char *name, uint8_t op)
 {
-	struct nftnl_chain *c = type == NFT_MSG_NEWCHAIN ? nftenc_chain(x->t, name) : NULL;
+	struct nftnl_chain *c = type == NFT_MSG_NEWCHAIN ? nftenc_chain(x->f, x->t, name) : NULL;
 	struct nlmsghdr *nlh;
 
 	if (type != NFT_MSG_NEWCHAIN && (c = nftnl_chain_alloc())) {
-		nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, NFPROTO_IPV4);
+		nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, x->nfproto);
 		if (nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, rs_table_name(x->t)) < 0 ||
 		    nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, name) < 0) {
 			nftnl_chain_free(c);
 			c = NULL;
 		}
 	}
-	if (!c || !(nlh = nftbatch_msg(x->b, type, type == NFT_MSG_NEWCHAIN ? NLM_F_CREATE : 0))) {
+	if (!c ||
+	    !(nlh = nftbatch_msg(x->b, x->nfproto, type, type == NFT_MSG_NEWCHAIN ? NLM_F_CREATE : 0))) {
 		nftnl_chain_free(c);
 		return -ENOMEM;
 	}
@@ -87,10 +103,10 @@ static int msg_delrule(struct diffctx *x, const char *chain, uint64_t handle, lo
 
 	if (!r)
 		return -ENOMEM;
-	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_IPV4);
+	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, x->nfproto);
 	if (nftnl_rule_set_str(r, NFTNL_RULE_TABLE, rs_table_name(x->t)) < 0 ||
 	    nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain) < 0 ||
-	    !(nlh = nftbatch_msg(x->b, NFT_MSG_DELRULE, 0))) {
+	    !(nlh = nftbatch_msg(x->b, x->nfproto, NFT_MSG_DELRULE, 0))) {
 		nftnl_rule_free(r);
 		return -ENOMEM;
 	}
@@ -117,9 +133,9 @@ static int msg_addrule(struct diffctx *x, const char *chain, const struct rs_rul
 	uint16_t flags = NLM_F_CREATE;
 	int k;
 
-	k = nftenc_rule(rr, x->t, chain, &r, &why);
+	k = nftenc_rule(rr, x->f, x->t, chain, &r, &why);
 	if (k == -EINVAL)
-		diag_add(x->d, DIAG_ERROR, "plan", rs_table_name(x->t), chain,
+		diag_add(x->d, DIAG_ERROR, "plan", tname(x), chain,
 			 "rule %ld cannot be written to nf_tables: %s", idx + 1, why);
 	if (k < 0)
 		return k;
@@ -127,7 +143,7 @@ static int msg_addrule(struct diffctx *x, const char *chain, const struct rs_rul
 		flags |= NLM_F_APPEND;
 	if (w == BEFORE || w == AFTER)
 		nftnl_rule_set_u64(r, NFTNL_RULE_POSITION, pos);
-	nlh = nftbatch_msg(x->b, NFT_MSG_NEWRULE, flags);
+	nlh = nftbatch_msg(x->b, x->nfproto, NFT_MSG_NEWRULE, flags);
 	if (!nlh) {
 		nftnl_rule_free(r);
 		return -ENOMEM;
@@ -140,7 +156,7 @@ static int msg_addrule(struct diffctx *x, const char *chain, const struct rs_rul
 
 static int ensure_handles(struct diffctx *x, struct nftread_chain *ch)
 {
-	return ch->stale ? nftread_chain_reload(x->s, x->st, x->plan, x->t, ch) : 0;
+	return ch->stale ? nftread_chain_reload(x->s, x->st, x->plan, x->f, x->t, ch) : 0;
 }
 
 /* A user chain present on both sides: replace the differing middle. */
@@ -246,7 +262,7 @@ static bool live(const struct nftread_chain *ch)
 static int diff_table(struct diffctx *x)
 {
 	const struct rs_chains *pcs = &x->plan->t[x->t];
-	struct nftread_table *tb = &x->st->t[x->t];
+	struct nftread_table *tb = &x->st->f[x->f].t[x->t];
 	int r = 0;
 
 	/* 1. The table, missing built-in chains, new chains. */
@@ -254,14 +270,14 @@ static int diff_table(struct diffctx *x)
 		return r;
 	for (size_t i = 0; i < pcs->n; i++) {
 		const struct rs_chain *pc = pcs->chains[i];
-		struct nftread_chain *ch = nftread_find(x->st, x->t, pc->name);
+		struct nftread_chain *ch = nftread_find(x->st, x->f, x->t, pc->name);
 
 		if (pc->builtin && live(ch) && !ch->hook_ok) {
-			diag_add(x->d, DIAG_ERROR, "nf_tables", rs_table_name(x->t), pc->name,
-				 "chain %s of table ip %s is not the base chain iptables-nft "
+			diag_add(x->d, DIAG_ERROR, "nf_tables", tname(x), pc->name,
+				 "chain %s of table %s %s is not the base chain iptables-nft "
 				 "makes (another hook, priority or type): another program made "
 				 "the table incompatible; not writing",
-				 pc->name, rs_table_name(x->t));
+				 pc->name, x->f == WRITER_IPV6 ? "ip6" : "ip", rs_table_name(x->t));
 			return -EINVAL;
 		}
 		if (live(ch))
@@ -275,7 +291,7 @@ static int diff_table(struct diffctx *x)
 	/* 2. Rules of changed chains, and svcnat's jumps in the built-in ones. */
 	for (size_t i = 0; i < pcs->n; i++) {
 		const struct rs_chain *pc = pcs->chains[i];
-		struct nftread_chain *ch = nftread_find(x->st, x->t, pc->name);
+		struct nftread_chain *ch = nftread_find(x->st, x->f, x->t, pc->name);
 
 		if (pc->builtin) {
 			r = diff_jumps(x, live(ch) ? ch : NULL, pc, pc->name);
@@ -305,7 +321,7 @@ static int diff_table(struct diffctx *x)
 			if (!live(ch) || ch->c->builtin || ruleset_find_chain(x->plan, x->t, name) ||
 			    !owned_chain(x->t, name))
 				continue;
-			held = nftread_referenced(x->st, x->t, name);
+			held = nftread_referenced(x->st, x->f, x->t, name);
 			if (pass == 0 && ch->c->n_rules)
 				r = msg_delrule(x, name, 0, -1);
 			else if (pass == 1 && !held)
@@ -313,7 +329,7 @@ static int diff_table(struct diffctx *x)
 			if (r < 0)
 				return r;
 			if (pass == 1 && held)
-				diag_add(x->d, DIAG_WARNING, "nf_tables", rs_table_name(x->t), name,
+				diag_add(x->d, DIAG_WARNING, "nf_tables", tname(x), name,
 					 "stale chain kept, emptied: another program's rule still jumps "
 					 "to it");
 			else if (pass == 1)
@@ -324,21 +340,23 @@ static int diff_table(struct diffctx *x)
 }
 
 int nftdiff_build(struct nftsock *s, struct nftread_state *st, const struct ruleset *plan,
-		  enum rs_table t, struct nftbatch *b, struct apply_result *res,
-		  struct diag_list *d)
+		  enum writer_family f, enum rs_table t, struct nftbatch *b,
+		  struct apply_result *res, struct diag_list *d)
 {
-	struct diffctx x = { .s = s, .st = st, .plan = plan, .b = b, .res = res, .d = d, .t = t };
+	struct diffctx x = {
+		.s = s, .st = st, .plan = plan, .b = b, .res = res, .d = d, .f = f, .t = t, .nfproto = nftenc_nfproto(f)
+	};
 
-	st->t[t].n_touched = 0;
+	st->f[f].t[t].n_touched = 0;
 	return diff_table(&x);
 }
 
-/* Insert a chain named `name` into table t of st, keeping the order. */
-static struct nftread_chain *add_chain(struct nftread_state *st, enum rs_table t, const char *name,
-				       bool builtin)
+/* Insert a chain named `name` into table t of fam, keeping the order. */
+static struct nftread_chain *add_chain(struct nftread_family *fam, enum rs_table t,
+				       const char *name, bool builtin)
 {
-	struct nftread_table *tb = &st->t[t];
-	struct rs_chain *c = ruleset_add_chain(st->rs, t, name);
+	struct nftread_table *tb = &fam->t[t];
+	struct rs_chain *c = ruleset_add_chain(fam->rs, t, name);
 	size_t lo = 0, hi = tb->n;
 
 	if (!c || GROW(tb->chains, tb->cap, tb->n + 1) < 0)
@@ -359,8 +377,8 @@ static struct nftread_chain *add_chain(struct nftread_state *st, enum rs_table t
 	return &tb->chains[lo];
 }
 
-/* Chain ch now holds pc's rules (copied into st's arena), handles unknown. */
-static int take_rules(struct nftread_state *st, struct nftread_chain *ch, const struct rs_chain *pc)
+/* Chain ch now holds pc's rules (copied into fam's arena), handles unknown. */
+static int take_rules(struct nftread_family *fam, struct nftread_chain *ch, const struct rs_chain *pc)
 {
 	ch->c->n_rules = 0;
 	for (size_t j = 0; j < pc->n_rules; j++) {
@@ -369,7 +387,7 @@ static int take_rules(struct nftread_state *st, struct nftread_chain *ch, const 
 		if (!slot)
 			return -ENOMEM;
 		*slot = pc->rules[j];
-		if (owned_rule_copy_strings(st->rs, slot) < 0)
+		if (owned_rule_copy_strings(fam->rs, slot) < 0)
 			return -ENOMEM;
 	}
 	ch->stale = true;
@@ -377,34 +395,47 @@ static int take_rules(struct nftread_state *st, struct nftread_chain *ch, const 
 	return 0;
 }
 
-int nftdiff_committed(struct nftread_state *st, const struct ruleset *plan, uint32_t genid)
+int nftdiff_committed(struct nftread_state *st, const struct ruleset *const plans[2], uint32_t genid)
 {
-	for (int t = 0; t < RS_NTABLES; t++) {
-		struct nftread_table *tb = &st->t[t];
+	for (int f = 0; f < 2; f++) {
+		struct nftread_family *fam = &st->f[f];
 
-		if (plan->t[t].n)
-			tb->exists = true;
-		/* Only the chains the batch wrote changed. */
-		for (size_t i = 0; i < tb->n_touched; i++) {
-			const char *name = tb->touched[i];
-			const struct rs_chain *pc = ruleset_find_chain(plan, (enum rs_table)t, name);
-			struct nftread_chain *ch = nftread_find(st, (enum rs_table)t, name);
+		for (int t = 0; t < RS_NTABLES; t++) {
+			struct nftread_table *tb = &fam->t[t];
+			const struct ruleset *plan = plans[f];
 
-			if (pc) {
-				if (!ch && !(ch = add_chain(st, (enum rs_table)t, name, pc->builtin)))
-					return -ENOMEM;
-				if (take_rules(st, ch, pc) < 0)
-					return -ENOMEM;
-			} else if (ch && ch->c->builtin) {
-				ch->c->n_rules = 0; /* svcnat's jumps removed */
-				ch->stale = true;
-			} else if (ch) {
-				ch->c->n_rules = 0;
-				ch->stale = true;
-				ch->gone = !nftread_referenced(st, (enum rs_table)t, name);
+			if (!plan) {
+				tb->n_touched = 0;
+				continue;
 			}
+			if (plan->t[t].n)
+				tb->exists = true;
+			/* Only the chains the batch wrote changed. */
+			for (size_t i = 0; i < tb->n_touched; i++) {
+				const char *name = tb->touched[i];
+				const struct rs_chain *pc =
+					ruleset_find_chain(plan, (enum rs_table)t, name);
+				struct nftread_chain *ch = nftread_find(st, (enum writer_family)f,
+									(enum rs_table)t, name);
+
+				if (pc) {
+					if (!ch &&
+					    !(ch = add_chain(fam, (enum rs_table)t, name, pc->builtin)))
+						return -ENOMEM;
+					if (take_rules(fam, ch, pc) < 0)
+						return -ENOMEM;
+				} else if (ch && ch->c->builtin) {
+					ch->c->n_rules = 0; /* svcnat's jumps removed */
+					ch->stale = true;
+				} else if (ch) {
+					ch->c->n_rules = 0;
+					ch->stale = true;
+					ch->gone = !nftread_referenced(st, (enum writer_family)f,
+								       (enum rs_table)t, name);
+				}
+			}
+			tb->n_touched = 0;
 		}
-		tb->n_touched = 0;
 	}
 	st->genid = genid;
 	return 0;

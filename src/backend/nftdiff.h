@@ -23,22 +23,24 @@
 #include "backend/nftread.h"
 
 /*
- * Add to b what makes table t of the live state st equal plan's; counts
- * go to res (committed[t] set when anything was added).
+ * Add to b what makes table t of family f of the live state st equal
+ * plan's (the family's plan); counts go to res (committed[t], for ip6
+ * committed6[t], set when anything was added).
  * Chains whose handles went stale are reloaded through s first.  Returns
  * 0, -EINVAL with a diag when a rule cannot be encoded or a table is not
  * one iptables-nft would write to, -EINTR when a reload saw the ruleset
  * move (read again), -ENOMEM.
  */
 int nftdiff_build(struct nftsock *s, struct nftread_state *st, const struct ruleset *plan,
-		  enum rs_table t, struct nftbatch *b, struct apply_result *res,
-		  struct diag_list *d);
+		  enum writer_family f, enum rs_table t, struct nftbatch *b,
+		  struct apply_result *res, struct diag_list *d);
 
 /*
- * After b was committed: make st what the kernel now holds (the plan's
+ * After b was committed: make st what the kernel now holds (the plans'
  * rules in every chain the batch wrote, their handles stale; deleted
- * chains gone) at generation genid.  -ENOMEM (then drop st).
+ * chains gone) at generation genid.  plans[f]: family f's plan, NULL when
+ * the batch had none for it.  -ENOMEM (then drop st).
  */
-int nftdiff_committed(struct nftread_state *st, const struct ruleset *plan, uint32_t genid);
+int nftdiff_committed(struct nftread_state *st, const struct ruleset *const plans[2], uint32_t genid);
 
 #endif

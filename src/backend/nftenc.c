@@ -36,6 +36,11 @@ static const struct nftenc_hook hooks_nat[] = {
 	{ "POSTROUTING", NF_INET_POST_ROUTING, NF_IP_PRI_NAT_SRC, "nat" },
 };
 
+uint8_t nftenc_nfproto(enum writer_family f)
+{
+	return f == WRITER_IPV6 ? NFPROTO_IPV6 : NFPROTO_IPV4;
+}
+
 const struct nftenc_hook *nftenc_builtin(enum rs_table t, const char *name)
 {
 	const struct nftenc_hook *h = t == RS_NAT ? hooks_nat : hooks_filter;
@@ -123,30 +128,32 @@ static bool add_range(struct nftnl_rule *r, bool inv, const void *from, const vo
 
 /*
  * iptables-nft's add_addr(): load only the bytes the mask covers fully,
- * unless it ends inside a byte, then all four and a bitwise mask.
+ * unless it ends inside a byte, then the whole address (4 or 16 bytes) and
+ * a bitwise mask.
  */
 static bool add_addr(struct nftnl_rule *r, uint32_t off, const struct ipnet *n, bool inv)
 {
-	uint32_t mask = n->plen ? htonl(0xffffffffu << (32 - n->plen)) : 0;
-	uint32_t addr = n->addr.u.v4.s_addr & mask;
-	const uint8_t *m = (const uint8_t *)&mask;
+	uint8_t mask[16] = { 0 }, addr[16];
 	uint32_t op = inv ? NFT_CMP_NEQ : NFT_CMP_EQ;
+	uint32_t size = n->addr.family == AF_INET6 ? 16 : 4, len, i;
 	bool bitwise = false;
-	uint32_t len = 4, i;
 
-	for (i = 0; i < 4; i++) {
-		if (m[i] != 0xff) {
-			bitwise = m[i] != 0;
+	for (i = 0; i < size && i * 8 < n->plen; i++)
+		mask[i] = n->plen >= (i + 1) * 8 ? 0xff : (uint8_t)(0xff00u >> (n->plen - i * 8));
+	for (i = 0; i < size; i++)
+		addr[i] = n->addr.u.b[i] & mask[i];
+	for (i = 0; i < size; i++) {
+		if (mask[i] != 0xff) {
+			bitwise = mask[i] != 0;
 			break;
 		}
 	}
-	if (!bitwise)
-		len = i;
+	len = bitwise ? size : i;
 	if (!add_payload(r, NFT_PAYLOAD_NETWORK_HEADER, off, len))
 		return false;
-	if (bitwise && !add_bitwise(r, &mask, len))
+	if (bitwise && !add_bitwise(r, mask, len))
 		return false;
-	return add_cmp(r, op, &addr, len);
+	return add_cmp(r, op, addr, len);
 }
 
 static bool add_compat(struct nftnl_rule *r, bool match, const char *name, uint32_t rev,
@@ -227,18 +234,22 @@ static bool add_native_match(struct nftnl_rule *r, const struct rs_rule *rr,
 	return true;
 }
 
-int nftenc_rule(const struct rs_rule *rr, enum rs_table t, const char *chain,
+int nftenc_rule(const struct rs_rule *rr, enum writer_family f, enum rs_table t, const char *chain,
 		struct nftnl_rule **ret, const char **ret_why)
 {
+	bool v6 = f == WRITER_IPV6;
+	int af = v6 ? AF_INET6 : AF_INET, maxlen = v6 ? 128 : 32;
+	/* Where the addresses sit in the network header. */
+	uint32_t src_off = v6 ? 8 : 12, dst_off = v6 ? 24 : 16;
 	struct xt_entry_buf buf;
 	struct nftnl_rule *r;
 	size_t off;
 	bool ok = true;
 	int k;
 
-	if ((rr->src.addr.family && (rr->src.addr.family != AF_INET || rr->src.plen > 32)) ||
-	    (rr->dst.addr.family && (rr->dst.addr.family != AF_INET || rr->dst.plen > 32))) {
-		*ret_why = "address is not IPv4";
+	if ((rr->src.addr.family && (rr->src.addr.family != af || rr->src.plen > maxlen)) ||
+	    (rr->dst.addr.family && (rr->dst.addr.family != af || rr->dst.plen > maxlen))) {
+		*ret_why = v6 ? "address is not IPv6" : "address is not IPv4";
 		return -EINVAL;
 	}
 	if ((rr->src.addr.family && !rr->src.plen && rr->src_inv) ||
@@ -247,14 +258,14 @@ int nftenc_rule(const struct rs_rule *rr, enum rs_table t, const char *chain,
 		return -EINVAL;
 	}
 	/* The blobs, and the same checks the legacy writers make. */
-	k = xt_entry_build(rr, true, &buf, ret_why);
+	k = v6 ? xt_entry_build6(rr, true, &buf, ret_why) : xt_entry_build(rr, true, &buf, ret_why);
 	if (k < 0)
 		return k;
 
 	r = nftnl_rule_alloc();
 	if (!r)
 		return -ENOMEM;
-	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_IPV4);
+	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, nftenc_nfproto(f));
 	if (nftnl_rule_set_str(r, NFTNL_RULE_TABLE, rs_table_name(t)) < 0 ||
 	    nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain) < 0)
 		goto nomem;
@@ -274,11 +285,11 @@ int nftenc_rule(const struct rs_rule *rr, enum rs_table t, const char *chain,
 	if (ok && rr->proto)
 		ok = add_meta(r, NFT_META_L4PROTO) && add_cmp(r, NFT_CMP_EQ, &rr->proto, 1);
 	if (ok && rr->src.addr.family && (rr->src.plen || rr->src_inv))
-		ok = add_addr(r, 12, &rr->src, rr->src_inv);
+		ok = add_addr(r, src_off, &rr->src, rr->src_inv);
 	if (ok && rr->dst.addr.family && (rr->dst.plen || rr->dst_inv))
-		ok = add_addr(r, 16, &rr->dst, rr->dst_inv);
+		ok = add_addr(r, dst_off, &rr->dst, rr->dst_inv);
 
-	off = sizeof(buf.e);
+	off = v6 ? sizeof(buf.e6) : sizeof(buf.e);
 	for (size_t i = 0; ok && i < rr->n_matches; i++) {
 		const struct xt_entry_match *xm = (const void *)(buf.b + off);
 		bool native;
@@ -292,7 +303,8 @@ int nftenc_rule(const struct rs_rule *rr, enum rs_table t, const char *chain,
 	if (ok)
 		ok = add_counter(r);
 	if (ok) {
-		const struct xt_entry_target *xt = (const void *)(buf.b + buf.e.target_offset);
+		const struct xt_entry_target *xt =
+			(const void *)(buf.b + (v6 ? buf.e6.target_offset : buf.e.target_offset));
 
 		switch (rr->t.kind) {
 		case RS_T_NONE:
@@ -327,14 +339,14 @@ nomem:
 	return -ENOMEM;
 }
 
-struct nftnl_chain *nftenc_chain(enum rs_table t, const char *name)
+struct nftnl_chain *nftenc_chain(enum writer_family f, enum rs_table t, const char *name)
 {
 	const struct nftenc_hook *h = nftenc_builtin(t, name);
 	struct nftnl_chain *c = nftnl_chain_alloc();
 
 	if (!c)
 		return NULL;
-	nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, NFPROTO_IPV4);
+	nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, nftenc_nfproto(f));
 	if (nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, rs_table_name(t)) < 0 ||
 	    nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, name) < 0)
 		goto nomem;
@@ -351,13 +363,13 @@ nomem:
 	return NULL;
 }
 
-struct nftnl_table *nftenc_table(enum rs_table t)
+struct nftnl_table *nftenc_table(enum writer_family f, enum rs_table t)
 {
 	struct nftnl_table *tb = nftnl_table_alloc();
 
 	if (!tb)
 		return NULL;
-	nftnl_table_set_u32(tb, NFTNL_TABLE_FAMILY, NFPROTO_IPV4);
+	nftnl_table_set_u32(tb, NFTNL_TABLE_FAMILY, nftenc_nfproto(f));
 	if (nftnl_table_set_str(tb, NFTNL_TABLE_NAME, rs_table_name(t)) < 0) {
 		nftnl_table_free(tb);
 		return NULL;

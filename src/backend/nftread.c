@@ -29,6 +29,7 @@
 struct dec {
 	const struct nftnl_expr *e[MAX_EXPRS];
 	size_t n, i;
+	bool v6; /* an ip6 family rule */
 	struct rs_rule *r;
 	struct ruleset *rs;
 	char why[160];
@@ -100,39 +101,53 @@ static bool meta_key(const struct nftnl_expr *e, uint32_t key)
 	       u32_is(e, NFTNL_EXPR_META_DREG, NFT_REG_1);
 }
 
+/* The mask of a prefix of plen bits over size bytes. */
+static void prefix_mask(unsigned plen, uint8_t *m, uint32_t size)
+{
+	for (uint32_t i = 0; i < size; i++)
+		m[i] = plen >= (i + 1) * 8 ? 0xff
+			: plen > i * 8     ? (uint8_t)(0xff00u >> (plen - i * 8))
+					   : 0;
+}
+
 /* [!] -s/-d as add_addr() writes it; false if it is not that. */
 static bool dec_addr(struct dec *d, uint32_t off, struct ipnet *n, bool *inv)
 {
 	const struct nftnl_expr *p = peek(d, 0);
-	uint32_t len, mask = 0, addr = 0;
+	uint32_t size = d->v6 ? 16 : 4, len;
+	uint8_t mask[16] = { 0 }, want[16], addr[16] = { 0 };
 	const void *data;
+	unsigned plen = 0;
 	bool neq;
-	int plen;
 
 	if (!payload_at(p, NFT_PAYLOAD_NETWORK_HEADER, off))
 		return false;
 	len = nftnl_expr_get_u32(p, NFTNL_EXPR_PAYLOAD_LEN);
-	if (len < 1 || len > 4)
+	if (len < 1 || len > size)
 		return false;
-	if (len == 4 && (data = bitwise_mask(peek(d, 1), 4))) {
-		memcpy(&mask, data, 4);
-		plen = __builtin_popcount(ntohl(mask));
+	if (len == size && (data = bitwise_mask(peek(d, 1), size))) {
+		memcpy(mask, data, size);
+		for (uint32_t i = 0; i < size; i++)
+			plen += (unsigned)__builtin_popcount(mask[i]);
+		prefix_mask(plen, want, size);
 		/* A byte-aligned prefix would have been a shorter load. */
-		if (plen % 8 == 0 || ntohl(mask) != (0xffffffffu << (32 - plen)))
+		if (plen % 8 == 0 || memcmp(mask, want, size) != 0)
 			return false;
 		d->i++;
 	} else {
-		plen = (int)len * 8;
-		mask = plen == 32 ? 0xffffffffu : htonl(0xffffffffu << (32 - plen));
+		plen = len * 8;
+		prefix_mask(plen, mask, size);
 	}
 	data = cmp_data(peek(d, 1), len, &neq);
 	if (!data)
 		return false;
-	memcpy(&addr, data, len);
-	if ((addr & mask) != addr)
-		return false;
-	n->addr.family = AF_INET;
-	n->addr.u.v4.s_addr = addr;
+	memcpy(addr, data, len);
+	for (uint32_t i = 0; i < size; i++)
+		if ((addr[i] & mask[i]) != addr[i])
+			return false;
+	memset(&n->addr, 0, sizeof(n->addr));
+	n->addr.family = d->v6 ? AF_INET6 : AF_INET;
+	memcpy(n->addr.u.b, addr, size);
 	n->plen = (uint8_t)plen;
 	*inv = neq;
 	d->i += 2;
@@ -146,10 +161,18 @@ static const char *empty_label(const struct ipt_entry *e, void *ctx)
 	return "";
 }
 
+static const char *empty_label6(const struct ip6t_entry *e, void *ctx)
+{
+	(void)e;
+	(void)ctx;
+	return "";
+}
+
 /*
- * An xt blob through xt_entry_decode(), wrapped in an entry of its own
- * (with the rule's protocol, which tcp/udp/sctp check): a match with an
- * empty standard target, or a target alone.  The result lands in *tmp.
+ * An xt blob through xt_entry_decode() (ip6: xt_entry_decode6()), wrapped
+ * in an entry of its own (with the rule's protocol, which tcp/udp/sctp
+ * check): a match with an empty standard target, or a target alone.  The
+ * result lands in *tmp.
  */
 static int dec_xt(struct dec *d, const struct nftnl_expr *e, bool match, struct rs_rule *tmp)
 {
@@ -158,7 +181,10 @@ static int dec_xt(struct dec *d, const struct nftnl_expr *e, bool match, struct 
 	const char *name = nftnl_expr_get_str(e, match ? NFTNL_EXPR_MT_NAME : NFTNL_EXPR_TG_NAME);
 	const void *info = nftnl_expr_get_data(e, match ? NFTNL_EXPR_MT_INFO : NFTNL_EXPR_TG_INFO,
 					       &len);
-	size_t off = sizeof(buf.e), sz;
+	size_t off = d->v6 ? sizeof(buf.e6) : sizeof(buf.e), sz;
+	uint16_t *target_offset = d->v6 ? &buf.e6.target_offset : &buf.e.target_offset;
+	uint16_t *next_offset = d->v6 ? &buf.e6.next_offset : &buf.e.next_offset;
+	int k;
 
 	rev = nftnl_expr_get_u32(e, match ? NFTNL_EXPR_MT_REV : NFTNL_EXPR_TG_REV);
 	if (!name || !info || strlen(name) >= XT_EXTENSION_MAXNAMELEN)
@@ -167,7 +193,13 @@ static int dec_xt(struct dec *d, const struct nftnl_expr *e, bool match, struct 
 	if (off + sz + XT_ALIGN(sizeof(struct xt_entry_target) + sizeof(int)) > sizeof(buf))
 		goto bad;
 	memset(&buf, 0, off + sz + XT_ALIGN(sizeof(struct xt_entry_target) + sizeof(int)));
-	buf.e.ip.proto = d->r->proto;
+	if (d->v6) {
+		buf.e6.ipv6.proto = d->r->proto;
+		if (d->r->proto)
+			buf.e6.ipv6.flags = IP6T_F_PROTO;
+	} else {
+		buf.e.ip.proto = d->r->proto;
+	}
 	if (match) {
 		struct xt_entry_match *m = (void *)(buf.b + off);
 
@@ -176,21 +208,23 @@ static int dec_xt(struct dec *d, const struct nftnl_expr *e, bool match, struct 
 		m->u.user.revision = (uint8_t)rev;
 		memcpy(m->data, info, len);
 		off += sz;
-		buf.e.target_offset = (uint16_t)off;
+		*target_offset = (uint16_t)off;
 		sz = XT_ALIGN(sizeof(struct xt_entry_target) + sizeof(int));
 		((struct xt_entry_target *)(buf.b + off))->u.target_size = (uint16_t)sz;
 	} else {
 		struct xt_entry_target *t = (void *)(buf.b + off);
 
-		buf.e.target_offset = (uint16_t)off;
+		*target_offset = (uint16_t)off;
 		sz = XT_ALIGN(sizeof(struct xt_entry_target) + len);
 		t->u.target_size = (uint16_t)sz;
 		memcpy(t->u.user.name, name, strlen(name));
 		t->u.user.revision = (uint8_t)rev;
 		memcpy(t->data, info, len);
 	}
-	buf.e.next_offset = (uint16_t)(off + sz);
-	if (xt_entry_decode(&buf.e, empty_label, NULL, tmp, d->why, sizeof(d->why)) < 0)
+	*next_offset = (uint16_t)(off + sz);
+	k = d->v6 ? xt_entry_decode6(&buf.e6, empty_label6, NULL, tmp, d->why, sizeof(d->why))
+		  : xt_entry_decode(&buf.e, empty_label, NULL, tmp, d->why, sizeof(d->why));
+	if (k < 0)
 		return 1;
 	if (match && tmp->n_matches != 1)
 		goto bad;
@@ -422,8 +456,8 @@ static int decode(struct dec *d)
 		r->proto = *(const uint8_t *)data;
 		d->i += 2;
 	}
-	dec_addr(d, 12, &r->src, &r->src_inv);
-	dec_addr(d, 16, &r->dst, &r->dst_inv);
+	dec_addr(d, d->v6 ? 8 : 12, &r->src, &r->src_inv);
+	dec_addr(d, d->v6 ? 24 : 16, &r->dst, &r->dst_inv);
 	while (peek(d, 0) && !is(peek(d, 0), "counter") && !is(peek(d, 0), "immediate") &&
 	       !is(peek(d, 0), "target")) {
 		k = dec_match(d);
@@ -441,10 +475,10 @@ iface_bad:
 	return 1;
 }
 
-int nftread_rule(const struct nftnl_rule *nr, struct ruleset *rs, struct rs_rule *out,
-		 const char **ret_jump)
+int nftread_rule(const struct nftnl_rule *nr, enum writer_family f, struct ruleset *rs,
+		 struct rs_rule *out, const char **ret_jump)
 {
-	struct dec d = { .r = out, .rs = rs };
+	struct dec d = { .r = out, .rs = rs, .v6 = f == WRITER_IPV6 };
 	const char *jump;
 	int k;
 
@@ -482,10 +516,9 @@ static int chain_cmp(const void *a, const void *b)
 		      ((const struct nftread_chain *)b)->c->name);
 }
 
-struct nftread_chain *nftread_find(const struct nftread_state *st, enum rs_table t,
-				   const char *name)
+static struct nftread_chain *find_in(const struct nftread_family *fam, enum rs_table t, const char *name)
 {
-	const struct nftread_table *tb = &st->t[t];
+	const struct nftread_table *tb = &fam->t[t];
 	size_t lo = 0, hi = tb->n;
 
 	while (lo < hi) {
@@ -502,28 +535,36 @@ struct nftread_chain *nftread_find(const struct nftread_state *st, enum rs_table
 	return NULL;
 }
 
+struct nftread_chain *nftread_find(const struct nftread_state *st, enum writer_family f,
+				   enum rs_table t, const char *name)
+{
+	return find_in(&st->f[f], t, name);
+}
+
 static int str_cmp(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-bool nftread_other(const struct nftread_state *st, enum rs_table t, const char *name)
+bool nftread_other(const struct nftread_state *st, enum writer_family f, enum rs_table t, const char *name)
 {
-	const struct nftread_table *tb = &st->t[t];
+	const struct nftread_table *tb = &st->f[f].t[t];
 
 	return tb->n_others &&
 	       bsearch(&name, tb->others, tb->n_others, sizeof(*tb->others), str_cmp);
 }
 
-bool nftread_referenced(const struct nftread_state *st, enum rs_table t, const char *name)
+bool nftread_referenced(const struct nftread_state *st, enum writer_family f, enum rs_table t,
+			const char *name)
 {
-	const struct nftread_table *tb = &st->t[t];
+	const struct nftread_table *tb = &st->f[f].t[t];
 
 	return tb->n_refs && bsearch(&name, tb->refs, tb->n_refs, sizeof(*tb->refs), str_cmp);
 }
 
 struct read_ctx {
-	struct nftread_state *st;
+	struct nftread_family *fam;
+	enum writer_family f;
 	const struct ruleset *plan;
 	enum rs_table t;
 	struct nftread_chain *last; /* rules come chain by chain */
@@ -534,7 +575,7 @@ struct read_ctx {
 static int chain_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct read_ctx *x = data;
-	struct nftread_table *tb = &x->st->t[x->t];
+	struct nftread_table *tb = &x->fam->t[x->t];
 	struct nftnl_chain *nc = nftnl_chain_alloc();
 	const struct nftenc_hook *h;
 	struct nftread_chain *ch;
@@ -557,7 +598,7 @@ static int chain_cb(const struct nlmsghdr *nlh, void *data)
 	tb->exists = true;
 	if (!name || strlen(name) > RS_CHAIN_MAXLEN ||
 	    (!h && (base || !owned_chain_ours(x->plan, x->t, name)))) {
-		const char *copy = name ? ruleset_strdup(x->st->rs, name) : "";
+		const char *copy = name ? ruleset_strdup(x->fam->rs, name) : "";
 
 		if (!copy || GROW(tb->others, tb->cap_others, tb->n_others + 1) < 0)
 			r = -ENOMEM;
@@ -571,7 +612,7 @@ static int chain_cb(const struct nlmsghdr *nlh, void *data)
 	}
 	ch = &tb->chains[tb->n];
 	memset(ch, 0, sizeof(*ch));
-	ch->c = ruleset_add_chain(x->st->rs, x->t, name);
+	ch->c = ruleset_add_chain(x->fam->rs, x->t, name);
 	if (!ch->c) {
 		r = -errno;
 		goto out;
@@ -600,7 +641,7 @@ static int add_ref(struct nftread_table *tb, const char *name)
 static int rule_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct read_ctx *x = data;
-	struct nftread_table *tb = &x->st->t[x->t];
+	struct nftread_table *tb = &x->fam->t[x->t];
 	struct nftnl_rule *nr = nftnl_rule_alloc();
 	struct nftread_chain *ch;
 	const char *chain, *jump;
@@ -616,9 +657,8 @@ static int rule_cb(const struct nlmsghdr *nlh, void *data)
 	chain = nftnl_rule_get_str(nr, NFTNL_RULE_CHAIN);
 	if (!chain)
 		goto out;
-	ch = x->last && streq(x->last->c->name, chain) ? x->last
-						       : nftread_find(x->st, x->t, chain);
-	k = nftread_rule(nr, x->st->rs, &rule, &jump);
+	ch = x->last && streq(x->last->c->name, chain) ? x->last : find_in(x->fam, x->t, chain);
+	k = nftread_rule(nr, x->f, x->fam->rs, &rule, &jump);
 	if (k < 0) {
 		r = k;
 		goto out;
@@ -642,40 +682,58 @@ out:
 	return r;
 }
 
+/* Forget what fam holds. */
+static void family_done(struct nftread_family *fam)
+{
+	for (int t = 0; t < RS_NTABLES; t++) {
+		for (size_t i = 0; i < fam->t[t].n; i++)
+			free(fam->t[t].chains[i].handles);
+		free(fam->t[t].chains);
+		free(fam->t[t].refs);
+		free(fam->t[t].others);
+		free(fam->t[t].touched);
+	}
+	ruleset_free(fam->rs);
+	memset(fam, 0, sizeof(*fam));
+}
+
+struct nftread_state *nftread_state_new(void)
+{
+	return calloc(1, sizeof(struct nftread_state));
+}
+
 void nftread_state_free(struct nftread_state *st)
 {
 	if (!st)
 		return;
-	for (int t = 0; t < RS_NTABLES; t++) {
-		for (size_t i = 0; i < st->t[t].n; i++)
-			free(st->t[t].chains[i].handles);
-		free(st->t[t].chains);
-		free(st->t[t].refs);
-		free(st->t[t].others);
-		free(st->t[t].touched);
-	}
-	ruleset_free(st->rs);
+	for (int f = 0; f < 2; f++)
+		family_done(&st->f[f]);
 	free(st);
 }
 
-static int read_once(struct nftsock *s, const struct ruleset *plan, struct nftread_state **ret,
-		     struct diag_list *d)
+static const char *family_word(enum writer_family f)
 {
-	struct nftread_state *st = calloc(1, sizeof(*st));
+	return f == WRITER_IPV6 ? "ip6" : "ip";
+}
+
+/* Read family f's tables into fam (empty) at one generation: *genid. */
+static int read_once(struct nftsock *s, enum writer_family f, const struct ruleset *plan,
+		     struct nftread_family *fam, uint32_t *genid, struct diag_list *d)
+{
+	uint8_t nfproto = nftenc_nfproto(f);
 	uint32_t gen2;
 	int r;
 
-	if (!st || !(st->rs = ruleset_new())) {
-		free(st);
+	fam->rs = ruleset_new();
+	if (!fam->rs)
 		return -ENOMEM;
-	}
-	r = nftsock_getgen(s, &st->genid);
+	r = nftsock_getgen(s, genid);
 	for (int t = 0; r >= 0 && t < RS_NTABLES; t++) {
-		struct read_ctx x = { .st = st, .plan = plan, .t = (enum rs_table)t, .d = d };
-		struct nftread_table *tb = &st->t[t];
+		struct read_ctx x = { .fam = fam, .f = f, .plan = plan, .t = (enum rs_table)t, .d = d };
+		struct nftread_table *tb = &fam->t[t];
 
-		r = nftsock_dump(s, NFT_MSG_GETCHAIN, rs_table_name((enum rs_table)t), NULL,
-				 chain_cb, &x);
+		r = nftsock_dump(s, nfproto, NFT_MSG_GETCHAIN, rs_table_name((enum rs_table)t),
+				 NULL, chain_cb, &x);
 		if (r == -ENOENT) {
 			r = 0;
 			continue;
@@ -694,8 +752,8 @@ static int read_once(struct nftsock *s, const struct ruleset *plan, struct nftre
 			const char *chain = i < tb->n ? tb->chains[i].c->name : tb->others[i - tb->n];
 
 			x.last = i < tb->n ? &tb->chains[i] : NULL;
-			r = nftsock_dump(s, NFT_MSG_GETRULE, rs_table_name((enum rs_table)t), chain,
-					 rule_cb, &x);
+			r = nftsock_dump(s, nfproto, NFT_MSG_GETRULE,
+					 rs_table_name((enum rs_table)t), chain, rule_cb, &x);
 			if (r == -ENOENT)
 				r = -EINTR; /* deleted since the chain dump: read again */
 		}
@@ -704,43 +762,55 @@ static int read_once(struct nftsock *s, const struct ruleset *plan, struct nftre
 	}
 	if (r >= 0) {
 		r = nftsock_getgen(s, &gen2);
-		if (r >= 0 && gen2 != st->genid)
+		if (r >= 0 && gen2 != *genid)
 			r = -EINTR;
 	}
-	if (r < 0) {
-		nftread_state_free(st);
-		return r;
-	}
-	*ret = st;
-	return 0;
+	return r;
 }
 
-int nftread_state(struct nftsock *s, const struct ruleset *plan, struct nftread_state **ret,
-		  struct diag_list *d)
+int nftread_family(struct nftsock *s, struct nftread_state *st, enum writer_family f,
+		   const struct ruleset *plan, struct diag_list *d)
 {
+	/* Another family read already fixes the generation. */
+	bool fixed = st->f[!f].read;
+	uint32_t gen = 0;
 	int r = -EINTR;
 
-	for (int k = 0; k < READ_TRIES && r == -EINTR; k++)
-		r = read_once(s, plan, ret, d);
+	family_done(&st->f[f]);
+	for (int k = 0; k < READ_TRIES && r == -EINTR; k++) {
+		family_done(&st->f[f]);
+		r = read_once(s, f, plan, &st->f[f], &gen, d);
+		if (fixed && (r == -EINTR || (r >= 0 && gen != st->genid))) {
+			family_done(&st->f[f]);
+			return -EAGAIN; /* the ruleset moved since the other family was read */
+		}
+	}
 	if (r == -EINTR) {
+		family_done(&st->f[f]);
 		diag_add(d, DIAG_ERROR, "nf_tables", NULL, NULL,
 			 "the ruleset changed during each of %d reads; not writing", READ_TRIES);
 		return -EAGAIN;
 	}
-	if (r < 0)
-		diag_add(d, DIAG_ERROR, "nf_tables", NULL, NULL, "reading tables ip filter and ip nat: %s",
-			 strerror(-r));
-	return r;
+	if (r < 0) {
+		family_done(&st->f[f]);
+		diag_add(d, DIAG_ERROR, "nf_tables", NULL, NULL, "reading tables %s filter and %s nat: %s",
+			 family_word(f), family_word(f), strerror(-r));
+		return r;
+	}
+	st->f[f].read = true;
+	st->genid = gen;
+	return 0;
 }
 
 int nftread_chain_reload(struct nftsock *s, struct nftread_state *st, const struct ruleset *plan,
-			 enum rs_table t, struct nftread_chain *ch)
+			 enum writer_family f, enum rs_table t, struct nftread_chain *ch)
 {
-	struct read_ctx x = { .st = st, .plan = plan, .t = t, .last = ch };
+	struct read_ctx x = { .fam = &st->f[f], .f = f, .plan = plan, .t = t, .last = ch };
 	int r;
 
 	ch->c->n_rules = 0;
-	r = nftsock_dump(s, NFT_MSG_GETRULE, rs_table_name(t), ch->c->name, rule_cb, &x);
+	r = nftsock_dump(s, nftenc_nfproto(f), NFT_MSG_GETRULE, rs_table_name(t), ch->c->name,
+			 rule_cb, &x);
 	if (r >= 0)
 		ch->stale = false;
 	return r;

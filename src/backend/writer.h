@@ -142,7 +142,8 @@ int writer_direct_new(const struct writer_config *cfg, struct writer **ret, stru
 int writer_iptc_new(const struct writer_config *cfg, struct writer **ret, struct diag_list *d);
 int writer_restore_new(const struct writer_config *cfg, struct writer **ret,
 		       struct diag_list *d);
-/* nf_tables (nft.c): IPv4 tables only; no xtables lock; one batch for all. */
+/* nf_tables (nft.c): ip and ip6 tables (ip6 where the kernel runs IPv6); no
+ * xtables lock; one batch for all. */
 int writer_nft_new(const struct writer_config *cfg, struct writer **ret, struct diag_list *d);
 
 #endif

@@ -20,7 +20,13 @@
  *                          rule in a nat chain, which the kernel refuses in
  *                          nat only (REJECT is valid in filter alone): the
  *                          filter table is written before nat is refused
- *       file:PATH          iptables-save text (svcnat --dry-run output)
+ *       file:PATH          iptables-save text (svcnat --dry-run output); from
+ *                          a second *filter on, ip6tables-save text (a
+ *                          dual-stack dry-run): then both families are
+ *                          applied in one transaction
+ *       fail6:PATH         as file:PATH (dual-stack), plus a DNAT rule in the
+ *                          ip6 filter table's KUBE-SERVICES, which the kernel
+ *                          refuses at commit (in the ip6 part of the batch)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -355,16 +361,36 @@ static double cpu_now(double *ret_user)
 	return user + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
-static int load_spec(const char *spec, struct ruleset **ret, struct diag_list *d)
+/* A DNAT rule in ip6 filter KUBE-SERVICES: refused at commit. */
+static int add_fail6(struct ruleset *rs6)
+{
+	struct rs_chain *c = ruleset_find_chain(rs6, RS_FILTER, "KUBE-SERVICES");
+	struct rs_rule *r;
+
+	if (!c)
+		return -EINVAL;
+	NEED(r = rs_chain_append(c));
+	r->proto = IPPROTO_TCP;
+	r->t.kind = RS_T_DNAT;
+	r->t.u.dnat.addr.family = AF_INET6;
+	inet_pton(AF_INET6, "2001:2:0:101::1", &r->t.u.dnat.addr.u.v6);
+	return 0;
+}
+
+/* *ret6: the ip6tables part of a dual-stack file, else NULL. */
+static int load_spec(const char *spec, struct ruleset **ret, struct ruleset **ret6, struct diag_list *d)
 {
 	struct ruleset *rs = NULL;
 	unsigned n = 0, m = 0, v = 0;
+	bool fail6 = strncmp(spec, "fail6:", 6) == 0;
 	int r;
 
-	if (strncmp(spec, "file:", 5) == 0) {
-		FILE *f = fopen(spec + 5, "re");
+	*ret6 = NULL;
+	if (strncmp(spec, "file:", 5) == 0 || fail6) {
+		FILE *f = fopen(strchr(spec, ':') + 1, "re");
 		_cleanup_free_ char *text = NULL;
 		size_t len = 0, cap = 0, got;
+		char *six;
 
 		if (!f)
 			return -errno;
@@ -378,10 +404,28 @@ static int load_spec(const char *spec, struct ruleset **ret, struct diag_list *d
 		} while (got > 0);
 		fclose(f);
 		text[len] = '\0';
-		r = ruleset_parse(text, len, 0, &rs, d);
+		six = len ? strstr(text + 1, "\n*filter\n") : NULL;
+		if (six)
+			six++;
+		r = ruleset_parse(text, six ? (size_t)(six - text) : len, 0, &rs, d);
 		if (r < 0)
 			return r;
 		ruleset_sort(rs);
+		if (six) {
+			r = ruleset_parse(six, len - (size_t)(six - text), PARSE_IPV6, ret6, d);
+			if (r >= 0 && fail6)
+				r = add_fail6(*ret6);
+			if (r < 0) {
+				ruleset_free(rs);
+				ruleset_free(*ret6);
+				*ret6 = NULL;
+				return r;
+			}
+			ruleset_sort(*ret6);
+		} else if (fail6) {
+			ruleset_free(rs);
+			return -EINVAL;
+		}
 		*ret = rs;
 		return 0;
 	}
@@ -406,7 +450,7 @@ int main(int argc, char **argv)
 {
 	struct backend_options o = { .kind = BACKEND_LIBIPTC };
 	struct backend *b = NULL;
-	struct ruleset *rs = NULL;
+	struct ruleset *rs = NULL, *rs6 = NULL;
 	struct diag_list d;
 	const char *cmd = NULL, *spec = NULL;
 	bool check_lock = false;
@@ -443,7 +487,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (spec) {
-		r = load_spec(spec, &rs, &d);
+		r = load_spec(spec, &rs, &rs6, &d);
 		if (r < 0) {
 			diag_list_print(&d, stderr);
 			fprintf(stderr, "cannot load '%s': %s\n", spec, strerror(-r));
@@ -454,6 +498,11 @@ int main(int argc, char **argv)
 		ret = render_save(rs, RENDER_ALL, stdout) < 0;
 		goto out;
 	}
+	if (rs6 && !streq(cmd, "apply")) {
+		fprintf(stderr, "an ip6tables part is taken by apply only\n");
+		ret = 2;
+		goto out;
+	}
 	r = backend_new(&o, &b, &d);
 	if (r < 0)
 		goto fail;
@@ -462,16 +511,19 @@ int main(int argc, char **argv)
 		struct apply_result res;
 		double u0, u1, c0 = cpu_now(&u0), c1;
 
-		r = backend_apply(b, rs, &res, &d);
+		r = backend_apply_families(b, rs, rs6, &res, &d);
 		if (r < 0)
 			goto fail;
 		c1 = cpu_now(&u1);
-		printf("result: filter=%s nat=%s created=%zu replaced=%zu deleted=%zu jumps=%zu "
-		       "rules=%zu messages=%zu bytes=%zu seconds=%.3f cpu=%.3f user=%.3f\n",
+		printf("result: filter=%s nat=%s%s%s%s%s created=%zu replaced=%zu deleted=%zu "
+		       "jumps=%zu rules=%zu messages=%zu bytes=%zu seconds=%.3f cpu=%.3f user=%.3f\n",
 		       res.committed[RS_FILTER] ? "committed" : "unchanged",
-		       res.committed[RS_NAT] ? "committed" : "unchanged", res.chains_created,
-		       res.chains_replaced, res.chains_deleted, res.jumps_added, res.rules_written,
-		       res.messages, res.bytes, res.seconds, c1 - c0, u1 - u0);
+		       res.committed[RS_NAT] ? "committed" : "unchanged", rs6 ? " filter6=" : "",
+		       rs6 ? (res.committed6[RS_FILTER] ? "committed" : "unchanged") : "",
+		       rs6 ? " nat6=" : "",
+		       rs6 ? (res.committed6[RS_NAT] ? "committed" : "unchanged") : "",
+		       res.chains_created, res.chains_replaced, res.chains_deleted, res.jumps_added,
+		       res.rules_written, res.messages, res.bytes, res.seconds, c1 - c0, u1 - u0);
 		ret = 0;
 	} else if (streq(cmd, "diff")) {
 		r = backend_diff(b, rs, stdout, &d);
@@ -510,6 +562,7 @@ out:
 	}
 	backend_free(b);
 	ruleset_free(rs);
+	ruleset_free(rs6);
 	diag_list_done(&d);
 	return ret;
 }

@@ -50,7 +50,7 @@ run_backend() {
 	case $1 in
 	libiptc) pat='libiptc: nat: committing the table failed: errno 22 (Invalid argument)' ;;
 	direct) pat='direct: nat: replacing the table (IPT_SO_SET_REPLACE) failed: errno 22' ;;
-	nft) pat='the kernel applied none of the batch: both tables keep their previous rules' ;;
+	nft) pat='the kernel applied none of the batch: every table keeps its previous rules' ;;
 	*) pat='-restore: exit status' ;;
 	esac
 	expect_fail "refused nat after a changed filter" "$pat" $DRV --check-lock apply failnat:20:2:3

@@ -6,15 +6,18 @@
 # nothing to change write nothing (every rule keeps its handle); another
 # program's write moves the generation, and the next periodic sync reads
 # again and repairs: a rule deleted with `nft delete rule`, a chain flushed
-# with `iptables-nft -F`, a jump rule deleted from a built-in chain.
+# with `iptables-nft -F`, a jump rule deleted from a built-in chain, in the
+# ip tables and in the ip6 ones (the dual-stack example: ip6tables-nft-save
+# equals the dry-run's IPv6 part throughout).
 
 . "$(dirname "$0")/backend-common.sh"
 bk_init "$@"
 
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 SVCNAT=${SVCNAT:-$top_builddir/svcnat}
-CFG=$top_srcdir/contrib/examples/cluster.json
-SETTINGS="--node-ip 198.18.0.1 --hostname node-a --cluster-cidr 198.18.64.0/18"
+CFG=$top_srcdir/contrib/examples/dual-stack.json
+SETTINGS="--node-ip 198.18.0.1 --node-ip 2001:2::1 --hostname node-a
+	--cluster-cidr 198.18.64.0/18,2001:2:0:100::/56"
 DAEMON=
 
 stop() {
@@ -34,15 +37,21 @@ norm() {
 # shellcheck disable=SC2086
 "$SVCNAT" --dry-run --config "$CFG" $SETTINGS 2>/dev/null | norm >"$BK_TMP/want" ||
 	fail "--dry-run"
+grep -q '2001:2:' "$BK_TMP/want" || fail "the dry-run has no IPv6 part"
+# Both families, as the dry-run prints them.
+saves() {
+	iptables-nft-save 2>/dev/null
+	ip6tables-nft-save 2>/dev/null
+}
 equal() {
-	iptables-nft-save 2>/dev/null | norm | cmp -s "$BK_TMP/want" -
+	saves | norm | cmp -s "$BK_TMP/want" -
 }
 wait_equal() {
 	for _ in $(seq 100); do
 		equal && return 0
 		sleep 0.1
 	done
-	fail "$1: the tables did not come back to the plan: $(iptables-nft-save 2>/dev/null | norm | diff -u "$BK_TMP/want" - | head -20)"
+	fail "$1: the tables did not come back to the plan: $(saves | norm | diff -u "$BK_TMP/want" - | head -20)"
 }
 
 # shellcheck disable=SC2086
@@ -50,12 +59,12 @@ timeout 120 "$SVCNAT" --backend=nft --config "$CFG" $SETTINGS --sync-period 1s \
 	--healthz-bind-address '' --metrics-bind-address '' </dev/null >"$BK_TMP/daemon.log" 2>&1 &
 DAEMON=$!
 wait_equal "first sync"
-echo "  first sync: iptables-nft-save = dry-run"
+echo "  first sync: iptables-nft-save and ip6tables-nft-save = dry-run"
 
 # Three periodic syncs with nothing to change: no rule is rewritten.
-nft -a list table ip nat >"$BK_TMP/handles.before" 2>/dev/null
+nft -a list ruleset >"$BK_TMP/handles.before" 2>/dev/null
 sleep 3.5
-nft -a list table ip nat >"$BK_TMP/handles.after" 2>/dev/null
+nft -a list ruleset >"$BK_TMP/handles.after" 2>/dev/null
 cmp -s "$BK_TMP/handles.before" "$BK_TMP/handles.after" ||
 	fail "periodic syncs without a change rewrote rules: $(diff -u "$BK_TMP/handles.before" "$BK_TMP/handles.after" | head -20)"
 echo "  periodic syncs without a change: every handle kept (nothing written)"
@@ -75,6 +84,27 @@ h=$(nft -a list chain ip nat PREROUTING 2>/dev/null | grep -m1 'KUBE-SERVICES' |
 nft delete rule ip nat PREROUTING handle "$h" || fail "nft delete rule PREROUTING"
 wait_equal "the jump from PREROUTING"
 echo "  the jump from PREROUTING deleted: repaired"
+
+# The same in the ip6 tables.
+h=$(nft -a list chain ip6 nat KUBE-SVC-67NZLRHBNDSAWJRO 2>/dev/null | grep -m1 'KUBE-SEP-' | sed 's/.*# handle //')
+[ -n "$h" ] || fail "no rule to delete in ip6 nat KUBE-SVC-67NZLRHBNDSAWJRO"
+nft delete rule ip6 nat KUBE-SVC-67NZLRHBNDSAWJRO handle "$h" || fail "nft delete rule ip6"
+equal && fail "the ip6 deletion did not show"
+wait_equal "nft delete rule ip6 nat"
+echo "  nft delete rule ip6 nat KUBE-SVC-67NZLRHBNDSAWJRO handle $h: repaired"
+
+ip6tables-nft -t nat -F KUBE-SERVICES 2>/dev/null || fail "ip6tables-nft -F"
+wait_equal "ip6tables-nft -F KUBE-SERVICES"
+echo "  ip6tables-nft -t nat -F KUBE-SERVICES: repaired"
+
+ip6tables-nft -t filter -F KUBE-SERVICES 2>/dev/null || fail "ip6tables-nft -t filter -F"
+wait_equal "ip6tables-nft -t filter -F KUBE-SERVICES"
+echo "  ip6tables-nft -t filter -F KUBE-SERVICES (the REJECT of a service without endpoints): repaired"
+
+h=$(nft -a list chain ip6 nat PREROUTING 2>/dev/null | grep -m1 'KUBE-SERVICES' | sed 's/.*# handle //')
+nft delete rule ip6 nat PREROUTING handle "$h" || fail "nft delete rule ip6 PREROUTING"
+wait_equal "the jump from ip6 nat PREROUTING"
+echo "  the jump from ip6 nat PREROUTING deleted: repaired"
 
 kill -0 "$DAEMON" 2>/dev/null || fail "the daemon died: $(cat "$BK_TMP/daemon.log")"
 stop

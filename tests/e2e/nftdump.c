@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * nftdump TABLE...: every rule of the ip-family nf_tables tables named, in
- * the canonical text of tests/nft/nftcanon.h, in kernel order.  Used to
+ * nftdump TABLE...: every rule of the nf_tables tables named (TABLE: one of
+ * the ip family, ip6:TABLE one of the ip6 family), in the canonical text
+ * of tests/nft/nftcanon.h, in kernel order.  Used to
  * compare svcnat's nft backend with iptables-nft byte for byte, and to
  * record the reference encodings of tests/data/nft/.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-#include <linux/netfilter/nf_tables.h>
 #include <libnftnl/rule.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
 
 #include "backend/nftbatch.h"
 #include "nft/nftcanon.h"
@@ -44,7 +47,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int i = 1; i < argc; i++) {
-		r = nftsock_dump(s, NFT_MSG_GETRULE, argv[i], NULL, rule_cb, NULL);
+		bool v6 = strncmp(argv[i], "ip6:", 4) == 0;
+
+		r = nftsock_dump(s, v6 ? NFPROTO_IPV6 : NFPROTO_IPV4, NFT_MSG_GETRULE,
+				 argv[i] + (v6 ? 4 : 0), NULL, rule_cb, NULL);
 		if (r < 0 && r != -ENOENT) {
 			fprintf(stderr, "nftdump: %s: %s\n", argv[i], strerror(-r));
 			break;

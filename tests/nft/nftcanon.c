@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <linux/netfilter.h>
+
 #include <libnftnl/expr.h>
 
 #include "nft/nftcanon.h"
@@ -21,8 +23,12 @@ void nftcanon_rule(FILE *f, const struct nftnl_rule *r)
 	struct nftnl_expr *e;
 	char buf[4096];
 
-	fprintf(f, "%s %s\n", nftnl_rule_get_str(r, NFTNL_RULE_TABLE),
-		nftnl_rule_get_str(r, NFTNL_RULE_CHAIN));
+	/* The ip family's tables bare, as the IPv4 references were recorded. */
+	fprintf(f, "%s%s %s\n",
+		nftnl_rule_is_set(r, NFTNL_RULE_FAMILY) && nftnl_rule_get_u32(r, NFTNL_RULE_FAMILY) == NFPROTO_IPV6
+			? "ip6 "
+			: "",
+		nftnl_rule_get_str(r, NFTNL_RULE_TABLE), nftnl_rule_get_str(r, NFTNL_RULE_CHAIN));
 	while (it && (e = nftnl_expr_iter_next(it))) {
 		const char *name = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
 		uint32_t len = 0;

@@ -2,10 +2,11 @@
 /*
  * nftenc.c and nftread.c without a kernel:
  *   - every rule of the shipped examples' golden dry-run (and of
- *     tests/data/nft/extra.rules), encoded, equals what iptables-nft 1.8.9
- *     wrote for it (tests/data/nft/<case>.expr:
- *     the kernel's dump after iptables-nft-restore of the same text,
- *     recorded with tests/e2e/nftdump);
+ *     tests/data/nft/extra.rules and extra6.rules), encoded, equals what
+ *     iptables-nft 1.8.9 (ip6tables-nft 1.8.9 for the ip6tables part)
+ *     wrote for it (tests/data/nft/<case>.expr: the kernel's dump after
+ *     iptables-nft-restore / ip6tables-nft-restore of the same text,
+ *     recorded with tests/e2e/nftdump TABLE... ip6:TABLE...);
  *   - each encoded rule, through netlink bytes and back, decodes to the
  *     same rule;
  *   - rules svcnat does not write decode as foreign, with a reason.
@@ -60,7 +61,8 @@ static char *slurp(const char *path, size_t *ret_len)
 static struct nftnl_rule *wire(struct nftnl_rule *r)
 {
 	static char buf[65536];
-	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_NEWRULE, NFPROTO_IPV4, 0, 1);
+	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(
+		buf, NFT_MSG_NEWRULE, (uint16_t)nftnl_rule_get_u32(r, NFTNL_RULE_FAMILY), 0, 1);
 	struct nftnl_rule *back = nftnl_rule_alloc();
 
 	nftnl_rule_nlmsg_build_payload(nlh, r);
@@ -69,25 +71,11 @@ static struct nftnl_rule *wire(struct nftnl_rule *r)
 	return back;
 }
 
-static void check_case(const char *dir, const char *name)
+/* Encode every rule of rs (family f) into out, and check each decodes back. */
+static size_t check_rules(const char *name, const struct ruleset *rs, enum writer_family f,
+			  struct ruleset *scratch, FILE *out)
 {
-	char path[512];
-	_cleanup_free_ char *text = NULL, *want = NULL;
-	char *got = NULL;
-	size_t len, wlen, glen = 0;
-	struct diag_list d;
-	struct ruleset *rs = NULL, *scratch = ruleset_new();
-	FILE *out = open_memstream(&got, &glen);
 	size_t rules = 0;
-
-	assert_non_null(scratch);
-	assert_non_null(out);
-	diag_list_init(&d);
-	snprintf(path, sizeof(path), "%s/tests/data/%s/%s.rules", SRCDIR, dir, name);
-	text = slurp(path, &len);
-	assert_int_equal(ruleset_parse(text, len, 0, &rs, &d), 0);
-	snprintf(path, sizeof(path), "%s/tests/data/nft/%s.expr", SRCDIR, name);
-	want = slurp(path, &wlen);
 
 	for (int t = 0; t < RS_NTABLES; t++) {
 		for (size_t i = 0; i < rs->t[t].n; i++) {
@@ -98,12 +86,14 @@ static void check_case(const char *dir, const char *name)
 				const char *why = NULL, *jump = NULL;
 				struct rs_rule dec;
 
-				assert_int_equal(nftenc_rule(&c->rules[j], (enum rs_table)t, c->name,
-							     &r, &why),
-						 0);
+				if (nftenc_rule(&c->rules[j], f, (enum rs_table)t, c->name, &r, &why))
+					fail_msg("%s: %s rule %zu not encoded: %s", name, c->name,
+						 j + 1, why ? why : "?");
 				nftcanon_rule(out, r);
 				back = wire(r);
-				assert_int_equal(nftread_rule(back, scratch, &dec, &jump), 0);
+				assert_int_equal(nftnl_rule_get_u32(back, NFTNL_RULE_FAMILY),
+						 f == WRITER_IPV6 ? NFPROTO_IPV6 : NFPROTO_IPV4);
+				assert_int_equal(nftread_rule(back, f, scratch, &dec, &jump), 0);
 				if (!owned_rule_same(&dec, &c->rules[j]))
 					fail_msg("%s: %s rule %zu does not decode back", name, c->name,
 						 j + 1);
@@ -113,6 +103,44 @@ static void check_case(const char *dir, const char *name)
 			}
 		}
 	}
+	return rules;
+}
+
+/*
+ * tests/data/DIR/NAME.rules against tests/data/nft/NAME.expr.  The text is
+ * iptables-save's, then (from its second *filter on) ip6tables-save's, as
+ * the dry-run prints a dual-stack plan; all_v6: all of it is ip6tables'.
+ */
+static void check_case(const char *dir, const char *name, bool all_v6)
+{
+	char path[512];
+	_cleanup_free_ char *text = NULL, *want = NULL;
+	char *got = NULL, *v6;
+	size_t len, wlen, glen = 0;
+	struct diag_list d;
+	struct ruleset *rs = NULL, *rs6 = NULL, *scratch = ruleset_new();
+	FILE *out = open_memstream(&got, &glen);
+	size_t rules = 0;
+
+	assert_non_null(scratch);
+	assert_non_null(out);
+	diag_list_init(&d);
+	snprintf(path, sizeof(path), "%s/tests/data/%s/%s.rules", SRCDIR, dir, name);
+	text = slurp(path, &len);
+	v6 = all_v6 ? text : strstr(text + 1, "\n*filter\n");
+	if (v6 && !all_v6)
+		v6++;
+	if (!all_v6)
+		assert_int_equal(ruleset_parse(text, v6 ? (size_t)(v6 - text) : len, 0, &rs, &d), 0);
+	if (v6)
+		assert_int_equal(ruleset_parse(v6, len - (size_t)(v6 - text), PARSE_IPV6, &rs6, &d), 0);
+	snprintf(path, sizeof(path), "%s/tests/data/nft/%s.expr", SRCDIR, name);
+	want = slurp(path, &wlen);
+
+	if (rs)
+		rules += check_rules(name, rs, WRITER_IPV4, scratch, out);
+	if (rs6)
+		rules += check_rules(name, rs6, WRITER_IPV6, scratch, out);
 	fclose(out);
 	assert_true(rules >= 9);
 	if (strcmp(got, want) != 0) {
@@ -127,6 +155,7 @@ static void check_case(const char *dir, const char *name)
 	}
 	free(got);
 	ruleset_free(rs);
+	ruleset_free(rs6);
 	ruleset_free(scratch);
 	diag_list_done(&d);
 }
@@ -134,13 +163,13 @@ static void check_case(const char *dir, const char *name)
 static void test_cluster(void **state)
 {
 	(void)state;
-	check_case("golden", "cluster");
+	check_case("golden", "cluster", false);
 }
 
 static void test_original(void **state)
 {
 	(void)state;
-	check_case("golden", "original");
+	check_case("golden", "original", false);
 }
 
 /* What the dispatch tree and the interface detectors add: -i, port ranges,
@@ -148,7 +177,25 @@ static void test_original(void **state)
 static void test_extra(void **state)
 {
 	(void)state;
-	check_case("nft", "extra");
+	check_case("nft", "extra", false);
+}
+
+/* The dual-stack example: both families, ip6tables-nft's encoding for the
+ * IPv6 part (addresses at nh+8/24, 16-byte loads and masks, REJECT
+ * icmp6-port-unreachable, IPv6 DNAT, recent's IPv6 mask, MASQUERADE's
+ * nf_nat_range). */
+static void test_dual_stack(void **state)
+{
+	(void)state;
+	check_case("golden", "dual-stack", false);
+}
+
+/* IPv6 -i, port ranges, negations, masks inside a byte, goto, DNAT
+ * without a port (tests/data/nft/extra6.rules, written with ip6tables-nft). */
+static void test_extra6(void **state)
+{
+	(void)state;
+	check_case("nft", "extra6", true);
 }
 
 static struct nftnl_rule *rule_with(const char *const *exprs, size_t n)
@@ -186,7 +233,7 @@ static void expect_foreign(struct nftnl_rule *r, const char *reason)
 	const char *jump = NULL;
 
 	assert_non_null(rs);
-	assert_int_equal(nftread_rule(r, rs, &dec, &jump), 1);
+	assert_int_equal(nftread_rule(r, WRITER_IPV4, rs, &dec, &jump), 1);
 	assert_int_equal(dec.t.kind, OWNED_T_FOREIGN);
 	if (!strstr(dec.m[0].u.comment, reason))
 		fail_msg("foreign because '%s', expected '%s'", dec.m[0].u.comment, reason);
@@ -224,8 +271,21 @@ static void test_refused(void **state)
 	r.dst.addr.family = AF_INET6;
 	r.dst.plen = 128;
 	r.t.kind = RS_T_ACCEPT;
-	assert_int_equal(nftenc_rule(&r, RS_FILTER, "X", &nr, &why), -EINVAL);
+	assert_int_equal(nftenc_rule(&r, WRITER_IPV4, RS_FILTER, "X", &nr, &why), -EINVAL);
 	assert_string_equal(why, "address is not IPv4");
+	assert_null(nr);
+	/* and an IPv4 address in an ip6 table */
+	r.dst.addr.family = AF_INET;
+	r.dst.plen = 32;
+	assert_int_equal(nftenc_rule(&r, WRITER_IPV6, RS_FILTER, "X", &nr, &why), -EINVAL);
+	assert_string_equal(why, "address is not IPv6");
+	assert_null(nr);
+	/* DNAT to an IPv4 address in ip6 nat */
+	memset(&r, 0, sizeof(r));
+	r.t.kind = RS_T_DNAT;
+	r.t.u.dnat.addr.family = AF_INET;
+	assert_int_equal(nftenc_rule(&r, WRITER_IPV6, RS_NAT, "X", &nr, &why), -EINVAL);
+	assert_string_equal(why, "DNAT to a non-IPv6 address");
 	assert_null(nr);
 }
 
@@ -242,10 +302,10 @@ static void test_builtin(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cluster),  cmocka_unit_test(test_original),
-		cmocka_unit_test(test_extra),
-		cmocka_unit_test(test_foreign),  cmocka_unit_test(test_refused),
-		cmocka_unit_test(test_builtin),
+		cmocka_unit_test(test_cluster), cmocka_unit_test(test_original),
+		cmocka_unit_test(test_extra),   cmocka_unit_test(test_dual_stack),
+		cmocka_unit_test(test_extra6),  cmocka_unit_test(test_foreign),
+		cmocka_unit_test(test_refused), cmocka_unit_test(test_builtin),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

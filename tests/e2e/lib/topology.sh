@@ -229,7 +229,7 @@ e2e_save6() {
 # The writers with IPv6 code (issue 14): under CI=true each must write
 # ip6tables here, else the IPv6 tests fail instead of leaving it out.  A
 # writer that lands its IPv6 part adds its name.
-SVCNAT_E2E_IPV6_EXPECTED=${SVCNAT_E2E_IPV6_EXPECTED:-restore libiptc direct}
+SVCNAT_E2E_IPV6_EXPECTED=${SVCNAT_E2E_IPV6_EXPECTED:-restore libiptc direct nft}
 
 # e2e_writes_ipv6 BACKEND: true when `svcnat --once --backend=BACKEND` of one
 # IPv6-only service, in a scratch network namespace with a private /run,
