@@ -23,7 +23,7 @@
 #   fail MSG          print and exit 1
 
 BK_BACKENDS=${BK_BACKENDS:-libiptc direct restore-nft restore-legacy nft}
-BK_IPV6_BACKENDS=${BK_IPV6_BACKENDS:-libiptc direct restore-nft restore-legacy}
+BK_IPV6_BACKENDS=${BK_IPV6_BACKENDS:-libiptc direct restore-nft restore-legacy nft}
 BK_OWNED_RE='KUBE-(SERVICES|NODEPORTS|POSTROUTING|MARK-MASQ|EXTERNAL-SERVICES|FORWARD|PROXY-FIREWALL|PROXY-CANARY|FIREWALL|(SVC|SVL|EXT|FW|SEP|XLB)-[A-Z0-9]+)'
 
 fail() {

@@ -234,7 +234,7 @@ run_cli6() {
 	fi
 	bk_reset
 	case $1 in
-	libiptc | direct) kind=$1 ;;
+	libiptc | direct | nft) kind=$1 ;;
 	*) kind="restore" ;;
 	esac
 	if [ "$1" = restore-legacy ]; then
