@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "backend/nftbatch.h"
@@ -250,7 +251,7 @@ static const struct writer_ops nft_ops = {
 	.free = nft_free,
 };
 
-/* The same where the kernel runs IPv6: ip6 filter and ip6 nat too. */
+/* The same where the kernel has IPv6: ip6 filter and ip6 nat too. */
 static const struct writer_ops nft_ops6 = {
 	.name = "nft",
 	.needs_xtables_lock = false,
@@ -267,7 +268,7 @@ static const struct writer_ops nft_ops6 = {
 int writer_nft_new(const struct writer_config *cfg, struct writer **ret, struct diag_list *d)
 {
 	struct nft_writer *x = calloc(1, sizeof(*x));
-	int r;
+	int r, fd;
 
 	if (!x)
 		return -ENOMEM;
@@ -277,8 +278,18 @@ int writer_nft_new(const struct writer_config *cfg, struct writer **ret, struct 
 		return r;
 	}
 	/* As kube-proxy runs single-stack where ip6tables does not work: a
-	 * kernel without IPv6 (ipv6.disable=1) has no /proc/net/if_inet6. */
-	x->w.ops = access("/proc/net/if_inet6", F_OK) == 0 ? &nft_ops6 : &nft_ops;
+	 * kernel without IPv6 (or ipv6.disable=1) has no AF_INET6 sockets. */
+	fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 && errno == EAFNOSUPPORT) {
+		x->w.ops = &nft_ops;
+		diag_add(d, DIAG_NOTE, "nft", NULL, NULL,
+			 "the kernel has no IPv6: svcnat writes the iptables tables only, IPv6 "
+			 "services are not programmed");
+	} else {
+		x->w.ops = &nft_ops6;
+	}
+	if (fd >= 0)
+		close(fd);
 	x->w.cfg = *cfg;
 	*ret = &x->w;
 	return 0;

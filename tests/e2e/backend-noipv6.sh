@@ -1,16 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# A kernel without IPv6 (issue 14): the in-process legacy writers (libiptc,
-# direct) find that they cannot write ip6tables, say so in one note, and
-# write IPv4 as before.  The host is played by tests/e2e/noipv6, which makes
+# A kernel without IPv6 (issue 14): the in-process writers (libiptc,
+# direct, nft) find that they cannot write ip6tables, say so in one note,
+# and write IPv4 as before.  The host is played by tests/e2e/noipv6, which makes
 # socket(AF_INET6, ...) fail with EAFNOSUPPORT for svcnat.  With the shipped
 # dual-stack example, svcnat --once exits 0, the iptables tables hold the
 # dry-run's IPv4 part, the ip6tables tables (another program's rule in
 # them) are untouched, --diff compares IPv4 only and finds it equal, and
 # --cleanup removes svcnat's IPv4 chains.
 
-BK_BACKENDS=${BK_BACKENDS:-libiptc direct}
+BK_BACKENDS=${BK_BACKENDS:-libiptc direct nft}
 . "$(dirname "$0")/backend-common.sh"
 bk_init "$@"
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
@@ -33,7 +33,7 @@ run_backend() {
 	local t
 	bk_use "$1"
 	case $1 in
-	libiptc | direct) ;;
+	libiptc | direct | nft) ;;
 	*)
 		echo "  $1 does not ask the kernel whether it has ip6_tables: not run"
 		return 0
