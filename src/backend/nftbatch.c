@@ -229,8 +229,13 @@ int nftsock_dump(struct nftsock *s, uint8_t nfproto, uint16_t type, const char *
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct dump_ctx c = { .cb = cb, .data = data };
-	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(buf, type, nfproto, NLM_F_DUMP, ++s->seq);
+	struct nlmsghdr *nlh;
 	int r;
+
+	/* libnftnl leaves some padding unwritten: send no stack garbage (the
+	 * request, with a table and a chain name, is far smaller than this). */
+	memset(buf, 0, 1024);
+	nlh = nftnl_nlmsg_build_hdr(buf, type, nfproto, NLM_F_DUMP, ++s->seq);
 
 	if (table && type == NFT_MSG_GETRULE) {
 		struct nftnl_rule *fr = nftnl_rule_alloc();
@@ -297,7 +302,8 @@ struct nlmsghdr *nftbatch_msg(struct nftbatch *b, uint8_t nfproto, uint16_t type
 		if (GROW(b->pages, b->cap_pages, b->n_pages + 1) < 0)
 			return NULL;
 		p = &b->pages[b->n_pages];
-		p->buf = malloc(PAGE_BYTES);
+		/* Zeroed, as libnftnl leaves some padding unwritten. */
+		p->buf = calloc(1, PAGE_BYTES);
 		if (!p->buf)
 			return NULL;
 		p->len = 0;
