@@ -2,9 +2,9 @@
 /*
  * The libiptc writer: per table one iptc_init, the changes made to the
  * handle at prepare, one iptc_commit, only when the kernel differs from
- * the plan.  A table the driver may want put back is also read as raw
- * bytes (xtsnap.c) before iptc_init.  The only file that includes libiptc;
- * entries are encoded and decoded by xtentry.c.
+ * the plan.  A changed table the driver may want put back is also read
+ * as raw bytes (xtsnap.c) before the commit.  The only file that includes
+ * libiptc; entries are encoded and decoded by xtentry.c.
  *
  * libip4tc and libip6tc are one source built twice (iptc_* and ip6tc_*,
  * no symbol in common), so both are linked and one code path serves both
@@ -545,16 +545,6 @@ static int prepare_table(struct tsync *s, bool *ret_changed)
 	int r;
 
 	*ret_changed = false;
-	if (s->keep) {
-		_cleanup_close_ int fd = -1;
-
-		r = xt_socket(s->f->af, "libiptc", &fd, s->d);
-		if (r < 0)
-			return r;
-		r = xt_snap_read(fd, s->f->af, s->name, &s->snap, "libiptc", s->d);
-		if (r < 0)
-			return r;
-	}
 	s->h = s->f->init(s->name);
 	if (!s->h)
 		return iptc_fail(s->f, s->d, s->table, s->f->read_what, NULL, errno, false);
@@ -616,6 +606,22 @@ static int prepare_table(struct tsync *s, bool *ret_changed)
 	if (!s->n_ops && !s->n_stale && !s->n_jf)
 		return 0;
 	*ret_changed = true;
+	if (s->keep) {
+		/* Only a table that will be committed can need putting back, so
+		 * the raw copy is read only now: a sync that changes nothing
+		 * reads a large table once.  The driver holds the xtables lock
+		 * since before iptc_init, so this is what the handle read; a
+		 * writer that ignores the lock and changes the number of entries
+		 * meanwhile makes the commit fail with EAGAIN. */
+		_cleanup_close_ int fd = -1;
+
+		r = xt_socket(s->f->af, "libiptc", &fd, s->d);
+		if (r < 0)
+			return r;
+		r = xt_snap_read(fd, s->f->af, s->name, &s->snap, "libiptc", s->d);
+		if (r < 0)
+			return r;
+	}
 	return execute(s);
 }
 
