@@ -289,6 +289,44 @@ static void test_refused(void **state)
 	assert_null(nr);
 }
 
+/* A rule decodes only in the family it was encoded for: an ip6 address
+ * load read as ip (or the other way round) is a foreign rule. */
+static void test_family_strict(void **state)
+{
+	struct ruleset *rs = ruleset_new();
+	struct rs_rule r = { 0 }, dec;
+	struct nftnl_rule *nr = NULL, *back;
+	const char *why = NULL, *jump = NULL;
+
+	(void)state;
+	assert_non_null(rs);
+	r.dst.addr.family = AF_INET6;
+	assert_int_equal(inet_pton(AF_INET6, "2001:2:0:f000::10", &r.dst.addr.u.v6), 1);
+	r.dst.plen = 128;
+	r.t.kind = RS_T_ACCEPT;
+	assert_int_equal(nftenc_rule(&r, WRITER_IPV6, RS_FILTER, "KUBE-SERVICES", &nr, &why), 0);
+	back = wire(nr);
+	assert_int_equal(nftread_rule(back, WRITER_IPV6, rs, &dec, &jump), 0);
+	assert_true(owned_rule_same(&dec, &r));
+	assert_int_equal(nftread_rule(back, WRITER_IPV4, rs, &dec, &jump), 1);
+	assert_int_equal(dec.t.kind, OWNED_T_FOREIGN);
+	nftnl_rule_free(back);
+	nftnl_rule_free(nr);
+
+	memset(&r, 0, sizeof(r));
+	r.src.addr.family = AF_INET;
+	r.src.addr.u.v4.s_addr = htonl(0xc6124000); /* 198.18.64.0/18 */
+	r.src.plen = 18;
+	r.t.kind = RS_T_RETURN;
+	assert_int_equal(nftenc_rule(&r, WRITER_IPV4, RS_NAT, "KUBE-SVC-X", &nr, &why), 0);
+	back = wire(nr);
+	assert_int_equal(nftread_rule(back, WRITER_IPV6, rs, &dec, &jump), 1);
+	assert_int_equal(dec.t.kind, OWNED_T_FOREIGN);
+	nftnl_rule_free(back);
+	nftnl_rule_free(nr);
+	ruleset_free(rs);
+}
+
 static void test_builtin(void **state)
 {
 	(void)state;
@@ -306,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_extra),   cmocka_unit_test(test_dual_stack),
 		cmocka_unit_test(test_extra6),  cmocka_unit_test(test_foreign),
 		cmocka_unit_test(test_refused), cmocka_unit_test(test_builtin),
+		cmocka_unit_test(test_family_strict),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
