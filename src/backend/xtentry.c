@@ -543,17 +543,23 @@ static int build_body(const struct rs_rule *r, int af, bool labels, struct xt_en
 	return 0;
 }
 
-/* As iptables: "br0" masks its NUL too, "veth+" only "veth". */
+/* As iptables (xtables_parse_interface): "br0" masks its NUL too;
+ * "veth+" masks only "veth" and keeps the "+" in the name. */
 static int build_iface(const struct rs_rule *r, char name[IFNAMSIZ], unsigned char mask[IFNAMSIZ],
 		       const char **ret_why)
 {
 	size_t n = strlen(r->in_iface);
 
-	if (!n || n >= IFNAMSIZ) {
-		*ret_why = "interface name empty or longer than 15 bytes";
+	/* A decoded rule's prefix may carry its "+" already. */
+	if (r->in_iface_prefix && n && r->in_iface[n - 1] == '+')
+		n--;
+	if (!n || n + r->in_iface_prefix >= IFNAMSIZ) {
+		*ret_why = "interface name empty or longer than 15 bytes (with a prefix's '+')";
 		return -EINVAL;
 	}
 	memcpy(name, r->in_iface, n);
+	if (r->in_iface_prefix)
+		name[n] = '+';
 	memset(mask, 0xff, r->in_iface_prefix ? n : n + 1);
 	return 0;
 }
@@ -1088,11 +1094,18 @@ static int decode_iface(const char name[IFNAMSIZ], const unsigned char mask[IFNA
 			struct rs_rule *r, char *why, size_t whylen)
 {
 	const char *nul = memchr(name, '\0', IFNAMSIZ);
-	size_t n = nul ? (size_t)(nul - name) : IFNAMSIZ, i;
+	size_t n = nul ? (size_t)(nul - name) : IFNAMSIZ, i, masked;
 	bool prefix = n < IFNAMSIZ && !mask[n];
 
+	/* "veth+" under a mask of "veth" as iptables writes it (the name then
+	 * keeps its "+"; rs_rule_equal() compares without it), else "veth"
+	 * under its own mask as earlier svcnat wrote a prefix. */
+	if (n && name[n - 1] == '+' && !mask[n - 1])
+		prefix = true, masked = n - 1;
+	else
+		masked = prefix ? n : n + 1;
 	for (i = 0; i < IFNAMSIZ; i++)
-		if (mask[i] != (i < n + !prefix ? 0xff : 0))
+		if (mask[i] != (i < masked ? 0xff : 0))
 			break;
 	if (!nul || i < IFNAMSIZ) {
 		snprintf(why, whylen, "input interface with an unusual mask");

@@ -187,7 +187,14 @@ int owned_rule_copy_strings(struct ruleset *rs, struct rs_rule *r)
 	if ((r->t.kind == RS_T_JUMP || r->t.kind == RS_T_GOTO) &&
 	    !(r->t.u.chain = ruleset_strdup(rs, r->t.u.chain)))
 		return -ENOMEM;
-	if (r->in_iface && !(r->in_iface = ruleset_strdup(rs, r->in_iface)))
-		return -ENOMEM;
+	if (r->in_iface) {
+		size_t n = strlen(r->in_iface);
+
+		/* The model's name of a prefix has no "+" (iptables keeps it). */
+		if (r->in_iface_prefix && n && r->in_iface[n - 1] == '+')
+			n--;
+		if (!(r->in_iface = ruleset_printf(rs, "%.*s", (int)n, r->in_iface)))
+			return -ENOMEM;
+	}
 	return 0;
 }

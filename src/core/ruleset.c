@@ -395,13 +395,25 @@ static bool target_equal(const struct rs_target *a, const struct rs_target *b)
 	}
 }
 
+/* The length of a -i name, without the "+" a prefix may carry. */
+static size_t iface_len(const char *name, bool prefix)
+{
+	size_t n = strlen(name);
+
+	return prefix && n && name[n - 1] == '+' ? n - 1 : n;
+}
+
 bool rs_rule_equal(const struct rs_rule *a, const struct rs_rule *b)
 {
 	size_t i;
 
 	if (!!a->in_iface != !!b->in_iface ||
 	    (a->in_iface && (a->in_iface_prefix != b->in_iface_prefix ||
-			     a->in_iface_inv != b->in_iface_inv || !streq(a->in_iface, b->in_iface))))
+			     a->in_iface_inv != b->in_iface_inv ||
+			     iface_len(a->in_iface, a->in_iface_prefix) !=
+				     iface_len(b->in_iface, b->in_iface_prefix) ||
+			     memcmp(a->in_iface, b->in_iface,
+				    iface_len(a->in_iface, a->in_iface_prefix)))))
 		return false;
 	if (a->proto != b->proto || a->src_inv != b->src_inv || a->dst_inv != b->dst_inv ||
 	    a->n_matches != b->n_matches || !net_equal(&a->src, &b->src) ||

@@ -151,8 +151,9 @@ struct rs_rule {
 	struct ipnet dst;
 	bool src_inv;
 	bool dst_inv;
-	/* -i IFACE (in_iface_prefix: "IFACE+", every name starting so); NULL:
-	 * any.  kube-proxy's BridgeInterface and InterfaceNamePrefix
+	/* -i IFACE (in_iface_prefix: "IFACE+", every name starting so; a rule
+	 * read from the kernel may keep the "+" at the end of the name, where
+	 * iptables stores it); NULL: any.  kube-proxy's BridgeInterface and InterfaceNamePrefix
 	 * local-traffic detectors.  Never matches a locally sent packet. */
 	const char *in_iface;
 	bool in_iface_prefix;

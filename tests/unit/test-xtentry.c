@@ -11,11 +11,9 @@
  *   - what the codec refuses: an address, REJECT type or recent mask of
  *     the other family, and ip6t entries svcnat does not write.
  * The cases: the shipped dual-stack example's golden dry-run (its iptables
- * and its ip6tables part) and tests/data/xt/extra6.rules (-i, ranges,
- * negations, goto, sctp, DNAT without a port, prefixes not on a byte).
- * Not among them: "-i veth+", where iptables and ip6tables keep the "+" in
- * the name under a mask of "veth" and the codec writes "veth" (the same
- * match, other bytes; both families).
+ * and its ip6tables part), tests/data/xt/extra6.rules (-i and "-i veth+",
+ * ranges, negations, goto, sctp, DNAT without a port, prefixes not on a
+ * byte) and, for iptables, tests/data/nft/extra.rules.
  * To record again: `unshare -n sh -c 'ip6tables-legacy-restore <FILE &&
  * { echo table filter; xtdump 6 filter; echo table nat; xtdump 6 nat; }'`.
  */
@@ -271,6 +269,18 @@ static void test_extra6(void **state)
 	assert_true(check_rules(AF_INET6, text, len, "extra6.hex") >= 20);
 }
 
+static void test_extra4(void **state)
+{
+	char path[512];
+	size_t len;
+	_cleanup_free_ char *text = NULL;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/tests/data/nft/extra.rules", SRCDIR);
+	text = slurp(path, &len);
+	assert_true(check_rules(AF_INET, text, len, "extra4.hex") >= 8);
+}
+
 static void parse_one(const char *line, unsigned flags, struct ruleset **rs,
 		      const struct rs_rule **ret)
 {
@@ -364,11 +374,31 @@ static void test_foreign6(void **state)
 	ruleset_free(rs);
 }
 
+/* A prefix as earlier svcnat wrote it ("veth" under its own mask, no "+")
+ * still reads as the same rule. */
+static void test_iface_prefix_forms(void **state)
+{
+	struct ruleset *rs = NULL;
+	const struct rs_rule *r;
+	struct xt_entry_buf e;
+	const char *why = NULL;
+
+	(void)state;
+	parse_one("! -i veth+ -j RETURN", PARSE_IPV6, &rs, &r);
+	assert_int_equal(build(AF_INET6, r, &e, &why), 0);
+	assert_memory_equal(e.e6.ipv6.iniface, "veth+", 6);
+	e.e6.ipv6.iniface[4] = '\0';
+	decode_same(AF_INET6, e.b, r, "veth under its own mask");
+	ruleset_free(rs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dual_stack),
 		cmocka_unit_test(test_extra6),
+		cmocka_unit_test(test_extra4),
+		cmocka_unit_test(test_iface_prefix_forms),
 		cmocka_unit_test(test_wrong_family),
 		cmocka_unit_test(test_foreign6),
 	};
