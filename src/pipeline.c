@@ -83,9 +83,11 @@ struct pipeline {
 	bool full_next;                /* the next resolve is a full one, checking the delta */
 	/* The daemon's: each family's plan kept between syncs (core/planstore.h). */
 	struct plan_store *store[PLAN_NFAMILIES];
+	struct merge_snapshot *planned[PLAN_NFAMILIES]; /* the view each store's plan is of */
 	bool plan_check_next;          /* the next plans are checked against full ones */
 	double resolve_seconds;        /* of the last pipeline_resolve() that resolved */
 	size_t ports_resolved;         /* service ports it built anew */
+	size_t ports_planned[PLAN_NFAMILIES]; /* service ports the last plans planned anew */
 };
 
 /* Files writable by others are refused where svcnat writes rules. */
@@ -175,6 +177,8 @@ void pipeline_free(struct pipeline *p)
 	chain_hasher_free(p->hasher);
 	plan_store_free(p->store[PLAN_V4]);
 	plan_store_free(p->store[PLAN_V6]);
+	merge_snapshot_unref(p->planned[PLAN_V4]);
+	merge_snapshot_unref(p->planned[PLAN_V6]);
 	merge_free(p->merge);
 	if (p->files)
 		for (size_t i = 0; i < p->o->n_configs; i++)
@@ -648,17 +652,28 @@ static int plan_family_store(struct pipeline *p, int family, bool dual_stack,
 			     const struct ruleset **ret, struct plan_stats *st,
 			     struct diag_list *d)
 {
-	struct plan_store *store = p->store[family == AF_INET ? PLAN_V4 : PLAN_V6];
+	const int f = family == AF_INET ? PLAN_V4 : PLAN_V6;
+	struct plan_store *store = p->store[f];
 	struct plan_settings s = p->settings;
+	struct merge_changes ch = { 0 };
 	struct plan_store_info info;
 	int r;
 
 	s.family = family;
 	s.dual_stack = dual_stack;
 	s.hasher = family == AF_INET ? p->hasher : NULL;
-	r = plan_store_update(store, &p->desired, &s, NULL, p->plan_check_next, st, &info, d);
+	/* What changed since the view the store planned (the desired state
+	 * is a function of the view). */
+	r = p->resolved ? merge_snapshot_diff(p->planned[f], p->resolved, &ch) : 0;
+	if (r >= 0)
+		r = plan_store_update(store, &p->desired, &s, p->resolved ? &ch : NULL,
+				      p->plan_check_next, st, &info, d);
+	merge_changes_done(&ch);
+	merge_snapshot_unref(p->planned[f]);
+	p->planned[f] = r >= 0 && p->resolved ? merge_snapshot_ref(p->resolved) : NULL;
 	if (r < 0)
 		return r;
+	p->ports_planned[f] = info.ports_planned;
 	if (info.mismatched)
 		diag_add(d, DIAG_WARNING, "plan", NULL, NULL,
 			 "the incremental IPv%d plan differed from a full one in %zu chain%s (a "
@@ -835,7 +850,8 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 	rep->ipv6 = v6;
 	t1 = monotonic_seconds();
 	rep->plan_seconds = t1 - t0;
-	rep->ports_planned = p->desired.n_ports;
+	/* The IPv6 plan, if any, plans the same ports again. */
+	rep->ports_planned = p->store[PLAN_V4] ? p->ports_planned[PLAN_V4] : p->desired.n_ports;
 	count_tables(rs, rep->chains, rep->rules);
 	count_tables(rs2[PLAN_V6], rep->chains6, rep->rules6);
 	if (p->o->mode == MODE_ONCE) {

@@ -1,12 +1,86 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include <errno.h>
-#include <stdlib.h>
-
+/*
+ * The plan store (planstore.h).  It keeps the plan's ruleset and, per
+ * service port, a record of what that port contributed: the chains it
+ * created and its rules for each shared chain (a "segment", in the order
+ * plan_port() wrote them).  A shared chain is the concatenation of its
+ * segments in port order (plan_build()'s loop) and, for nat
+ * KUBE-SERVICES, the node-port jump; a dispatched one is then made a tree
+ * (core/dispatch.h).  An update takes over every record whose service the
+ * changes do not affect, plans the others again, rebuilds only the shared
+ * chains (and trees) a changed segment belongs to, and stamps only the
+ * chains it made, carrying the stamp of the chain of that name it
+ * replaced when the rules are equal.  A change of a setting the per-port
+ * plan reads (or of the counts that pick the large-cluster or compact
+ * layout) plans everything; a new node IP plans again the ports whose
+ * KUBE-FW- chain reads it; node addresses otherwise only feed the
+ * node-port jump, which is planned every time.
+ */
+#include "core/planint.h"
 #include "core/planstore.h"
 
+enum seg {
+	SEG_NAT_SVC,  /* nat KUBE-SERVICES */
+	SEG_NAT_NP,   /* nat KUBE-NODEPORTS */
+	SEG_F_SVC,    /* filter KUBE-SERVICES */
+	SEG_F_EXT,    /* filter KUBE-EXTERNAL-SERVICES */
+	SEG_F_NP,     /* filter KUBE-NODEPORTS */
+	SEG_F_FW,     /* filter KUBE-PROXY-FIREWALL */
+	SEG_N,
+};
+
+/* The dispatch list (plan_dispatched[]) index of each segment's chain. */
+static const int seg_dispatched[SEG_N] = { 0, 1, 2, 3, 4, -1 };
+
+/* What one service port contributed to the plan. */
+struct port_rec {
+	char *key;                   /* owned copy; NULL: the port had none */
+	uint8_t protocol;
+	bool reads_node_ip;          /* has a KUBE-FW- chain (its rules read the node IP) */
+	struct rs_chain **chains;    /* its own chains, in the store's ruleset */
+	size_t n_chains;
+	struct rs_rule *seg[SEG_N];  /* its rules in each shared chain */
+	size_t n_seg[SEG_N];
+	size_t n_ports, n_seps, no_local_internal, no_local_external;
+};
+
+/* The settings and derived flags that every port's plan reads. */
+struct fingerprint {
+	int family;
+	bool dual_stack, masquerade_all, random_fully, conntrack_tcp_liberal;
+	bool localhost_nodeports, large_cluster, compact, has_local_cidr, local_iface_prefix;
+	unsigned masquerade_bit;
+	enum dispatch_mode dispatch;
+	size_t dispatch_threshold, dispatch_leaf_max;
+	struct ipnet local_cidr;
+	char local_iface[16];
+};
+
 struct plan_store {
-	struct ruleset *rs;  /* the current plan, or NULL */
-	uint64_t last_stamp; /* the last stamp given */
+	struct ruleset *rs;          /* the current plan, or NULL */
+	uint64_t last_stamp;         /* the last stamp given */
+	struct port_rec *recs;       /* in the plan's port order */
+	size_t n_recs;
+	struct plan_shared sh;       /* the shared chains in rs */
+	struct fingerprint fp;
+	char *zone;                  /* the fingerprint's zone (owned) */
+	struct ipaddr node_ip;       /* family 0: none */
+	struct rs_rule *tail;        /* nat KUBE-SERVICES' node-port jump */
+	size_t n_tail;
+	struct dispatch_stats dst[PLAN_N_DISPATCHED];
+	size_t arena_after_full;     /* arena bytes after the last full plan */
+	struct chain_hasher *hasher; /* for plans without settings.hasher */
+};
+
+/* One update's state. */
+struct run {
+	struct plan_store *st;
+	struct plan_ctx c;
+	struct ruleset *grave;       /* the chains replaced (or the old plan) */
+	bool full;
+	bool dirty[SEG_N];
+	struct plan_made made;       /* chains to stamp */
+	size_t changed, matched;
 };
 
 struct plan_store *plan_store_new(void)
@@ -14,11 +88,37 @@ struct plan_store *plan_store_new(void)
 	return calloc(1, sizeof(struct plan_store));
 }
 
+static void rec_done(struct port_rec *r)
+{
+	free(r->key);
+	free(r->chains);
+	for (size_t k = 0; k < SEG_N; k++)
+		free(r->seg[k]);
+	memset(r, 0, sizeof(*r));
+}
+
+static void store_clear(struct plan_store *st)
+{
+	for (size_t i = 0; i < st->n_recs; i++)
+		rec_done(&st->recs[i]);
+	free(st->recs);
+	st->recs = NULL;
+	st->n_recs = 0;
+	ruleset_free(st->rs);
+	st->rs = NULL;
+	free(st->tail);
+	st->tail = NULL;
+	st->n_tail = 0;
+	free(st->zone);
+	st->zone = NULL;
+}
+
 void plan_store_free(struct plan_store *st)
 {
 	if (!st)
 		return;
-	ruleset_free(st->rs);
+	store_clear(st);
+	chain_hasher_free(st->hasher);
 	free(st);
 }
 
@@ -27,27 +127,510 @@ const struct ruleset *plan_store_ruleset(const struct plan_store *st)
 	return st ? st->rs : NULL;
 }
 
-/* Stamp every chain of rs: the old chain's stamp where it is equal, else a
- * new one.  Returns how many chains got a new stamp. */
-static size_t stamp_carry(struct ruleset *rs, const struct ruleset *old, uint64_t *last)
+static void fingerprint_of(const struct plan_ctx *c, struct fingerprint *fp)
 {
-	size_t changed = 0;
+	const struct plan_settings *s = c->s;
 
-	for (size_t t = 0; t < RS_NTABLES; t++) {
-		for (size_t i = 0; i < rs->t[t].n; i++) {
-			struct rs_chain *c = rs->t[t].chains[i];
-			const struct rs_chain *o =
-				old ? ruleset_find_chain(old, (enum rs_table)t, c->name) : NULL;
+	memset(fp, 0, sizeof(*fp));
+	fp->family = s->family;
+	fp->dual_stack = s->dual_stack;
+	fp->masquerade_all = s->masquerade_all;
+	fp->random_fully = s->random_fully;
+	fp->conntrack_tcp_liberal = s->conntrack_tcp_liberal;
+	fp->localhost_nodeports = c->localhost_nodeports;
+	fp->large_cluster = c->large_cluster;
+	fp->compact = c->compact;
+	fp->masquerade_bit = s->masquerade_bit;
+	fp->dispatch = s->dispatch;
+	fp->dispatch_threshold = s->dispatch_threshold;
+	fp->dispatch_leaf_max = s->dispatch_leaf_max;
+	if (c->local_cidr) {
+		fp->has_local_cidr = true;
+		fp->local_cidr = *c->local_cidr;
+	}
+	if (c->local_iface) {
+		snprintf(fp->local_iface, sizeof(fp->local_iface), "%s", c->local_iface);
+		fp->local_iface_prefix = c->local_iface_prefix;
+	}
+}
 
-			if (o && o->stamp && rs_chain_equal(o, c)) {
-				c->stamp = o->stamp;
-			} else {
-				c->stamp = ++*last;
-				changed++;
-			}
+static bool fingerprint_equal(const struct fingerprint *a, const struct fingerprint *b)
+{
+	return a->family == b->family && a->dual_stack == b->dual_stack &&
+	       a->masquerade_all == b->masquerade_all && a->random_fully == b->random_fully &&
+	       a->conntrack_tcp_liberal == b->conntrack_tcp_liberal &&
+	       a->localhost_nodeports == b->localhost_nodeports &&
+	       a->large_cluster == b->large_cluster && a->compact == b->compact &&
+	       a->masquerade_bit == b->masquerade_bit && a->dispatch == b->dispatch &&
+	       a->dispatch_threshold == b->dispatch_threshold &&
+	       a->dispatch_leaf_max == b->dispatch_leaf_max &&
+	       a->has_local_cidr == b->has_local_cidr &&
+	       (!a->has_local_cidr || (a->local_cidr.plen == b->local_cidr.plen &&
+				       ipaddr_cmp(&a->local_cidr.addr, &b->local_cidr.addr) == 0)) &&
+	       a->local_iface_prefix == b->local_iface_prefix &&
+	       streq(a->local_iface, b->local_iface);
+}
+
+static bool rules_equal(const struct rs_rule *a, size_t na, const struct rs_rule *b, size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (!rs_rule_equal(&a[i], &b[i]))
+			return false;
+	return true;
+}
+
+/* The stamp of a chain made in this run: its predecessor's (in the grave)
+ * when equal, else a new one. */
+static void stamp(struct run *u, struct rs_chain *c)
+{
+	const struct rs_chain *o = ruleset_find_chain(u->grave, (enum rs_table)c->table, c->name);
+
+	if (o && o->stamp && rs_chain_equal(o, c)) {
+		c->stamp = o->stamp;
+		u->matched++;
+	} else {
+		c->stamp = ++u->st->last_stamp;
+		u->changed++;
+	}
+}
+
+static int made_add(struct plan_made *m, struct rs_chain *c)
+{
+	if (GROW(m->v, m->cap, m->n + 1) < 0)
+		return -ENOMEM;
+	m->v[m->n++] = c;
+	return 0;
+}
+
+/* A key order that tolerates ports without a key (always planned anew). */
+static int rec_cmp(const struct port_rec *r, const struct svc_port *sp)
+{
+	int x = strcmp(r->key ? r->key : "", sp->key ? sp->key : "");
+
+	if (!x)
+		x = r->protocol < sp->protocol ? -1 : r->protocol > sp->protocol;
+	return x;
+}
+
+/* A port's record goes: its chains to the grave, its segments' chains
+ * are to be rebuilt. */
+static int rec_retire(struct run *u, struct port_rec *r)
+{
+	for (size_t k = 0; k < SEG_N; k++)
+		if (r->n_seg[k])
+			u->dirty[k] = true;
+	for (size_t i = 0; !u->full && i < r->n_chains; i++) {
+		int e = ruleset_move_chain(u->grave, u->st->rs, r->chains[i]);
+
+		if (e < 0)
+			return e;
+	}
+	rec_done(r);
+	return 0;
+}
+
+/* Shrink a detached chain's rules to a segment of their own. */
+static int take_segment(struct rs_chain *seg, struct rs_rule **ret, size_t *ret_n)
+{
+	*ret = NULL;
+	*ret_n = seg->n_rules;
+	if (!seg->n_rules) {
+		free(seg->rules);
+		return 0;
+	}
+	*ret = reallocarray_z(seg->rules, seg->n_rules, sizeof(*seg->rules));
+	if (!*ret) {
+		free(seg->rules);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Plan one service port into a new record. */
+static int rec_plan(struct run *u, struct port_rec *r, const struct svc_port *sp)
+{
+	struct plan_ctx *c = &u->c;
+	const struct plan_shared real = c->sh;
+	struct rs_chain seg[SEG_N];
+	struct plan_made made = { 0 };
+	size_t n_ports = c->n_ports, n_seps = c->n_seps;
+	size_t no_int = c->no_local_internal, no_ext = c->no_local_external;
+	int e;
+
+	memset(r, 0, sizeof(*r));
+	memset(seg, 0, sizeof(seg));
+	r->protocol = sp->protocol;
+	if (sp->key && !(r->key = strdup(sp->key)))
+		return -ENOMEM;
+	c->sh.nat_services = &seg[SEG_NAT_SVC];
+	c->sh.nat_nodeports = &seg[SEG_NAT_NP];
+	c->sh.f_services = &seg[SEG_F_SVC];
+	c->sh.f_ext_services = &seg[SEG_F_EXT];
+	c->sh.f_nodeports = &seg[SEG_F_NP];
+	c->sh.f_proxy_fw = &seg[SEG_F_FW];
+	c->made = &made;
+	e = plan_port(c, sp);
+	c->sh = real;
+	c->made = NULL;
+	r->chains = made.v;
+	r->n_chains = made.n;
+	for (size_t k = 0; k < SEG_N; k++) {
+		int e2 = take_segment(&seg[k], &r->seg[k], &r->n_seg[k]);
+
+		if (e >= 0)
+			e = e2;
+	}
+	if (e < 0)
+		return e;
+	r->n_ports = c->n_ports - n_ports;
+	r->n_seps = c->n_seps - n_seps;
+	r->no_local_internal = c->no_local_internal - no_int;
+	r->no_local_external = c->no_local_external - no_ext;
+	for (size_t i = 0; i < r->n_chains; i++) {
+		struct rs_chain *ch = r->chains[i];
+
+		if (!strncmp(ch->name, "KUBE-FW-", 8))
+			r->reads_node_ip = true;
+		if (c->s->family == AF_INET6)
+			plan_mark_ipv6(ch->rules, ch->n_rules);
+		if (!u->full && (e = made_add(&u->made, ch)) < 0)
+			return e;
+	}
+	for (size_t k = 0; k < SEG_N; k++) {
+		if (!r->n_seg[k])
+			continue;
+		u->dirty[k] = true;
+		if (c->s->family == AF_INET6)
+			plan_mark_ipv6(r->seg[k], r->n_seg[k]);
+	}
+	return 0;
+}
+
+static struct rs_chain *seg_chain(const struct plan_shared *sh, enum seg k)
+{
+	switch (k) {
+	case SEG_NAT_SVC:
+		return sh->nat_services;
+	case SEG_NAT_NP:
+		return sh->nat_nodeports;
+	case SEG_F_SVC:
+		return sh->f_services;
+	case SEG_F_EXT:
+		return sh->f_ext_services;
+	case SEG_F_NP:
+		return sh->f_nodeports;
+	default:
+		return sh->f_proxy_fw;
+	}
+}
+
+/* The tree chains under `from` (KUBE-DSP- targets, recursively), moved to
+ * the grave when `bury`, else added to u->made. */
+static int tree_walk(struct run *u, const struct rs_chain *from, bool bury)
+{
+	struct ruleset *rs = u->st->rs;
+
+	for (size_t i = 0; i < from->n_rules; i++) {
+		const struct rs_rule *r = &from->rules[i];
+		struct rs_chain *to;
+		int e;
+
+		if (r->t.kind != RS_T_JUMP ||
+		    strncmp(r->t.u.chain, DISPATCH_PREFIX, sizeof(DISPATCH_PREFIX) - 1) != 0)
+			continue;
+		to = ruleset_find_chain(rs, (enum rs_table)from->table, r->t.u.chain);
+		if (!to)
+			continue;
+		e = tree_walk(u, to, bury);
+		if (e < 0)
+			return e;
+		e = bury ? ruleset_move_chain(u->grave, rs, to) : made_add(&u->made, to);
+		if (e < 0)
+			return e;
+	}
+	return 0;
+}
+
+/* Rebuild shared chain k from the segments (and its tree). */
+static int shared_rebuild(struct run *u, enum seg k)
+{
+	struct plan_store *st = u->st;
+	struct rs_chain *root = seg_chain(&st->sh, k);
+	struct rs_rule *old = root->rules;
+	size_t n_old = root->n_rules, n = k == SEG_NAT_SVC ? st->n_tail : 0;
+	const int di = seg_dispatched[k];
+	bool same;
+	int e;
+
+	if (!u->full && (e = tree_walk(u, root, true)) < 0)
+		return e;
+	for (size_t i = 0; i < st->n_recs; i++)
+		n += st->recs[i].n_seg[k];
+	root->rules = NULL;
+	root->n_rules = root->cap_rules = 0;
+	if (n && !(root->rules = reallocarray_z(NULL, n, sizeof(*root->rules)))) {
+		free(old);
+		return -ENOMEM;
+	}
+	root->cap_rules = n;
+	for (size_t i = 0; i < st->n_recs; i++) {
+		const struct port_rec *r = &st->recs[i];
+
+		if (r->n_seg[k])
+			memcpy(root->rules + root->n_rules, r->seg[k],
+			       r->n_seg[k] * sizeof(*r->seg[k]));
+		root->n_rules += r->n_seg[k];
+	}
+	if (k == SEG_NAT_SVC && st->n_tail) {
+		memcpy(root->rules + root->n_rules, st->tail, st->n_tail * sizeof(*st->tail));
+		root->n_rules += st->n_tail;
+	}
+	if (di >= 0) {
+		const struct dispatch_params p = {
+			.mode = u->c.s->dispatch,
+			.threshold = u->c.s->dispatch_threshold,
+			.leaf_max = u->c.s->dispatch_leaf_max,
+		};
+
+		st->dst[di] = (struct dispatch_stats){ 0 };
+		e = dispatch_chain(st->rs, u->c.hasher, (enum rs_table)root->table, root->name, &p,
+				   &st->dst[di]);
+		if (e >= 0 && !u->full)
+			e = tree_walk(u, root, false);
+		if (e < 0) {
+			free(old);
+			return e;
 		}
 	}
-	return changed;
+	if (!u->full) {
+		same = root->stamp && rules_equal(old, n_old, root->rules, root->n_rules);
+		if (!same) {
+			root->stamp = ++st->last_stamp;
+			u->changed++;
+		}
+	}
+	free(old);
+	return 0;
+}
+
+/* nat KUBE-SERVICES' node-port jump, planned every time (it reads the
+ * node's addresses); a change rebuilds that chain. */
+static int plan_tail(struct run *u)
+{
+	struct plan_store *st = u->st;
+	struct plan_ctx *c = &u->c;
+	struct rs_chain *real = c->sh.nat_services, tail = { 0 };
+	int e;
+
+	c->sh.nat_services = &tail;
+	e = plan_nodeports_jump(c);
+	c->sh.nat_services = real;
+	if (e < 0) {
+		free(tail.rules);
+		return e;
+	}
+	if (!rules_equal(tail.rules, tail.n_rules, st->tail, st->n_tail))
+		u->dirty[SEG_NAT_SVC] = true;
+	free(st->tail);
+	st->tail = tail.rules;
+	st->n_tail = tail.n_rules;
+	return 0;
+}
+
+/* The records of d's ports: taken over, or planned anew. */
+static int plan_ports(struct run *u, const struct desired *d, const struct merge_changes *ch,
+		      bool node_ip_moved, struct plan_store_info *info)
+{
+	struct plan_store *st = u->st;
+	struct port_rec *old = st->recs, *recs;
+	size_t n_old = st->n_recs, j = 0, n = 0;
+	int e = 0;
+
+	recs = reallocarray_z(NULL, d->n_ports ? d->n_ports : 1, sizeof(*recs));
+	if (!recs)
+		return -ENOMEM;
+	st->recs = recs;
+	st->n_recs = 0;
+	for (size_t i = 0; i < d->n_ports && e >= 0; i++) {
+		const struct svc_port *sp = &d->ports[i];
+		bool affected = u->full || merge_changes_affects(ch, sp->ns, sp->name);
+
+		/* Ports are sorted by (key, protocol): a repeat is adjacent. */
+		if (i > 0 && plan_same_port(sp, &d->ports[i - 1])) {
+			if (affected && u->c.diags)
+				e = diag_add(u->c.diags, DIAG_ERROR, NULL, sp->key, NULL,
+					     "service port defined twice; the first is used");
+			continue;
+		}
+		while (sp->key && j < n_old && rec_cmp(&old[j], sp) < 0 && e >= 0)
+			e = rec_retire(u, &old[j++]);
+		if (e < 0)
+			break;
+		if (sp->key && j < n_old && rec_cmp(&old[j], sp) == 0) {
+			if (!affected && !(node_ip_moved && old[j].reads_node_ip)) {
+				recs[n++] = old[j];
+				memset(&old[j++], 0, sizeof(*old));
+				st->n_recs = n;
+				continue;
+			}
+			e = rec_retire(u, &old[j++]);
+			if (e < 0)
+				break;
+		}
+		e = rec_plan(u, &recs[n], sp);
+		/* A record planned halfway is freed as a whole. */
+		st->n_recs = ++n;
+		info->ports_planned++;
+	}
+	while (j < n_old && e >= 0)
+		e = rec_retire(u, &old[j++]);
+	for (; j < n_old; j++)
+		rec_done(&old[j]);
+	free(old);
+	return e;
+}
+
+static void fill_stats(const struct plan_store *st, struct plan_stats *stats)
+{
+	memset(stats, 0, sizeof(*stats));
+	for (size_t i = 0; i < st->n_recs; i++) {
+		const struct port_rec *r = &st->recs[i];
+
+		stats->services += r->n_ports;
+		stats->endpoints += r->n_seps;
+		stats->no_local_internal += r->no_local_internal;
+		stats->no_local_external += r->no_local_external;
+	}
+	stats->chains = ruleset_count_chains(st->rs);
+	stats->rules = ruleset_count_rules(st->rs);
+	for (size_t i = 0; i < PLAN_N_DISPATCHED; i++) {
+		stats->dispatch_chains += st->dst[i].chains;
+		stats->dispatch_trees += st->dst[i].trees;
+	}
+}
+
+/*
+ * One update: incremental when the store has a plan, ch is known and
+ * nothing every port reads changed; else full (the old plan is the grave
+ * the stamps are carried from).  full_only: full whatever.
+ */
+static int update(struct plan_store *st, const struct desired *d, const struct plan_settings *s,
+		  const struct merge_changes *ch, bool full_only, struct plan_store_info *info,
+		  struct diag_list *diags)
+{
+	struct run u = { .st = st };
+	struct fingerprint fp;
+	const struct ipaddr *nip;
+	bool node_ip_moved;
+	int e;
+
+	u.c = (struct plan_ctx){ .s = s, .diags = diags };
+	u.c.hasher = s->hasher ? s->hasher : st->hasher;
+	nip = first_of_family(s->node_ips, s->n_node_ips, s->family);
+	node_ip_moved = nip ? ipaddr_cmp(nip, &st->node_ip) != 0 : st->node_ip.family != 0;
+	u.full = full_only || !st->rs || !ch || ch->all ||
+		 ruleset_arena_bytes(st->rs) > 2 * st->arena_after_full + (1u << 20);
+	if (!u.full) {
+		u.c.rs = st->rs;
+		e = plan_setup_ctx(&u.c, d);
+		if (e < 0)
+			goto fail;
+		fingerprint_of(&u.c, &fp);
+		u.full = !fingerprint_equal(&fp, &st->fp) || !streq_null(s->zone, st->zone);
+	}
+	u.grave = u.full ? st->rs : ruleset_new();
+	if (u.full) {
+		/* The old plan and records stay until the stamps are given. */
+		struct port_rec *old = st->recs;
+		size_t n_old = st->n_recs;
+
+		st->rs = NULL;
+		st->recs = NULL;
+		st->n_recs = 0;
+		store_clear(st);
+		for (size_t i = 0; i < n_old; i++)
+			rec_done(&old[i]);
+		free(old);
+		st->rs = u.c.rs = ruleset_new();
+		if (!st->rs) {
+			e = -ENOMEM;
+			goto fail;
+		}
+		u.c.eps = NULL;
+		u.c.cap_eps = 0;
+		u.c.local_cidr = NULL;
+		u.c.local_iface = NULL;
+		e = plan_setup_ctx(&u.c, d);
+		if (e < 0)
+			goto fail;
+		fingerprint_of(&u.c, &st->fp);
+		if (s->zone && !(st->zone = strdup(s->zone))) {
+			e = -ENOMEM;
+			goto fail;
+		}
+		e = plan_fixed_chains(&u.c);
+		if (e < 0)
+			goto fail;
+		if (s->family == AF_INET6)
+			for (size_t t = 0; t < RS_NTABLES; t++)
+				for (size_t i = 0; i < st->rs->t[t].n; i++)
+					plan_mark_ipv6(st->rs->t[t].chains[i]->rules,
+						       st->rs->t[t].chains[i]->n_rules);
+		st->sh = u.c.sh;
+		for (size_t k = 0; k < SEG_N; k++)
+			u.dirty[k] = true;
+	} else if (!u.grave) {
+		e = -ENOMEM;
+		goto fail;
+	}
+	u.c.sh = st->sh;
+	u.c.np_target = st->sh.nat_nodeports;
+	info->full = u.full;
+	if ((e = plan_ports(&u, d, ch, node_ip_moved, info)) < 0 || (e = plan_tail(&u)) < 0)
+		goto fail;
+	for (size_t k = 0; k < SEG_N; k++)
+		if (u.dirty[k] && (e = shared_rebuild(&u, (enum seg)k)) < 0)
+			goto fail;
+	ruleset_sort(st->rs);
+	if (u.full) {
+		size_t n_grave = 0;
+
+		for (size_t t = 0; u.grave && t < RS_NTABLES; t++)
+			n_grave += u.grave->t[t].n;
+		for (size_t t = 0; t < RS_NTABLES; t++) {
+			for (size_t i = 0; i < st->rs->t[t].n; i++) {
+				struct rs_chain *c = st->rs->t[t].chains[i];
+
+				if (u.grave) {
+					stamp(&u, c);
+				} else {
+					c->stamp = ++st->last_stamp;
+					u.changed++;
+				}
+			}
+		}
+		/* For the check: chains on one side only or unequal. */
+		info->mismatched = u.changed + (n_grave - u.matched);
+		st->arena_after_full = ruleset_arena_bytes(st->rs);
+		if (s->hasher)
+			chain_hasher_sweep(s->hasher);
+	} else {
+		for (size_t i = 0; i < u.made.n; i++)
+			stamp(&u, u.made.v[i]);
+	}
+	info->chains_changed = u.changed;
+	st->node_ip = nip ? *nip : (struct ipaddr){ 0 };
+	e = 0;
+	goto out;
+fail:
+	store_clear(st);
+out:
+	ruleset_free(u.grave);
+	free(u.made.v);
+	free(u.c.eps);
+	return e;
 }
 
 int plan_store_update(struct plan_store *st, const struct desired *d,
@@ -55,27 +638,37 @@ int plan_store_update(struct plan_store *st, const struct desired *d,
 		      struct plan_stats *stats, struct plan_store_info *info,
 		      struct diag_list *diags)
 {
-	struct plan_store_info local = { 0 };
-	struct ruleset *rs = NULL;
-	int r;
+	struct plan_store_info local = { 0 }, first = { 0 };
+	bool incremental_first;
+	int e;
 
-	(void)ch;
-	(void)check;
 	if (!st || !d || !s)
+		return -EINVAL;
+	if (s->masquerade_bit > 31 || (s->family != AF_INET && s->family != AF_INET6) ||
+	    !s->dispatch_leaf_max)
 		return -EINVAL;
 	if (!info)
 		info = &local;
 	*info = (struct plan_store_info){ 0 };
-	r = plan_build(d, s, &rs, stats, diags);
-	if (r < 0) {
-		ruleset_free(st->rs);
-		st->rs = NULL;
-		return r;
+	if (!s->hasher && !st->hasher && !(st->hasher = chain_hasher_new()))
+		return -ENOMEM;
+	/* The check: the incremental plan first (its diagnostics are the full
+	 * one's), then a full one compared with it chain by chain. */
+	incremental_first = check && st->rs && ch && !ch->all;
+	if (incremental_first) {
+		e = update(st, d, s, ch, false, &first, NULL);
+		if (e < 0)
+			return e;
 	}
-	info->full = true;
-	info->ports_planned = d->n_ports;
-	info->chains_changed = stamp_carry(rs, st->rs, &st->last_stamp);
-	ruleset_free(st->rs);
-	st->rs = rs;
+	e = update(st, d, s, ch, check, info, diags);
+	if (e < 0)
+		return e;
+	if (incremental_first) {
+		info->ports_planned += first.ports_planned;
+	} else {
+		info->mismatched = 0;
+	}
+	if (stats)
+		fill_stats(st, stats);
 	return 0;
 }

@@ -21,6 +21,7 @@ struct arena_chunk {
 
 struct rs_arena {
 	struct arena_chunk *head;
+	size_t bytes; /* handed out */
 };
 
 static char *arena_alloc(struct rs_arena *a, size_t n)
@@ -39,6 +40,7 @@ static char *arena_alloc(struct rs_arena *a, size_t n)
 		a->head = c;
 	}
 	c->used += n;
+	a->bytes += n;
 	return c->data + c->used - n;
 }
 
@@ -148,6 +150,35 @@ static int index_insert(struct chain_index *ix, struct rs_chain *c)
 	ix->slots[i] = c;
 	ix->n++;
 	return 0;
+}
+
+/* Linear probing's deletion: later entries of the cluster shift back. */
+static void index_remove(struct chain_index *ix, const struct rs_chain *c)
+{
+	size_t mask = ix->cap - 1, i, j;
+
+	if (!ix->cap)
+		return;
+	for (i = name_hash(c->name) & mask; ix->slots[i] != c; i = (i + 1) & mask)
+		if (!ix->slots[i])
+			return;
+	ix->slots[i] = NULL;
+	ix->n--;
+	for (j = (i + 1) & mask; ix->slots[j]; j = (j + 1) & mask) {
+		size_t k = name_hash(ix->slots[j]->name) & mask;
+
+		/* Stays if its home k is cyclically within (i, j]. */
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		ix->slots[i] = ix->slots[j];
+		ix->slots[j] = NULL;
+		i = j;
+	}
+}
+
+size_t ruleset_arena_bytes(const struct ruleset *rs)
+{
+	return rs->arena->bytes;
 }
 
 static struct rs_chain *index_find(const struct chain_index *ix, const char *name)
@@ -293,18 +324,96 @@ static int chain_cmp(const void *a, const void *b)
 	return strcmp(ca->name, cb->name);
 }
 
+/* First position in a[0..n) whose chain sorts after c. */
+static size_t upper_bound(struct rs_chain *const *a, size_t n, const struct rs_chain *c)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (chain_cmp(&a[mid], &c) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Merge the sorted tail a[n..n+k) into the sorted a[0..n), from the back;
+ * tmp holds k.  Each tail chain finds its place by binary search. */
+static void merge_tail(struct rs_chain **a, size_t n, size_t k, struct rs_chain **tmp)
+{
+	size_t hi = n, w = n + k;
+
+	memcpy(tmp, a + n, k * sizeof(*tmp));
+	for (size_t j = k; j-- > 0;) {
+		size_t pos = upper_bound(a, hi, tmp[j]);
+
+		memmove(a + w - (hi - pos), a + pos, (hi - pos) * sizeof(*a));
+		w -= hi - pos;
+		hi = pos;
+		a[--w] = tmp[j];
+	}
+}
+
 void ruleset_sort(struct ruleset *rs)
 {
 	size_t t;
 
 	for (t = 0; t < RS_NTABLES; t++) {
 		struct rs_chains *cs = &rs->t[t];
+		size_t k = cs->n - cs->n_sorted;
+		struct rs_chain **tmp;
 
-		if (cs->sorted)
+		if (cs->sorted || !k) {
+			cs->sorted = true;
+			cs->n_sorted = cs->n;
 			continue;
-		qsort_safe(cs->chains, cs->n, sizeof(*cs->chains), chain_cmp);
+		}
+		qsort_safe(cs->chains + cs->n_sorted, k, sizeof(*cs->chains), chain_cmp);
+		/* Without room for the merge, or with a large tail: sort all. */
+		tmp = cs->n_sorted && k < cs->n_sorted ? malloc(k * sizeof(*tmp)) : NULL;
+		if (tmp)
+			merge_tail(cs->chains, cs->n_sorted, k, tmp);
+		else
+			qsort_safe(cs->chains, cs->n, sizeof(*cs->chains), chain_cmp);
+		free(tmp);
 		cs->sorted = true;
+		cs->n_sorted = cs->n;
 	}
+}
+
+int ruleset_move_chain(struct ruleset *dst, struct ruleset *src, struct rs_chain *c)
+{
+	enum rs_table t = (enum rs_table)c->table;
+	struct rs_chains *from = &src->t[t], *to = &dst->t[t];
+	size_t pos = from->n;
+
+	if (ruleset_find_chain(src, t, c->name) != c)
+		return -ENOENT;
+	if (ruleset_find_chain(dst, t, c->name))
+		return -EEXIST;
+	if (GROW(to->chains, to->cap, to->n + 1) < 0 || index_insert(&priv(dst)->idx[t], c) < 0)
+		return -ENOMEM;
+	if (from->n_sorted) {
+		size_t u = upper_bound(from->chains, from->n_sorted, c);
+
+		if (u && from->chains[u - 1] == c)
+			pos = u - 1;
+	}
+	for (size_t i = from->n_sorted; pos == from->n && i < from->n; i++)
+		if (from->chains[i] == c)
+			pos = i;
+	memmove(from->chains + pos, from->chains + pos + 1,
+		(from->n - pos - 1) * sizeof(*from->chains));
+	from->n--;
+	if (pos < from->n_sorted)
+		from->n_sorted--;
+	index_remove(&priv(src)->idx[t], c);
+	to->chains[to->n++] = c;
+	to->sorted = false;
+	return 0;
 }
 
 struct rs_rule *rs_chain_append(struct rs_chain *c)

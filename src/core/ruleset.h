@@ -194,6 +194,7 @@ struct rs_chains {
 	size_t n;
 	size_t cap;
 	bool sorted;
+	size_t n_sorted; /* chains[0..n_sorted) are in ruleset_sort()'s order */
 };
 
 struct rs_arena;
@@ -222,9 +223,24 @@ struct rs_chain *ruleset_get_chain(struct ruleset *rs, enum rs_table t, const ch
 
 /*
  * Sort each table's chains into iptables-save order: built-in chains first
- * (in the kernel's hook order), then user chains by strcmp().
+ * (in the kernel's hook order), then user chains by strcmp().  Chains
+ * added since the last sort are merged into the sorted ones: O(k log n)
+ * comparisons for k new chains.
  */
 void ruleset_sort(struct ruleset *rs);
+
+/*
+ * Move chain c (of src) to dst: it leaves src's tables and index and joins
+ * dst's (unsorted until ruleset_sort(dst)); src's order stays sorted if it
+ * was.  Its strings stay in src's arena: dst may hold it only while src
+ * lives.  0, or -EEXIST (dst has the name), -ENOENT (c is not in src),
+ * -ENOMEM (nothing moved then).
+ */
+int ruleset_move_chain(struct ruleset *dst, struct ruleset *src, struct rs_chain *c);
+
+/* Bytes taken in the string arena (strings are freed only with the
+ * ruleset). */
+size_t ruleset_arena_bytes(const struct ruleset *rs);
 
 /* Append a zeroed rule; NULL on ENOMEM.  The pointer is valid until the
  * next append to the same chain. */

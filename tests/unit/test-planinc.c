@@ -103,7 +103,9 @@ static struct service *make_svc(unsigned i, bool dual)
 			s->lb_source_ranges = calloc(2, sizeof(*s->lb_source_ranges));
 			assert_non_null(s->lb_source_ranges);
 			s->n_lb_source_ranges = 1 + rnd(2);
-			assert_int_equal(ipnet_parse("198.18.0.0/24", &s->lb_source_ranges[0]), 0);
+			/* the node's IP moves in and out of 198.19.0.2/31 */
+			assert_int_equal(ipnet_parse(rnd(2) ? "198.18.0.0/24" : "198.19.0.2/31",
+						     &s->lb_source_ranges[0]), 0);
 			assert_int_equal(ipnet_parse(rnd(2) ? "203.0.113.0/24" : "2001:2::/64",
 						     &s->lb_source_ranges[1]), 0);
 		}
@@ -204,7 +206,9 @@ static void node_settings(const struct node *n, int family, bool dual, struct pl
 	ps->dispatch = n->dispatch;
 	ps->dispatch_leaf_max = 3;
 	ps->dispatch_threshold = 20;
-	ps->large_cluster_threshold = 60;
+	/* Both layout switches flip during the run. */
+	ps->large_cluster_threshold = 10;
+	ps->compact_endpoints_threshold = 16;
 }
 
 static void node_change(struct node *n)
@@ -265,7 +269,7 @@ static void equivalence(bool dual, uint64_t seed)
 	struct resolve_opts ro = { .hostname = "node-a", .family = dual ? 0 : AF_INET };
 	struct plan_store *store[2] = { plan_store_new(), plan_store_new() };
 	struct ruleset *kept[2] = { NULL, NULL };
-	size_t trees = 0, reused = 0, chains = 0, planned = 0, ports = 0;
+	size_t compact = 0, trees = 0, reused = 0, chains = 0, planned = 0, ports = 0;
 	struct merge *m = merge_new();
 	struct merge_snapshot *prev = NULL, *planned_from = NULL;
 	struct desired inc = { 0 };
@@ -352,6 +356,7 @@ static void equivalence(bool dual, uint64_t seed)
 			assert_memory_equal(&st_full, &st_inc, sizeof(st_full));
 			check_stamps(plan_store_ruleset(store[f]), &kept[f], &reused, &chains);
 			trees += st_full.dispatch_trees > 0;
+			compact += strstr(a, ":KUBE-SVC-") && !strstr(a, ":KUBE-SEP-");
 			planned += info.ports_planned;
 			ports += inc.n_ports;
 			free(a);
@@ -367,9 +372,10 @@ static void equivalence(bool dual, uint64_t seed)
 	 * planned often. */
 	assert_true(reused * 2 > chains);
 	assert_true(trees > STEPS / 4);
+	assert_true(compact > 10);
 	printf("# %s: %zu of %zu chains kept their stamp; %zu of %zu service ports planned "
-	       "anew; %zu plans with a dispatch tree\n",
-	       dual ? "dual-stack" : "IPv4", reused, chains, planned, ports, trees);
+	       "anew; %zu plans with a dispatch tree, %zu compact\n",
+	       dual ? "dual-stack" : "IPv4", reused, chains, planned, ports, trees, compact);
 	for (int f = 0; f < 2; f++) {
 		ruleset_free(kept[f]);
 		plan_store_free(store[f]);
