@@ -179,9 +179,9 @@ static int run_init_only(struct pipeline *p, struct diag_list *d)
 
 /* Whether the host's legacy xtables has tables in this namespace (no
  * module is loaded by looking). */
-static bool legacy_tables_present(void)
+static bool legacy_tables_in(const char *names)
 {
-	FILE *f = fopen("/proc/net/ip_tables_names", "re");
+	FILE *f = fopen(names, "re");
 	char buf[64];
 	bool any = false;
 
@@ -191,6 +191,14 @@ static bool legacy_tables_present(void)
 		any = any || strncmp(buf, "nat", 3) == 0 || strncmp(buf, "filter", 6) == 0;
 	fclose(f);
 	return any;
+}
+
+/* The legacy nat or filter table of either family (the direct writer
+ * writes both). */
+static bool legacy_tables_present(void)
+{
+	return legacy_tables_in("/proc/net/ip_tables_names") ||
+	       legacy_tables_in("/proc/net/ip6_tables_names");
 }
 
 /* Whether `cmd` runs (the iptables-nft flavour is installed). */

@@ -25,6 +25,21 @@ _Static_assert(IPT_SO_GET_INFO == IP6T_SO_GET_INFO && IPT_SO_GET_ENTRIES == IP6T
 		       IPT_SO_SET_ADD_COUNTERS == IP6T_SO_SET_ADD_COUNTERS,
 	       "socket options");
 
+/* For messages: the socket options' prefix, and the table's name as the
+ * driver says it ("ip6 nat"). */
+static const char *so(int af)
+{
+	return af == AF_INET6 ? "IP6T" : "IPT";
+}
+
+static const char *table_name(int af, const char *table, char buf[48])
+{
+	if (af != AF_INET6)
+		return table;
+	snprintf(buf, 48, "ip6 %s", table);
+	return buf;
+}
+
 static int sol(int af)
 {
 	return af == AF_INET6 ? SOL_IPV6 : SOL_IP;
@@ -95,12 +110,17 @@ int xt_snap_read(int fd, int af, const char *table, struct xt_snap *snap, const 
 		 struct diag_list *d)
 {
 	socklen_t len = sizeof(snap->info);
+	char tn[48], what[64];
 
 	memset(snap, 0, sizeof(*snap));
 	snap->af = af;
 	snprintf(snap->info.name, sizeof(snap->info.name), "%s", table);
-	if (getsockopt(fd, sol(af), IPT_SO_GET_INFO, &snap->info, &len) < 0)
-		return xfail(d, who, table, "reading the table (IPT_SO_GET_INFO)", errno, false);
+	if (getsockopt(fd, sol(af), IPT_SO_GET_INFO, &snap->info, &len) < 0) {
+		int err = errno;
+
+		snprintf(what, sizeof(what), "reading the table (%s_SO_GET_INFO)", so(af));
+		return xfail(d, who, table_name(af, table, tn), what, err, false);
+	}
 	len = (socklen_t)(sizeof(*snap->ge) + snap->info.size);
 	snap->ge = calloc(1, len);
 	if (!snap->ge)
@@ -114,7 +134,8 @@ int xt_snap_read(int fd, int af, const char *table, struct xt_snap *snap, const 
 		/* EAGAIN: the table changed between the two calls. */
 		if (err == EAGAIN)
 			return -EAGAIN;
-		return xfail(d, who, table, "reading the table (IPT_SO_GET_ENTRIES)", err, false);
+		snprintf(what, sizeof(what), "reading the table (%s_SO_GET_ENTRIES)", so(af));
+		return xfail(d, who, table_name(af, table, tn), what, err, false);
 	}
 	return 0;
 }
@@ -136,13 +157,18 @@ int xt_put_back(int fd, int af, const struct ipt_getinfo *info, const void *entr
 	_cleanup_free_ struct xt_counters *oldc = NULL;
 	_cleanup_free_ struct xt_counters_info *add = NULL;
 	const unsigned char *p = entries;
+	char tn[48], what[64];
+	const char *name = table_name(af, info->name, tn);
 
 	/* The replace names the number of entries it replaces: now, that of
 	 * the table this transaction wrote. */
 	snprintf(cur.name, sizeof(cur.name), "%s", info->name);
-	if (getsockopt(fd, sol(af), IPT_SO_GET_INFO, &cur, &len) < 0)
-		return xfail(d, who, info->name, "putting the table back (IPT_SO_GET_INFO)", errno,
-			     false);
+	if (getsockopt(fd, sol(af), IPT_SO_GET_INFO, &cur, &len) < 0) {
+		int err = errno;
+
+		snprintf(what, sizeof(what), "putting the table back (%s_SO_GET_INFO)", so(af));
+		return xfail(d, who, name, what, err, false);
+	}
 	repl = malloc(rlen);
 	oldc = calloc(cur.num_entries + 1, sizeof(*oldc));
 	add = calloc(1, alen);
@@ -158,9 +184,12 @@ int xt_put_back(int fd, int af, const struct ipt_getinfo *info, const void *entr
 	repl->num_counters = cur.num_entries;
 	repl->counters = oldc;
 	memcpy(repl->entries, entries, info->size);
-	if (setsockopt(fd, sol(af), IPT_SO_SET_REPLACE, repl, (socklen_t)rlen) < 0)
-		return xfail(d, who, info->name, "putting the table back (IPT_SO_SET_REPLACE)",
-			     errno, true);
+	if (setsockopt(fd, sol(af), IPT_SO_SET_REPLACE, repl, (socklen_t)rlen) < 0) {
+		int err = errno;
+
+		snprintf(what, sizeof(what), "putting the table back (%s_SO_SET_REPLACE)", so(af));
+		return xfail(d, who, name, what, err, true);
+	}
 
 	/* The kernel zeroes the counters of a table it takes: add them back. */
 	snprintf(add->name, sizeof(add->name), "%s", info->name);
@@ -174,8 +203,8 @@ int xt_put_back(int fd, int af, const struct ipt_getinfo *info, const void *entr
 		off += next;
 	}
 	if (setsockopt(fd, sol(af), IPT_SO_SET_ADD_COUNTERS, add, (socklen_t)alen) < 0)
-		diag_add(d, DIAG_WARNING, who, info->name, NULL,
+		diag_add(d, DIAG_WARNING, who, name, NULL,
 			 "the rules are back, but their packet counters restart from 0: "
-			 "IPT_SO_SET_ADD_COUNTERS failed: %s", strerror(errno));
+			 "%s_SO_SET_ADD_COUNTERS failed: %s", so(af), strerror(errno));
 	return 0;
 }

@@ -236,7 +236,7 @@ run_backend6() {
 		diff -u "$BK_TMP/counters6" - >&2 || fail "$BK_NAME: --once: the counters of filter changed"
 	# (restore names the tool that refused, not the table; nft the table
 	# and chain of the message the kernel refused in its one batch.)
-	grep -q 'libiptc: ip6 nat: committing the table failed\|direct: ip6 nat: replacing the table (IPT_SO_SET_REPLACE) failed\|ip6tables-[a-z]*-restore: exit status\|nf_tables: ip6 nat: .* refused' \
+	grep -q 'libiptc: ip6 nat: committing the table failed\|direct: ip6 nat: replacing the table (IP6T_SO_SET_REPLACE) failed\|ip6tables-[a-z]*-restore: exit status\|nf_tables: ip6 nat: .* refused' \
 		"$BK_TMP/err" || fail "$BK_NAME: --once: no ip6 nat refusal in: $(cat "$BK_TMP/err")"
 	grep -q 'the kernel keeps its previous rules' "$BK_TMP/err" ||
 		fail "$BK_NAME: --once: no 'the kernel keeps its previous rules' in: $(cat "$BK_TMP/err")"

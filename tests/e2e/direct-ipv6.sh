@@ -19,7 +19,9 @@
 #     reachable from POSTROUTING through another program's chain) leaves
 #     filter, ip6 filter, ip6 nat and nat as they were (counters of the
 #     foreign rules too) with messages that say so; the same for a refused
-#     nat table, after which both IPv6 tables are put back.
+#     nat table, after which both IPv6 tables are put back;
+#   - --cleanup with --backend auto finds svcnat's chains in the legacy
+#     ip6tables tables also where no legacy iptables table exists.
 # Every namespace is the test's own (backend-common.sh's re-exec).
 
 . "$(dirname "$0")/backend-common.sh"
@@ -268,4 +270,12 @@ refused() {
 refused 6
 refused 4
 flush_all
+
+echo "=== --cleanup (--backend auto) where only the ip6tables legacy tables exist"
+unshare -n sh -c 'ip6tables-legacy-restore <"$1" && [ ! -s /proc/net/ip_tables_names ] &&
+	"$2" --cleanup 2>"$3.err" && ip6tables-legacy-save | grep "KUBE-" | grep -v KUBE-FIREWALL' \
+	sh "$T/dry6" "$SVCNAT" "$T/only6" >"$T/left" 2>&1
+[ -s "$T/left" ] && fail "svcnat's ip6tables chains left: $(cat "$T/left" "$T/only6.err")"
+grep -q 'error' "$T/only6.err" && fail "--cleanup: $(cat "$T/only6.err")"
+echo "  removed"
 echo "PASS"
