@@ -591,6 +591,12 @@ static void sync_finish(struct daemon *dm)
 			 "change to commit %s",
 			 sync_reason_name(reason), st->services, st->endpoints, st->rules, st->chains,
 			 st->dispatch_chains, changed, ar->rules_written, took, lat);
+		/* The figures above are the IPv4 plan's (kube-proxy logs one
+		 * line per family's proxier too). */
+		if (rep->ipv6)
+			log_info("  and IPv6 (ip6tables): %zu service ports, %zu endpoints, %zu rules, "
+				 "%zu chains (%zu dispatch)", rep->plan6.services, rep->plan6.endpoints,
+				 rep->plan6.rules, rep->plan6.chains, rep->plan6.dispatch_chains);
 	} else {
 		log_debug("sync (%s): kernel already matches the plan, nothing written",
 			  sync_reason_name(reason));

@@ -162,7 +162,7 @@ static int run_once(struct pipeline *p, struct diag_list *d)
 		 rep.apply.chains_created, rep.apply.chains_replaced, rep.apply.chains_deleted,
 		 rep.total_seconds, rep.plan_seconds);
 	if (rep.ipv6)
-		log_info("  of which IPv6 (ip6tables): %zu service ports, %zu endpoints: "
+		log_info("  and IPv6 (ip6tables): %zu service ports, %zu endpoints: "
 			 "%zu chains, %zu rules", rep.plan6.services, rep.plan6.endpoints,
 			 rep.plan6.chains, rep.plan6.rules);
 	return 0;

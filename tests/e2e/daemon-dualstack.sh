@@ -67,6 +67,14 @@ wait_for_context() {
 	echo "; daemon log: $(tail -n 15 "$E2E_TMP/daemon.log")"
 }
 
+# Every failure shows the daemon's log too (then topology.sh's fail).
+eval "_topo_fail() $(declare -f fail | tail -n +2)"
+fail() {
+	echo "--- daemon log (tail) ---" >&2
+	tail -n 25 "$E2E_TMP/daemon.log" >&2
+	_topo_fail "$@"
+}
+
 # save6 TABLE: the node's ip6tables TABLE as the backend wrote it
 save6() {
 	in_ns node "$SAVE6" -t "$1"
@@ -149,11 +157,17 @@ run() {
 	# until its hop limit runs out), never answered.
 	answers "$ADDR6" 30080 && fail "[$ADDR6]:30080 answered before it is the node's address"
 	in_ns node ip -6 addr add "$ADDR6/128" dev vc1 nodad || fail "ip addr add $ADDR6"
+	# The probe above left an un-NATed SYN_SENT conntrack entry (its SYN
+	# was routed on); a later SYN from the same source port would follow
+	# it past the nat table.  Not svcnat's: drop it.
+	in_ns node conntrack -D -f ipv6 -d "$ADDR6" >/dev/null 2>&1
 	wait_for 20 "the node port on [$ADDR6]" answers "$ADDR6" 30080
 	save6 nat | grep -q "^-A KUBE-SERVICES -d $ADDR6/128 .* -j KUBE-NODEPORTS" ||
 		fail "no node-port jump for $ADDR6: $(save6 nat | grep KUBE-NODEPORTS)"
 	grep -q 'node addresses changed' "$E2E_TMP/daemon.log" || fail "no 'node addresses changed'"
 	probe "$o" client1 "$ADDR6" 30080 100
+	grep -q '^ok' "$o" && ! grep -qv '^ok' "$o" ||
+		fail "[$ADDR6]:30080: $(summary "$o"); conntrack: $(in_ns node conntrack -L -f ipv6 -d "$ADDR6" 2>&1 | head -n 5); rules: $(save6 nat | grep -e KUBE-NODEPORTS -e "$ADDR6")"
 	expect_spread "$o" 15 a1 a2
 	expect_peer "$o" "$E2E_NODE_IP6"
 	say "  [$ADDR6]:30080: $(summary "$o")"
