@@ -124,7 +124,9 @@ run() {
 		--iptables-min-sync-period 200ms --iptables-sync-period 30s \
 		</dev/null >>"$E2E_TMP/daemon.log" 2>&1 &
 	E2E_BG_PIDS+=($!)
-	wait_for 20 "initial sync" grep -q 'sync (initial)' "$E2E_TMP/daemon.log"
+	# The xtables lock is the host's (/run is not private here): another
+	# test's commit may hold it for a while (--lock-wait 30000).
+	wait_for 60 "initial sync" grep -q 'sync (initial)' "$E2E_TMP/daemon.log"
 	save6 nat | grep -q '^-A KUBE-SERVICES -d 2001:2:0:f000::10/128' ||
 		fail "no IPv6 service rule in $SAVE6: $(save6 nat)"
 
@@ -142,7 +144,7 @@ run() {
 	say "b1's IPv6 endpoint leaves the file: the daemon rewrites ip6tables"
 	config "$cfg" "2001:2:0:65::10@node-a 2001:2:0:65::11@node-a" \
 		"2001:2:0:65::10@node-a 2001:2:0:65::11@node-a"
-	wait_for 20 "2001:2:0:66::10 gone from web's IPv6 rules" \
+	wait_for 45 "2001:2:0:66::10 gone from web's IPv6 rules" \
 		eval "! save6 nat | grep -q -- '-A KUBE-SEP-.*web:http.* --to-destination \[2001:2:0:66::10\]'"
 	probe "$o4" client2 198.19.0.10 80 200 &
 	pid=$!
@@ -161,7 +163,7 @@ run() {
 	# was routed on); a later SYN from the same source port would follow
 	# it past the nat table.  Not svcnat's: drop it.
 	in_ns node conntrack -D -f ipv6 -d "$ADDR6" >/dev/null 2>&1
-	wait_for 20 "the node port on [$ADDR6]" answers "$ADDR6" 30080
+	wait_for 45 "the node port on [$ADDR6]" answers "$ADDR6" 30080
 	save6 nat | grep -q "^-A KUBE-SERVICES -d $ADDR6/128 .* -j KUBE-NODEPORTS" ||
 		fail "no node-port jump for $ADDR6: $(save6 nat | grep KUBE-NODEPORTS)"
 	grep -q 'node addresses changed' "$E2E_TMP/daemon.log" || fail "no 'node addresses changed'"
@@ -172,7 +174,7 @@ run() {
 	expect_peer "$o" "$E2E_NODE_IP6"
 	say "  [$ADDR6]:30080: $(summary "$o")"
 	in_ns node ip -6 addr del "$ADDR6/128" dev vc1 || fail "ip addr del $ADDR6"
-	wait_for 20 "the node-port jump for $ADDR6 gone" \
+	wait_for 45 "the node-port jump for $ADDR6 gone" \
 		eval "! save6 nat | grep -q -- '-d $ADDR6/128'"
 	say "  address removed: its node-port jump is gone"
 
@@ -201,7 +203,7 @@ run() {
 		fail "no IPv6 conntrack entry from ${ip6of[$first]}: $(in_ns node conntrack -L -f ipv6 2>&1)"
 	say "  served by $first; conntrack -f ipv6 has its entry; $first leaves the file"
 	config "$cfg" "2001:2:0:65::10@node-a 2001:2:0:65::11@node-a" "${ip6of[$other]}@node-a"
-	wait_for 20 "conntrack: deleted" grep -q 'conntrack: deleted [1-9]' "$E2E_TMP/daemon.log"
+	wait_for 45 "conntrack: deleted" grep -q 'conntrack: deleted [1-9]' "$E2E_TMP/daemon.log"
 	[ "$(ct6 "${ip6of[$first]}")" = 0 ] ||
 		fail "an IPv6 conntrack entry from ${ip6of[$first]} is left: $(in_ns node conntrack -L -f ipv6 2>&1)"
 	udp_send 3

@@ -92,7 +92,7 @@ ip netns exec "$(ns_name n1)" timeout --kill-after=30 120 "$SVCNAT" --backend="$
 	--iptables-min-sync-period 200ms --iptables-sync-period 30s \
 	</dev/null >"$E2E_TMP/daemon.log" 2>&1 &
 E2E_BG_PIDS+=($!)
-wait_for 30 "initial sync" grep -q 'sync (initial)' "$E2E_TMP/daemon.log"
+wait_for 60 "initial sync" grep -q 'sync (initial)' "$E2E_TMP/daemon.log"
 same 4 || fail "the IPv4 rules from etcd differ from the file's dry-run: $(cat "$E2E_TMP/diff4")"
 same 6 || fail "the IPv6 rules from etcd differ from the file's dry-run: $(cat "$E2E_TMP/diff6")"
 grep -q -- '-A KUBE-SERVICES -d 2001:2:0:f000::10/128' "$E2E_TMP/got6" || fail "no IPv6 cluster IP rule"
@@ -101,7 +101,7 @@ say "from etcd: $(wc -l <"$E2E_TMP/got4") IPv4 and $(wc -l <"$E2E_TMP/got6") IPv
 say "watch: [2001:2:0:102::20] leaves the IPv6 slice shop/web-v6"
 ectl_retry put /registry/services/endpointslices/shop/web-v6 "$(slice6 web-v6 web 2001:2:0:101::20)" \
 	>/dev/null || fail put
-wait_for 20 "[2001:2:0:102::20] gone from ip6tables" no_v6_endpoint 2001:2:0:102::20
+wait_for 45 "[2001:2:0:102::20] gone from ip6tables" no_v6_endpoint 2001:2:0:102::20
 kernel "$SAVE6" | grep -q -- '--to-destination \[2001:2:0:101::20\]:8080' || fail "the kept IPv6 endpoint went too"
 
 say "watch: a new IPv6-only Service shop/new6 with its IPv6 slice"
@@ -109,7 +109,7 @@ ectl_retry put /registry/services/specs/shop/new6 '{"apiVersion":"v1","kind":"Se
 	>/dev/null || fail put
 ectl_retry put /registry/services/endpointslices/shop/new6-a "$(slice6 new6-a new6 2001:2:0:101::66)" \
 	>/dev/null || fail put
-wait_for 20 "shop/new6 in ip6tables" eval "kernel $SAVE6 | grep -q -- '--to-destination \[2001:2:0:101::66\]:8080'"
+wait_for 45 "shop/new6 in ip6tables" eval "kernel $SAVE6 | grep -q -- '--to-destination \[2001:2:0:101::66\]:8080'"
 kernel "$SAVE6" | grep -q -- '-A KUBE-SERVICES -d 2001:2:0:f000::66/128 ' || fail "no cluster IP rule for shop/new6"
 kernel "$SAVE4" | grep -q 'shop/new6' && fail "the IPv6-only service is in iptables"
 say "  programmed in ip6tables only"
