@@ -381,10 +381,13 @@ static void on_addrs(const struct ipaddr *a, size_t n, void *userdata)
 	if (r <= 0)
 		return;
 	log_info("node addresses changed: %zu addresses", n);
+	/* Only node ports (their KUBE-SERVICES jumps, the health checks'
+	 * listeners) inside --nodeport-addresses CIDRs depend on them; the
+	 * sync resolves nothing again (nothing resolved depends on them). */
+	if (!pipeline_addresses_matter(dm->p) || !desired_has_node_ports(pipeline_desired(dm->p)))
+		return;
 	dm->addrs_changed = true;
-	/* Only NodePorts (and their --nodeport-addresses filter) depend on them. */
-	if (desired_has_node_ports(pipeline_desired(dm->p)))
-		syncpolicy_change(&dm->policy, loop_now_usec());
+	syncpolicy_change(&dm->policy, loop_now_usec());
 }
 
 /* The Node object changed the zone or the node IPs: plan again. */

@@ -440,6 +440,18 @@ int pipeline_set_addresses(struct pipeline *p, const struct ipaddr *a, size_t n)
 	return 1;
 }
 
+bool pipeline_addresses_matter(const struct pipeline *p)
+{
+	const struct plan_settings *s = &p->settings;
+
+	/* Without a CIDR of some length node ports answer on every local
+	 * address (addrtype LOCAL), whatever they are. */
+	for (size_t i = 0; i < s->n_nodeport_addresses; i++)
+		if (s->nodeport_addresses[i].plen > 0)
+			return true;
+	return false;
+}
+
 int pipeline_learn_addresses(struct pipeline *p, struct diag_list *d)
 {
 	_cleanup_free_ struct ipaddr *v = NULL;

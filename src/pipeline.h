@@ -216,6 +216,10 @@ int pipeline_set_node(struct pipeline *p, const char *zone, const struct ipaddr 
 /* Replace the learnt node addresses (the daemon's netlink watcher).  Takes
  * a copy.  Returns 1 if they changed, 0 if not, -ENOMEM. */
 int pipeline_set_addresses(struct pipeline *p, const struct ipaddr *a, size_t n);
+/* Whether the learnt addresses change any rule or listener: only through
+ * --nodeport-addresses CIDRs (node ports' KUBE-SERVICES jumps and the
+ * health-check servers' addresses).  Nothing resolved depends on them. */
+bool pipeline_addresses_matter(const struct pipeline *p);
 
 /*
  * Warn (in d) about each --cluster-cidr, --nodeport-addresses (and, in

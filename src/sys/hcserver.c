@@ -18,6 +18,8 @@ struct hc_entry {
 	unsigned local_endpoints[2]; /* [HC_IPV4], [HC_IPV6] */
 	struct http_server **srv; /* one per listening address */
 	size_t n_srv;
+	char (*binds)[HC_BIND_LEN]; /* what srv listen on (hc_listen_binds()) */
+	size_t n_binds;
 };
 
 struct hc_servers {
@@ -164,13 +166,23 @@ static const struct http_route hc_routes6[] = {
 	{ "*", h_service6 },
 };
 
+/* Close e's servers (it keeps its service and port). */
+static void entry_close(struct hc_entry *e)
+{
+	for (size_t i = 0; i < e->n_srv; i++)
+		http_server_free(e->srv[i]);
+	free(e->srv);
+	free(e->binds);
+	e->srv = NULL;
+	e->binds = NULL;
+	e->n_srv = e->n_binds = 0;
+}
+
 static void entry_free(struct hc_entry *e)
 {
 	if (!e)
 		return;
-	for (size_t i = 0; i < e->n_srv; i++)
-		http_server_free(e->srv[i]);
-	free(e->srv);
+	entry_close(e);
 	free(e->ns);
 	free(e->name);
 	free(e);
@@ -273,8 +285,11 @@ static int entry_open(struct hc_servers *h, struct hc_entry *e, const struct pla
 	size_t want = hc_listen_binds(s, family, e->port, binds, ARRAY_SIZE(binds));
 
 	e->srv = calloc(want ? want : 1, sizeof(*e->srv));
-	if (!e->srv)
+	e->binds = calloc(want ? want : 1, sizeof(*e->binds));
+	if (!e->srv || !e->binds)
 		return -ENOMEM;
+	memcpy(e->binds, binds, want * sizeof(*binds));
+	e->n_binds = want;
 	for (size_t i = 0; i < want; i++) {
 		/* "[...]:port" binds an IPv6 address */
 		const struct http_route *routes = binds[i][0] == '[' ? hc_routes6 : hc_routes4;
@@ -293,6 +308,20 @@ static int entry_open(struct hc_servers *h, struct hc_entry *e, const struct pla
 		e->n_srv++;
 	}
 	return 0;
+}
+
+/* Whether e would listen elsewhere now (the node's addresses moved). */
+static bool binds_moved(const struct hc_entry *e, const struct plan_settings *s, int family)
+{
+	char binds[64][HC_BIND_LEN];
+	size_t n = hc_listen_binds(s, family, e->port, binds, ARRAY_SIZE(binds));
+
+	if (n != e->n_binds)
+		return true;
+	for (size_t i = 0; i < n; i++)
+		if (!streq(binds[i], e->binds[i]))
+			return true;
+	return false;
 }
 
 int hc_servers_sync(struct hc_servers *h, const struct desired *d, const struct plan_settings *s,
@@ -324,9 +353,27 @@ int hc_servers_sync(struct hc_servers *h, const struct desired *d, const struct 
 		}
 		if (c == 0) {
 			memcpy(e->local_endpoints, w[j].local_endpoints, sizeof(e->local_endpoints));
-			nv[out++] = e;
 			i++;
 			j++;
+			if (!binds_moved(e, s, family)) {
+				nv[out++] = e;
+				continue;
+			}
+			/* The node's addresses inside --nodeport-addresses changed:
+			 * listen where kube-proxy would now. */
+			entry_close(e);
+			r = entry_open(h, e, s, family, diags);
+			if (r == -ENOMEM) {
+				entry_free(e);
+				goto oom;
+			}
+			if (r < 0) {
+				entry_free(e); /* opened anew at the next sync */
+				continue;
+			}
+			log_info("re-opened the health check of service %s/%s on port %u on the "
+				 "node's new addresses", e->ns, e->name, e->port);
+			nv[out++] = e;
 			continue;
 		}
 		e = calloc(1, sizeof(*e));

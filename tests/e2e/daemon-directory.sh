@@ -12,8 +12,11 @@
 #    nothing else read; SIGHUP reads every file and keeps them still;
 #  - an object made invalid: one error naming the file, the object and the
 #    field.
-# svcnat_source_files_read_total counts the files read.  No topology and no
-# traffic: the daemon alone in a namespace (lib/daemon-ns.sh).
+# svcnat_source_files_read_total counts the files read.  Then the node's
+# addresses (on lo, both families) change under
+# --nodeport-addresses: the node port jumps follow, nothing is resolved
+# again.  No topology and no traffic: the daemon alone in a namespace
+# (lib/daemon-ns.sh).
 . "$(dirname "$0")/lib/daemon-ns.sh"
 dn_init daemon-directory "$@"
 
@@ -96,9 +99,47 @@ run() {
 	DAEMON=
 }
 
+# The node's addresses change (netlink): with --nodeport-addresses, the node
+# ports' KUBE-SERVICES jumps follow them, of both families, and the sync
+# resolves no service again.
+anew0() { grep -c 'resolve [0-9.]* s (0 service ports anew)' "$TMP/log"; }
+addresses() {
+	local backend=$1 n v6=
+	rm -rf "$D"
+	mkdir -p "$D"
+	for i in 1 2 3; do svcfile "$i"; done
+	# on lo: the namespace is the test's, and dummy interfaces need a module
+	ip addr add 198.18.0.1/32 dev lo || fail "address"
+	ip addr add 2001:2::1/128 dev lo nodad 2>/dev/null && v6=1
+	: >"$TMP/log"
+	"$SVCNAT" --backend="$backend" --config "$D" --hostname node-a -v \
+		--nodeport-addresses 198.18.0.0/15,2001:2::/48 \
+		--min-sync-period 100ms --sync-period 1h </dev/null >>"$TMP/log" 2>&1 &
+	DAEMON=$!
+	wait_for 30 "first sync" grep -q 'sync (initial)' "$TMP/log"
+	wait_for 10 "the node port jump for 198.18.0.1" sh -c "[ \$(iptables-legacy-save -t nat | grep -c -- '-A KUBE-SERVICES -d 198.18.0.1/32 .*-j KUBE-NODEPORTS') = 1 ]"
+	# ip6tables only where the writer writes it
+	ip6tables-legacy-save -t nat 2>/dev/null | grep -q -- '-d 2001:2::1/128 .*-j KUBE-NODEPORTS' || v6=
+	echo "# $backend: node addresses added${v6:+ (both families)}"
+	n=$(anew0)
+	ip addr add 198.18.0.2/32 dev lo || fail "address"
+	[ -n "$v6" ] && ip addr add 2001:2::2/128 dev lo nodad
+	wait_for 20 "a jump for 198.18.0.2" sh -c "[ \$(iptables-legacy-save -t nat | grep -c -- '-A KUBE-SERVICES -d 198.18.0.2/32 .*-j KUBE-NODEPORTS') = 1 ]"
+	[ -z "$v6" ] || wait_for 20 "a jump for 2001:2::2" sh -c "[ \$(ip6tables-legacy-save -t nat | grep -c -- '-A KUBE-SERVICES -d 2001:2::2/128 .*-j KUBE-NODEPORTS') = 1 ]"
+	wait_for 10 "a sync resolving nothing again" sh -c "[ \$(grep -c 'resolve [0-9.]* s (0 service ports anew)' '$TMP/log') -gt $n ]"
+	grep -q 'node addresses changed' "$TMP/log" || fail "the change was not seen"
+	echo "# $backend: node addresses removed"
+	ip addr del 198.18.0.1/32 dev lo
+	wait_for 20 "198.18.0.1's jump gone" sh -c "! iptables-legacy-save -t nat | grep -q -- '-A KUBE-SERVICES -d 198.18.0.1/32 '"
+	kill -TERM "$DAEMON"
+	wait "$DAEMON" || fail "exit $?"
+	DAEMON=
+}
+
 for b in ${SVCNAT_E2E_BACKENDS:-direct libiptc restore}; do
 	case $b in libiptc | direct)
 		run "$b"
+		addresses "$b"
 		break
 		;;
 	esac

@@ -245,6 +245,49 @@ static void test_loopback_servers(void **state)
 	diag_list_done(&diags);
 }
 
+/* The node's addresses move inside --nodeport-addresses: the health check
+ * listens on the new ones, no longer on the old (both families kept). */
+static void test_servers_follow_addresses(void **state)
+{
+	struct ipaddr local[] = { addr("127.0.0.1"), addr("::1") };
+	struct ipnet np[] = { net("127.0.0.0/8"), net("::1/128") };
+	struct plan_settings s = { .family = AF_INET, .local_addrs = local, .n_local_addrs = 2,
+				   .nodeport_addresses = np, .n_nodeport_addresses = 2 };
+	struct endpoint e[] = { ep("198.18.65.10", 80, true, true) };
+	struct svc_port sp = { .ns = "ns", .name = "lb", .type = SVC_LOAD_BALANCER,
+			       .ext_policy = POLICY_LOCAL, .endpoints = e, .n_endpoints = 1 };
+	struct desired d = { .ports = &sp, .n_ports = 1 };
+	struct hc_servers *h = NULL;
+	struct loop *l = NULL;
+	struct diag_list diags;
+	uint16_t port = free_port();
+
+	if (!port)
+		skip(); /* no IPv6 loopback here */
+	sp.health_check_node_port = port;
+	diag_list_init(&diags);
+	assert_int_equal(loop_new(&l), 0);
+	assert_int_equal(hc_servers_new(l, NULL, NULL, &h), 0);
+	assert_int_equal(hc_servers_sync(h, &d, &s, AF_UNSPEC, &diags), 0);
+	assert_true(listening(AF_INET, "127.0.0.1", port));
+	assert_false(listening(AF_INET, "127.0.0.2", port));
+	assert_true(listening(AF_INET6, "::1", port));
+	/* 127.0.0.1 replaced by 127.0.0.2 (all of 127/8 is on lo) */
+	local[0] = addr("127.0.0.2");
+	assert_int_equal(hc_servers_sync(h, &d, &s, AF_UNSPEC, &diags), 0);
+	assert_int_equal(diags.n, 0);
+	assert_int_equal(hc_servers_count(h), 1);
+	assert_true(listening(AF_INET, "127.0.0.2", port));
+	assert_false(listening(AF_INET, "127.0.0.1", port));
+	assert_true(listening(AF_INET6, "::1", port));
+	/* unchanged: the same servers stay */
+	assert_int_equal(hc_servers_sync(h, &d, &s, AF_UNSPEC, &diags), 0);
+	assert_true(listening(AF_INET, "127.0.0.2", port));
+	hc_servers_free(h);
+	loop_free(l);
+	diag_list_done(&diags);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -252,6 +295,7 @@ int main(void)
 		cmocka_unit_test(test_body),
 		cmocka_unit_test(test_listen_binds),
 		cmocka_unit_test(test_loopback_servers),
+		cmocka_unit_test(test_servers_follow_addresses),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
