@@ -86,6 +86,7 @@ struct fixup {
 	bool plan;       /* a planned rule's jump: its target must be planned too */
 	const char *from;
 	const char *chain;
+	struct xtt_chain *to; /* a copied entry's: the kernel's chain (no name lookup) */
 };
 
 /* The new table being built. */
@@ -118,8 +119,9 @@ struct dsync {
 	struct xtt_table k;
 	struct bchain bc[NF_INET_NUMHOOKS];
 	size_t n_bc;
-	struct ochain *oc;
+	struct ochain *oc; /* in name order if oc_sorted */
 	size_t n_oc, cap_oc;
+	bool oc_sorted;
 	struct otable o;
 };
 
@@ -155,43 +157,83 @@ static int add_ochain(struct dsync *s, const char *name, struct xtt_chain *k,
 	return 0;
 }
 
+/* Planned chain pc against the kernel's kc: the same rules? */
+static bool chain_same(struct dsync *s, const struct xtt_chain *kc, const struct rs_chain *pc)
+{
+	if (kc->n_rules != pc->n_rules)
+		return false;
+	for (size_t j = 0; j < pc->n_rules; j++)
+		if (!kentry_same(s, kc->first_idx + j, &pc->rules[j]))
+			return false;
+	return true;
+}
+
+/* A planned chain and its namesake in the kernel (kc NULL: new). */
+static int pair_user_chain(struct dsync *s, const struct rs_chain *pc, struct xtt_chain *kc,
+			   bool *changed)
+{
+	if (!kc) {
+		s->res->chains_created++;
+		*changed = true;
+		return add_ochain(s, pc->name, NULL, pc);
+	}
+	kc->pc = pc;
+	kc->fate = chain_same(s, kc, pc) ? F_SAME : F_REPLACE;
+	if (kc->fate == F_REPLACE) {
+		s->res->chains_replaced++;
+		*changed = true;
+	}
+	return add_ochain(s, kc->name, kc, NULL);
+}
+
+/*
+ * Every user chain of the new table into s->oc: the planned ones, paired
+ * with the kernel's of the same name, and the kernel's others.  The plan
+ * (sorted by ruleset_sort()) and the kernel's chains by name are walked
+ * side by side, so s->oc comes out in name order, as the table is built.
+ */
 static int plan_user_chains(struct dsync *s, bool *changed)
 {
 	const struct rs_chains *cs = &s->rs->t[s->t];
 	struct xtt_table *k = &s->k;
+	size_t j = 0, n = 0;
 	int r;
 
+	s->oc_sorted = cs->sorted;
 	for (size_t i = 0; i < cs->n; i++) {
 		const struct rs_chain *pc = cs->chains[i];
-		struct xtt_chain *kc;
-		bool same;
+		struct xtt_chain *kc = NULL;
+		int c = 1;
 
 		if (pc->builtin)
 			continue;
-		kc = xtt_find(k, pc->name);
-		if (!kc) {
-			r = add_ochain(s, pc->name, NULL, pc);
-			if (r < 0)
-				return r;
-			s->res->chains_created++;
-			*changed = true;
-			continue;
+		if (!cs->sorted) {
+			kc = xtt_find(k, pc->name);
+		} else {
+			while (j < k->n_by_name && (c = strcmp(k->by_name[j]->name, pc->name)) < 0) {
+				r = add_ochain(s, k->by_name[j]->name, k->by_name[j], NULL);
+				if (r < 0)
+					return r;
+				j++;
+			}
+			if (j < k->n_by_name && c == 0)
+				kc = k->by_name[j++];
 		}
-		kc->pc = pc;
-		same = kc->n_rules == pc->n_rules;
-		for (size_t j = 0; same && j < pc->n_rules; j++)
-			same = kentry_same(s, kc->first_idx + j, &pc->rules[j]);
-		kc->fate = same ? F_SAME : F_REPLACE;
-		if (!same) {
-			s->res->chains_replaced++;
-			*changed = true;
-		}
+		r = pair_user_chain(s, pc, kc, changed);
+		if (r < 0)
+			return r;
 	}
 	for (size_t i = 0; i < k->n_by_name; i++) {
 		struct xtt_chain *kc = k->by_name[i];
 
 		if (!kc->pc)
 			kc->fate = owned_chain(s->t, kc->name) ? F_DROP : F_KEEP;
+		/* The ones the walk did not reach (all unpaired ones unsorted). */
+		if (cs->sorted ? i >= j : !kc->pc) {
+			r = add_ochain(s, kc->name, kc, NULL);
+			if (r < 0)
+				return r;
+		}
 	}
 	/* Another program's rule may still jump to a chain we would drop. */
 	for (size_t i = 0; i < k->n_by_name; i++) {
@@ -199,8 +241,8 @@ static int plan_user_chains(struct dsync *s, bool *changed)
 
 		if (kc->fate != F_KEEP)
 			continue;
-		for (size_t j = 0; j < kc->n_rules; j++) {
-			struct xtt_chain *to = (struct xtt_chain *)xtt_jump(k, kc->first_idx + j);
+		for (size_t x = 0; x < kc->n_rules; x++) {
+			struct xtt_chain *to = (struct xtt_chain *)xtt_jump(k, kc->first_idx + x);
 
 			if (to && (to->fate == F_DROP || to->fate == F_EMPTY)) {
 				to->fate = F_EMPTY;
@@ -220,12 +262,18 @@ static int plan_user_chains(struct dsync *s, bool *changed)
 				 kc->foreign_refs);
 			*changed = true;
 		}
-		if (kc->fate != F_DROP) {
-			r = add_ochain(s, kc->name, kc, kc->fate == F_REPLACE ? kc->pc : NULL);
-			if (r < 0)
-				return r;
-		}
 	}
+	/* Dropped chains leave, replaced ones are encoded from the plan. */
+	for (size_t i = 0; i < s->n_oc; i++) {
+		struct ochain *oc = &s->oc[i];
+
+		if (oc->k && oc->k->fate == F_DROP)
+			continue;
+		if (oc->k && oc->k->fate == F_REPLACE)
+			oc->pc = oc->k->pc;
+		s->oc[n++] = *oc;
+	}
+	s->n_oc = n;
 	return 0;
 }
 
@@ -330,39 +378,50 @@ static uint32_t o_off(const struct otable *o)
 	return (uint32_t)(o->len - sizeof(struct ipt_replace));
 }
 
-/* Room for an entry of size bytes; its counters come from old entry
- * old_idx (SIZE_MAX: none). */
-static unsigned char *o_entry(struct otable *o, size_t size, size_t old_idx)
+/* Room for n entries of size bytes in all (their counters set by the
+ * caller in cmap[n_ent - n ..]). */
+static unsigned char *o_reserve(struct otable *o, size_t size, size_t n)
 {
 	unsigned char *e;
 
 	if (o->len + size > o->cap) {
 		size_t ncap = o->cap ? o->cap : o->hint + size;
-		unsigned char *n;
+		unsigned char *nb;
 
 		while (ncap < o->len + size)
 			ncap += ncap / 2;
-		n = xtt_big_grow(o->buf, o->cap, ncap);
-		if (!n)
+		nb = xtt_big_grow(o->buf, o->cap, ncap);
+		if (!nb)
 			return NULL;
-		o->buf = n;
+		o->buf = nb;
 		o->cap = ncap;
 	}
-	if (GROW(o->cmap, o->cap_cmap, o->n_ent + 1) < 0)
+	if (GROW(o->cmap, o->cap_cmap, o->n_ent + n) < 0)
 		return NULL;
-	o->cmap[o->n_ent++] = old_idx == SIZE_MAX ? 0 : (uint32_t)(old_idx + 1);
+	o->n_ent += n;
 	e = o->buf + o->len;
 	o->len += size;
 	return e;
 }
 
+/* Room for an entry of size bytes; its counters come from old entry
+ * old_idx (SIZE_MAX: none). */
+static unsigned char *o_entry(struct otable *o, size_t size, size_t old_idx)
+{
+	unsigned char *e = o_reserve(o, size, 1);
+
+	if (e)
+		o->cmap[o->n_ent - 1] = old_idx == SIZE_MAX ? 0 : (uint32_t)(old_idx + 1);
+	return e;
+}
+
 static int o_fixup(struct otable *o, uint32_t at, bool plan, const char *from, size_t ruleno,
-		   const char *chain)
+		   const char *chain, struct xtt_chain *to)
 {
 	if (GROW(o->fx, o->cap_fx, o->n_fx + 1) < 0)
 		return -ENOMEM;
 	o->fx[o->n_fx++] = (struct fixup){ .at = at, .ruleno = (uint32_t)ruleno, .plan = plan,
-					   .from = from, .chain = chain };
+					   .from = from, .chain = chain, .to = to };
 	return 0;
 }
 
@@ -384,28 +443,44 @@ static uint32_t verdict_at(const struct otable *o, const struct xt_fam *f, unsig
 	return (uint32_t)(verdict_of(f, e) - o->buf - sizeof(struct ipt_replace));
 }
 
-/* Copy kernel entry idx; a jump is re-aimed at its chain's new place. */
-static int emit_copy(struct dsync *s, size_t idx, const char *chain)
+/*
+ * Copy the n kernel entries from idx on (one chain's, consecutive in the
+ * table) in one piece; each jump is re-aimed at its chain's new place,
+ * each fall-through at its own next entry, and each entry takes its
+ * counters from the one it copies.
+ */
+static int emit_copy_run(struct dsync *s, size_t idx, size_t n, const char *chain)
 {
-	const void *ke = xtt_entry(&s->k, idx);
-	const struct xt_standard_target *st = (const void *)xtt_target(s->f, ke);
-	uint32_t off = o_off(&s->o);
-	size_t len = xt_fam_next_offset(s->f, ke);
-	unsigned char *e = o_entry(&s->o, len, idx);
+	uint32_t from = s->k.eoff[idx];
+	uint32_t to_end = idx + n < s->k.n_ent ? s->k.eoff[idx + n] : s->k.info.size;
+	uint32_t base = o_off(&s->o);
+	size_t first_ent = s->o.n_ent;
+	unsigned char *out;
+	int r;
 
-	if (!e)
+	if (!n)
+		return 0;
+	out = o_reserve(&s->o, to_end - from, n);
+	if (!out)
 		return -ENOMEM;
-	memcpy(e, ke, len);
-	if (st->target.u.target_size < XT_ALIGN(sizeof(*st)) ||
-	    !streq(st->target.u.user.name, XT_STANDARD_TARGET) || st->verdict < 0)
-		return 0;
-	if ((uint32_t)st->verdict == s->k.eoff[idx] + len) {
-		set_verdict(s->f, e, (int)(off + len));
-		return 0;
-	}
-	{
-		const struct xtt_chain *to = xtt_jump(&s->k, idx);
+	memcpy(out, s->k.blob + from, to_end - from);
+	for (size_t x = 0; x < n; x++) {
+		uint32_t koff = s->k.eoff[idx + x];
+		const void *ke = s->k.blob + koff;
+		const struct xt_standard_target *st = (const void *)xtt_target(s->f, ke);
+		unsigned char *e = out + (koff - from);
+		size_t len = xt_fam_next_offset(s->f, ke);
+		struct xtt_chain *to;
 
+		s->o.cmap[first_ent + x] = (uint32_t)(idx + x + 1);
+		if (st->target.u.target_size < XT_ALIGN(sizeof(*st)) ||
+		    st->target.u.user.name[0] != '\0' || st->verdict < 0)
+			continue; /* a verdict or another target: as it is */
+		if ((uint32_t)st->verdict == koff + len) {
+			set_verdict(s->f, e, (int)(base + (koff - from) + len));
+			continue;
+		}
+		to = (struct xtt_chain *)xtt_jump(&s->k, idx + x);
 		if (!to) {
 			diag_add(s->d, DIAG_ERROR, "direct", s->tname, chain,
 				 "a rule jumps to byte %d, which starts no chain: svcnat cannot "
@@ -413,8 +488,17 @@ static int emit_copy(struct dsync *s, size_t idx, const char *chain)
 				 st->verdict);
 			return -EPROTO;
 		}
-		return o_fixup(&s->o, verdict_at(&s->o, s->f, e), false, chain, 0, to->name);
+		r = o_fixup(&s->o, verdict_at(&s->o, s->f, e), false, chain, 0, to->name, to);
+		if (r < 0)
+			return r;
 	}
+	return 0;
+}
+
+/* Copy kernel entry idx; a jump is re-aimed at its chain's new place. */
+static int emit_copy(struct dsync *s, size_t idx, const char *chain)
+{
+	return emit_copy_run(s, idx, 1, chain);
 }
 
 static int emit_rule(struct dsync *s, const char *chain, const struct rs_rule *r, size_t ruleno)
@@ -446,7 +530,7 @@ static int emit_rule(struct dsync *s, const char *chain, const struct rs_rule *r
 		if (!r->t.u.chain)
 			return -EINVAL;
 		return o_fixup(&s->o, verdict_at(&s->o, s->f, e), true, chain, ruleno,
-			       r->t.u.chain);
+			       r->t.u.chain, NULL);
 	default:
 		return 0;
 	}
@@ -465,8 +549,11 @@ static int emit_error(struct dsync *s, const char *name)
 	xt_fam_set_offsets(s->f, e, s->f->size, (uint16_t)sz);
 	et = (struct xt_error_target *)(e + s->f->size);
 	et->target.u.user.target_size = XT_ALIGN(sizeof(*et));
-	snprintf(et->target.u.user.name, sizeof(et->target.u.user.name), "%s", XT_ERROR_TARGET);
-	snprintf(et->errorname, sizeof(et->errorname), "%s", name ? name : XT_ERROR_TARGET);
+	/* Into the zeroed fields, cut to fit (snprintf showed in a 128k-chain
+	 * build). */
+	memcpy(et->target.u.user.name, XT_ERROR_TARGET, sizeof(XT_ERROR_TARGET));
+	name = name ? name : XT_ERROR_TARGET;
+	memcpy(et->errorname, name, strnlen(name, sizeof(et->errorname) - 1));
 	return 0;
 }
 
@@ -521,7 +608,8 @@ static int build_table(struct dsync *s)
 		if (r < 0)
 			return r;
 	}
-	qsort_safe(s->oc, s->n_oc, sizeof(*s->oc), oc_cmp);
+	if (!s->oc_sorted)
+		qsort_safe(s->oc, s->n_oc, sizeof(*s->oc), oc_cmp);
 	for (size_t i = 0; i < s->n_oc; i++) {
 		struct ochain *oc = &s->oc[i];
 
@@ -529,6 +617,10 @@ static int build_table(struct dsync *s)
 		if (r < 0)
 			return r;
 		oc->first = o_off(&s->o);
+		if (oc->k) {
+			oc->k->placed = true;
+			oc->k->ofirst = oc->first;
+		}
 		if (oc->pc) {
 			for (size_t j = 0; j < oc->pc->n_rules; j++) {
 				r = emit_rule(s, oc->name, &oc->pc->rules[j], j);
@@ -536,11 +628,9 @@ static int build_table(struct dsync *s)
 					return r;
 			}
 		} else if (oc->k->fate != F_EMPTY) {
-			for (size_t j = 0; j < oc->k->n_rules; j++) {
-				r = emit_copy(s, oc->k->first_idx + j, oc->name);
-				if (r < 0)
-					return r;
-			}
+			r = emit_copy_run(s, oc->k->first_idx, oc->k->n_rules, oc->name);
+			if (r < 0)
+				return r;
 		}
 		r = emit_return(s, oc->k ? oc->k->tail_idx : SIZE_MAX);
 		if (r < 0)
@@ -550,20 +640,28 @@ static int build_table(struct dsync *s)
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < s->o.n_fx; i++) {
-		const struct ochain *to =
-			bsearch(&(struct ochain){ .name = s->o.fx[i].chain }, s->oc, s->n_oc,
-				sizeof(*s->oc), oc_cmp);
+		const struct fixup *fx = &s->o.fx[i];
+		const struct ochain *to = NULL;
+		bool ok;
 		int v;
 
 		/* Planned rules jump only to planned chains (as the libiptc
 		 * backend checks up front); kept foreign rules to kept chains. */
-		if (!to || (s->o.fx[i].plan && !to->pc && !(to->k && to->k->pc))) {
-			diag_add(s->d, DIAG_ERROR, "plan", s->tname, s->o.fx[i].from,
+		if (fx->to) {
+			ok = fx->to->placed;
+			v = (int)fx->to->ofirst;
+		} else {
+			to = bsearch(&(struct ochain){ .name = fx->chain }, s->oc, s->n_oc,
+				     sizeof(*s->oc), oc_cmp);
+			ok = to && (!fx->plan || to->pc || (to->k && to->k->pc));
+			v = to ? (int)to->first : 0;
+		}
+		if (!ok) {
+			diag_add(s->d, DIAG_ERROR, "plan", s->tname, fx->from,
 				 "rule %u jumps to '%s', which is not a planned chain",
-				 s->o.fx[i].ruleno + 1, s->o.fx[i].chain);
+				 fx->ruleno + 1, fx->chain);
 			return -EINVAL;
 		}
-		v = (int)to->first;
 		memcpy(s->o.buf + sizeof(struct ipt_replace) + s->o.fx[i].at, &v, sizeof(v));
 	}
 	repl = (struct ipt_replace *)s->o.buf;

@@ -202,7 +202,7 @@ int xtt_read(struct xtt_table *k, int fd, const struct xt_fam *f, const char *ta
 	struct xtt_chain *cur = NULL;
 	size_t i = 0;
 	uint32_t off;
-	bool ended = false;
+	bool ended = false, sorted = true;
 
 	memset(k, 0, sizeof(*k));
 	k->f = f;
@@ -258,7 +258,9 @@ int xtt_read(struct xtt_table *k, int fd, const struct xt_fam *f, const char *ta
 			*cur = (struct xtt_chain){ .name = hook_names[hook], .hook = hook, .first = off,
 						.first_idx = i };
 		}
-		if (xtt_target_is(f, e, XT_ERROR_TARGET)) {
+		/* (the first byte first: most entries are rules) */
+		if (xtt_target(f, e)->u.user.name[0] == XT_ERROR_TARGET[0] &&
+		    xtt_target_is(f, e, XT_ERROR_TARGET)) {
 			const struct xt_error_target *et = (const void *)xtt_target(f, e);
 
 			if (cur && cur->hook >= 0)
@@ -293,10 +295,20 @@ int xtt_read(struct xtt_table *k, int fd, const struct xt_fam *f, const char *ta
 	k->by_name = malloc((k->n_ch + 1) * sizeof(*k->by_name));
 	if (!k->by_name)
 		return -ENOMEM;
-	for (size_t c = 0; c < k->n_ch; c++)
-		if (k->ch[c].hook < 0)
-			k->by_name[k->n_by_name++] = &k->ch[c];
-	qsort_safe(k->by_name, k->n_by_name, sizeof(*k->by_name), kc_name_cmp);
+	for (size_t c = 0; c < k->n_ch; c++) {
+		if (k->ch[c].hook < 0) {
+			k->by_name[k->n_by_name] = &k->ch[c];
+			if (sorted && k->n_by_name)
+				sorted = strcmp(k->by_name[k->n_by_name - 1]->name,
+						k->ch[c].name) < 0;
+			k->n_by_name++;
+		}
+	}
+	/* svcnat and libiptc write user chains in name order: then the
+	 * table's order is the sorted one, and a merge sort of sorted input
+	 * would still cost n log n comparisons. */
+	if (!sorted)
+		qsort_safe(k->by_name, k->n_by_name, sizeof(*k->by_name), kc_name_cmp);
 	return 0;
 }
 

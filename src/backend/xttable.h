@@ -28,6 +28,8 @@ struct xtt_chain {
 	size_t tail_idx;  /* entry index of the tail: RETURN, or the policy */
 	/* The writer's, zero after the read: */
 	uint8_t fate;
+	bool placed;     /* written into the new table, its rules from ofirst */
+	uint32_t ofirst;
 	const struct rs_chain *pc;
 	unsigned foreign_refs;
 };
