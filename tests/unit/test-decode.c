@@ -1315,6 +1315,142 @@ static void test_legacy(void **state)
 	diag_list_done(&dl);
 }
 
+/* ---- kube-proxy's family split of a Service (pkg/proxy/util/utils_test.go) ---- */
+
+/* The addresses of family fam in a (comma-separated, in order), or "". */
+static void family_ips(const struct ipaddr *a, size_t stride, size_t n, int fam, char *out,
+		       size_t len)
+{
+	size_t k = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		const struct ipaddr *x = (const struct ipaddr *)((const char *)a + i * stride);
+
+		if (x->family == fam)
+			k += (size_t)snprintf(out + k, len - k, "%s%s", k ? "," : "", fmt_ip(x));
+	}
+}
+
+/*
+ * TestGetClusterIPByFamily, its twelve cases: the cluster IP a family's
+ * proxier takes is the first of spec.clusterIPs of that family, or
+ * spec.clusterIP alone ("old style") when it is of that family.
+ */
+static void test_kp_cluster_ip_by_family(void **state)
+{
+	static const struct {
+		const char *name, *spec;
+		int family;
+		const char *want;
+	} cases[] = {
+		{ "old style service ipv4. want ipv4", "\"clusterIP\":\"10.0.0.10\"", AF_INET, "10.0.0.10" },
+		{ "old style service ipv4. want ipv6", "\"clusterIP\":\"10.0.0.10\"", AF_INET6, "" },
+		{ "old style service ipv6. want ipv6", "\"clusterIP\":\"2000::1\"", AF_INET6, "2000::1" },
+		{ "old style service ipv6. want ipv4", "\"clusterIP\":\"2000::1\"", AF_INET, "" },
+		{ "service single stack ipv4. want ipv4",
+		  "\"clusterIPs\":[\"10.0.0.10\"],\"ipFamilies\":[\"IPv4\"]", AF_INET, "10.0.0.10" },
+		{ "service single stack ipv4. want ipv6",
+		  "\"clusterIPs\":[\"10.0.0.10\"],\"ipFamilies\":[\"IPv4\"]", AF_INET6, "" },
+		{ "service single stack ipv6. want ipv6",
+		  "\"clusterIPs\":[\"2000::1\"],\"ipFamilies\":[\"IPv6\"]", AF_INET6, "2000::1" },
+		{ "service single stack ipv6. want ipv4",
+		  "\"clusterIPs\":[\"2000::1\"],\"ipFamilies\":[\"IPv6\"]", AF_INET, "" },
+		{ "service dual stack ipv4,6. want ipv4",
+		  "\"clusterIPs\":[\"10.0.0.10\",\"2000::1\"],\"ipFamilies\":[\"IPv4\",\"IPv6\"]", AF_INET,
+		  "10.0.0.10" },
+		{ "service dual stack ipv4,6. want ipv6",
+		  "\"clusterIPs\":[\"10.0.0.10\",\"2000::1\"],\"ipFamilies\":[\"IPv4\",\"IPv6\"]", AF_INET6,
+		  "2000::1" },
+		{ "service dual stack ipv6,4. want ipv6",
+		  "\"clusterIPs\":[\"2000::1\",\"10.0.0.10\"],\"ipFamilies\":[\"IPv6\",\"IPv4\"]", AF_INET6,
+		  "2000::1" },
+		{ "service dual stack ipv6,4. want ipv4",
+		  "\"clusterIPs\":[\"2000::1\",\"10.0.0.10\"],\"ipFamilies\":[\"IPv6\",\"IPv4\"]", AF_INET,
+		  "10.0.0.10" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char json[512], got[256];
+		struct decoded d = { 0 };
+		struct diag_list dl;
+		const struct service *sv;
+
+		print_message("  case: %s\n", cases[i].name);
+		diag_list_init(&dl);
+		snprintf(json, sizeof(json), "{" SVC_META ",\"spec\":{%s," PORT80 "}}", cases[i].spec);
+		assert_int_equal(run(json, &d, &dl), 0);
+		assert_int_equal(dl.n, 0);
+		sv = find_service(&d, "shop", "web");
+		assert_non_null(sv);
+		family_ips(sv->cluster_ips, sizeof(*sv->cluster_ips), sv->n_cluster_ips,
+			   cases[i].family, got, sizeof(got));
+		/* kube-proxy's proxier takes the first of its family */
+		if (strchr(got, ','))
+			*strchr(got, ',') = '\0';
+		assert_string_equal(got, cases[i].want);
+		decoded_done(&d);
+		diag_list_done(&dl);
+	}
+}
+
+/*
+ * TestFilterIncorrectLoadBalancerIngress, its six cases: a family's proxier
+ * keeps the ingress IPs of its family (ipMode VIP or none).  A hostname-only
+ * entry, which kube-proxy files as "correct" for IPv4 and "incorrect" for
+ * IPv6, programs nothing in either: it has no IP (decoded to nothing).
+ */
+static void test_kp_lb_ingress_by_family(void **state)
+{
+	static const struct {
+		const char *name, *ingress;
+		int family;
+		const char *want;
+	} cases[] = {
+		{ "IPv4 only valid ingresses", "{\"ip\":\"1.2.3.4\",\"ipMode\":\"VIP\"},{\"ip\":\"1.2.3.5\"}",
+		  AF_INET, "1.2.3.4,1.2.3.5" },
+		{ "IPv4 some invalid ingresses",
+		  "{\"ip\":\"1.2.3.4\",\"ipMode\":\"VIP\"},{\"ip\":\"2000::1\"},{\"hostname\":\"dummy\"}",
+		  AF_INET, "1.2.3.4" },
+		{ "IPv4 only invalid ingresses", "{\"ip\":\"2000::1\"},{\"ip\":\"2000::1\",\"ipMode\":\"VIP\"}",
+		  AF_INET, "" },
+		{ "IPv6 only valid ingresses", "{\"ip\":\"2000::1\",\"ipMode\":\"VIP\"},{\"ip\":\"2000::2\"}",
+		  AF_INET6, "2000::1,2000::2" },
+		{ "IPv6 some invalid ingresses",
+		  "{\"ip\":\"2000::1\",\"ipMode\":\"VIP\"},{\"ip\":\"1.2.3.4\"},{\"hostname\":\"dummy\"}",
+		  AF_INET6, "2000::1" },
+		{ "IPv6 only invalid ingresses", "{\"ip\":\"1.2.3.4\"},{\"ip\":\"1.2.3.5\",\"ipMode\":\"VIP\"}",
+		  AF_INET6, "" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char json[1024], got[256];
+		struct decoded d = { 0 };
+		struct diag_list dl;
+		const struct service *sv;
+
+		print_message("  case: %s\n", cases[i].name);
+		diag_list_init(&dl);
+		snprintf(json, sizeof(json),
+			 "{" SVC_META ",\"spec\":{\"type\":\"LoadBalancer\",\"clusterIP\":\"%s\"," PORT80
+			 "},\"status\":{\"loadBalancer\":{\"ingress\":[%s]}}}",
+			 cases[i].family == AF_INET ? "10.0.0.10" : "2000::10", cases[i].ingress);
+		assert_int_equal(run(json, &d, &dl), 0);
+		assert_int_equal(dl.n, 0);
+		sv = find_service(&d, "shop", "web");
+		assert_non_null(sv);
+		for (size_t k = 0; k < sv->n_lb_ingress; k++)
+			assert_false(sv->lb_ingress[k].ipmode_proxy);
+		family_ips(&sv->lb_ingress[0].ip, sizeof(*sv->lb_ingress), sv->n_lb_ingress,
+			   cases[i].family, got, sizeof(got));
+		assert_string_equal(got, cases[i].want);
+		decoded_done(&d);
+		diag_list_done(&dl);
+	}
+}
+
 /* ---- decode_object (etcd values) ---- */
 
 static void test_decode_object(void **state)
@@ -1820,6 +1956,8 @@ int main(void)
 		cmocka_unit_test(test_endpointslice_variants),
 		cmocka_unit_test(test_endpoints_v1),
 		cmocka_unit_test(test_legacy),
+		cmocka_unit_test(test_kp_cluster_ip_by_family),
+		cmocka_unit_test(test_kp_lb_ingress_by_family),
 		cmocka_unit_test(test_decode_object),
 		cmocka_unit_test(test_documents),
 		cmocka_unit_test(test_port_bounds),

@@ -3288,6 +3288,65 @@ static void test_kp_node_addresses(void **state)
 	}
 }
 
+/*
+ * kube-proxy's TestFilterIncorrectIPVersion (pkg/proxy/util/utils_test.go),
+ * its ten cases, as external IP rules: a family's plan writes the external
+ * IPs of its family, in order, and none of the other.
+ */
+static void test_kp_external_ips_by_family(void **state)
+{
+	static const struct {
+		const char *desc, *ips; /* "": none */
+		bool want_ipv6;
+		const char *correct;    /* the rules' addresses, in order */
+	} cases[] = {
+		{ "empty input IPv4", "", false, "" },
+		{ "empty input IPv6", "", true, "" },
+		{ "want IPv4 and receive IPv6", "fd00:20::1", false, "" },
+		{ "want IPv6 and receive IPv4", "192.168.200.2", true, "" },
+		{ "want IPv6 and receive IPv4 and IPv6", "192.168.200.2,192.1.34.23,fd00:20::1,2001:db9::3",
+		  true, "fd00:20::1/128,2001:db9::3/128" },
+		{ "want IPv4 and receive IPv4 and IPv6", "192.168.200.2,192.1.34.23,fd00:20::1,2001:db9::3",
+		  false, "192.168.200.2/32,192.1.34.23/32" },
+		{ "want IPv4 and receive IPv4 only", "192.168.200.2,192.1.34.23", false,
+		  "192.168.200.2/32,192.1.34.23/32" },
+		{ "want IPv6 and receive IPv4 only", "192.168.200.2,192.1.34.23", true, "" },
+		{ "want IPv4 and receive IPv6 only", "fd00:20::1,2001:db9::3", false, "" },
+		{ "want IPv6 and receive IPv6 only", "fd00:20::1,2001:db9::3", true,
+		  "fd00:20::1/128,2001:db9::3/128" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct fx *f = fx_new();
+		char got[512] = "", *txt, *line, *save = NULL;
+		size_t n = 0;
+		struct svc_port *p;
+
+		print_message("  case: %s\n", cases[i].desc);
+		fx_dual(f, cases[i].want_ipv6 ? AF_INET6 : AF_INET);
+		f->s.dual_stack = true;
+		p = fx_port(f, "ns1", "svc1", "p80", "tcp", NULL, 80);
+		fx_ips(f, &p->cluster_ips, &p->n_cluster_ips, "172.30.0.41,fd00:172:30::41");
+		if (cases[i].ips[0])
+			fx_ips(f, &p->external_ips, &p->n_external_ips, cases[i].ips);
+		fx_ep(f, p, "10.180.0.1", 80, EP_READY);
+		fx_ep(f, p, "fd00:10:180::1", 80, EP_READY);
+		fx_plan(f);
+		txt = chain_text(ruleset_find_chain(f->rs, RS_NAT, "KUBE-SERVICES"));
+		for (line = strtok_r(txt, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char addr[64];
+
+			if (!strstr(line, "external IP\"") || sscanf(line, "-A KUBE-SERVICES -d %63s", addr) != 1)
+				continue;
+			n += (size_t)snprintf(got + n, sizeof(got) - n, "%s%s", n ? "," : "", addr);
+		}
+		free(txt);
+		assert_string_equal(got, cases[i].correct);
+		fx_teardown((void **)&f);
+	}
+}
+
 #define TREE_TESTS \
 	cmocka_unit_test_setup_teardown(test_tree_equivalent, fx_setup, fx_teardown), \
 	cmocka_unit_test_setup_teardown(test_tree_equivalent_nodeport_addresses, fx_setup, fx_teardown), \
@@ -3343,6 +3402,7 @@ int main(void)
 		cmocka_unit_test(test_kp_localhost_nodeports_ipv6),
 		cmocka_unit_test(test_kp_service_family_split),
 		cmocka_unit_test(test_kp_node_addresses),
+		cmocka_unit_test(test_kp_external_ips_by_family),
 		cmocka_unit_test_setup_teardown(test_single_family_notes, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_duplicate_port_and_cidrs, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_deterministic, fx_setup, fx_teardown),
