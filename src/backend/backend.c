@@ -41,14 +41,43 @@ static const struct writer_table tables[] = {
 };
 #define N_TABLES ARRAY_SIZE(tables)
 
-/* The two plans of a sync (plan[WRITER_IPV6] NULL: IPv4 only). */
+/* The same with ip6 nat last, for a sync whose IPv6 nat plan is the larger
+ * (an IPv6-only or mostly IPv6 cluster). */
+static const struct writer_table tables_ip6_nat_last[N_TABLES] = {
+	{ WRITER_IPV4, RS_FILTER },
+	{ WRITER_IPV6, RS_FILTER },
+	{ WRITER_IPV4, RS_NAT },
+	{ WRITER_IPV6, RS_NAT },
+};
+
+/* The two plans of a sync (plan[WRITER_IPV6] NULL: IPv4 only) and the
+ * order of its tables. */
 struct plans {
 	const struct ruleset *plan[2];
+	const struct writer_table *tables;
 };
+
+static size_t nat_rules(const struct ruleset *rs)
+{
+	const struct rs_chains *cs = &rs->t[RS_NAT];
+	size_t n = 0;
+
+	for (size_t i = 0; i < cs->n; i++)
+		n += cs->chains[i]->n_rules;
+	return n;
+}
+
+/* The larger nat table last: the one a writer need not keep (a second
+ * copy of it, read for a put-back, cost an IPv6-only sync at 10,000 x 10
+ * a third more peak memory through libiptc). */
+static const struct writer_table *table_order(const struct ruleset *rs, const struct ruleset *rs6)
+{
+	return rs6 && nat_rules(rs6) > nat_rules(rs) ? tables_ip6_nat_last : tables;
+}
 
 static bool table_on(const struct plans *ps, size_t i)
 {
-	return ps->plan[tables[i].family] != NULL;
+	return ps->plan[ps->tables[i].family] != NULL;
 }
 
 /* The last table of the sync: the one never kept for a put-back. */
@@ -263,11 +292,11 @@ static enum after put_back(struct backend *b, const struct plans *ps,
 			continue;
 
 		for (size_t k = 0; k < n; k++)
-			if (done[k] && chg[k].family == tables[i].family &&
-			    chg[k].table == tables[i].table)
+			if (done[k] && chg[k].family == ps->tables[i].family &&
+			    chg[k].table == ps->tables[i].table)
 				is_new = true;
 		at += (size_t)snprintf(what + at, at < sizeof(what) ? sizeof(what) - at : 0,
-				       "%s%s %s", at ? ", " : "", writer_table_name(&tables[i]),
+				       "%s%s %s", at ? ", " : "", writer_table_name(&ps->tables[i]),
 				       is_new ? "holds the new rules (putting it back failed)"
 					      : "keeps its previous rules");
 	}
@@ -300,14 +329,14 @@ static int transaction(struct backend *b, const struct plans *ps, struct apply_r
 			continue;
 		t0 = monotonic_seconds();
 		enc = res->encode_seconds;
-		*ret_table = writer_table_name(&tables[i]);
-		r = ops->prepare(b->w, &tables[i], ps->plan[tables[i].family], i != last, &changed,
-				 res, d);
+		*ret_table = writer_table_name(&ps->tables[i]);
+		r = ops->prepare(b->w, &ps->tables[i], ps->plan[ps->tables[i].family], i != last,
+				 &changed, res, d);
 		res->read_seconds += monotonic_seconds() - t0 - (res->encode_seconds - enc);
 		if (r < 0)
 			return r;
 		if (changed)
-			chg[n++] = tables[i];
+			chg[n++] = ps->tables[i];
 	}
 	double tw = monotonic_seconds();
 
@@ -346,7 +375,7 @@ static int drive(struct backend *b, const struct plans *ps, struct apply_result 
 	for (size_t i = 0; i < N_TABLES; i++) {
 		if (!table_on(ps, i))
 			continue;
-		r = owned_check_targets(ps->plan[tables[i].family], tables[i].table, d);
+		r = owned_check_targets(ps->plan[ps->tables[i].family], ps->tables[i].table, d);
 		if (r < 0)
 			goto refused;
 	}
@@ -398,10 +427,11 @@ int backend_apply_families(struct backend *b, const struct ruleset *rs,
 			   struct diag_list *d)
 {
 	struct apply_result tmp;
-	struct plans ps = { { rs, rs6 } };
+	struct plans ps = { { rs, rs6 }, NULL };
 
 	if (!b || !rs || (rs6 && !b->w->ops->ipv6))
 		return -EINVAL;
+	ps.tables = table_order(rs, rs6);
 	return drive(b, &ps, res ? res : &tmp, d);
 }
 

@@ -20,8 +20,9 @@
  *   reset
  *
  * prepare writes nothing; only commit and put_back change the kernel.
- * Tables are prepared and committed in the driver's order (filter before
- * nat, so the large nat table is the last one and never needs keeping).
+ * Tables are prepared and committed in the driver's order (the filter
+ * tables before the nat ones, the nat table of the larger plan last, so
+ * it never needs keeping).
  *
  * Returns: 0 or -errno, with a located diag for anything but -EAGAIN (the
  * driver words that one).  A writer never logs and never retries.

@@ -542,6 +542,64 @@ static void test_families(void **state)
 	diag_list_done(&d);
 }
 
+/* The larger nat plan goes last (issue 14): an IPv6-only cluster's ip6 nat
+ * table is the one not kept, and a refused IPv4 nat puts back what came
+ * before it. */
+static void test_ip6_nat_last(void **state)
+{
+	struct backend_options o = { .commit_retries = 3 };
+	struct ruleset *rs = ruleset_new(), *rs6 = ruleset_new();
+	struct apply_result res;
+	struct backend *b = NULL;
+	struct diag_list d;
+	struct rs_chain *c;
+	struct fake f;
+
+	(void)state;
+	assert_non_null(rs);
+	assert_non_null(rs6);
+	c = ruleset_add_chain(rs6, RS_NAT, "KUBE-MARK-MASQ");
+	assert_non_null(c);
+	for (int i = 0; i < 2; i++)
+		assert_non_null(rs_chain_append(c));
+	c->rules[1].t.kind = RS_T_RETURN;
+
+	fake_init(&f, false);
+	f.ops.ipv6 = true;
+	assert_int_equal(backend_new_over(&o, &f.w, &b), 0);
+	diag_list_init(&d);
+	assert_int_equal(backend_apply_families(b, rs, rs6, &res, &d), 0);
+	assert_string_equal(f.log, "prepare filter keep;prepare ip6 filter keep;prepare nat keep;"
+				   "prepare ip6 nat;commit filter;commit ip6 filter;commit nat;"
+				   "commit ip6 nat");
+	diag_list_done(&d);
+	backend_free(b);
+
+	fake_init(&f, false);
+	f.ops.ipv6 = true;
+	f.commit_err[RS_NAT] = -EPERM;
+	f.commit_times[RS_NAT] = 1;
+	assert_int_equal(backend_new_over(&o, &f.w, &b), 0);
+	diag_list_init(&d);
+	assert_int_equal(backend_apply_families(b, rs, rs6, &res, &d), -EPERM);
+	assert_string_equal(f.log, "prepare filter keep;prepare ip6 filter keep;prepare nat keep;"
+				   "prepare ip6 nat;commit filter;commit ip6 filter;commit nat;"
+				   "put_back ip6 filter;put_back filter");
+	assert_true(has_msg(&d, "the kernel keeps its previous rules"));
+	diag_list_done(&d);
+	backend_free(b);
+
+	/* As large as IPv4's (here: both empty): the IPv4 nat table last. */
+	fake_init(&f, false);
+	f.ops.ipv6 = true;
+	assert_int_equal(run6(&f, &res, &d), 0);
+	assert_string_equal(f.log, "prepare filter keep;prepare ip6 filter keep;prepare ip6 nat keep;"
+				   "prepare nat;commit filter;commit ip6 filter;commit ip6 nat;commit nat");
+	diag_list_done(&d);
+	ruleset_free(rs);
+	ruleset_free(rs6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -555,6 +613,7 @@ int main(void)
 		cmocka_unit_test(test_plan_checked_first),
 		cmocka_unit_test(test_lock_held),
 		cmocka_unit_test(test_families),
+		cmocka_unit_test(test_ip6_nat_last),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
