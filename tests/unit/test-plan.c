@@ -3166,6 +3166,11 @@ static void test_kp_service_family_split(void **state)
 			snprintf(fw, sizeof(fw), "KUBE-FW-%s", hash);
 			expect_chain(f->rs, RS_NAT, fw, want);
 		}
+		/* kube-proxy drops the rest in filter KUBE-PROXY-FIREWALL, for the
+		 * family's LB IP only (not its other-family ingress IP). */
+		snprintf(want, sizeof(want), "-A KUBE-PROXY-FIREWALL -d %s -p tcp -m comment --comment \"%s traffic not accepted by KUBE-FW-%s\" -m tcp --dport 12345 -j DROP\n",
+			 v4 ? "8.8.8.8/32" : "2001:db8:85a3::8a2e:370:7335/128", key, hash);
+		expect_chain(f->rs, RS_FILTER, "KUBE-PROXY-FIREWALL", want);
 		snprintf(flow_out, sizeof(flow_out), "%s:12345", ep);
 		RUN_FLOWS(f,
 			FL("pod to cluster IP", v4 ? "10.0.0.2" : "2001:2:0:10::2", false,
