@@ -543,18 +543,69 @@ class Suite:
             time.sleep(0.2)
         raise BenchError("the daemon did not finish sync %d within %d s" % (count, timeout))
 
-    def daemon(self, n, m, reps):
+    @staticmethod
+    def split_config(path, k):
+        """The List at path as files of k services each (every Service with
+        its EndpointSlices, the generator's order kept): {name: text}."""
+        with open(path) as f:
+            doc = json.load(f)
+        groups, order = {}, []
+        for it in doc["items"]:
+            md = it.get("metadata", {})
+            svc = md.get("name") if it.get("kind") == "Service" else \
+                md.get("labels", {}).get("kubernetes.io/service-name")
+            key = (md.get("namespace"), svc)
+            if key not in groups:
+                groups[key] = []
+                order.append(key)
+            groups[key].append(it)
+        files = {}
+        for c in range(0, len(order), k):
+            items = [it for key in order[c:c + k] for it in groups[key]]
+            files["s%06d.json" % (c // k)] = json.dumps(
+                {"apiVersion": "v1", "kind": "List", "items": items}, separators=(",", ":"))
+        return files
+
+    @staticmethod
+    def write_split(live, files, current):
+        """Replace (rename over) the files of live that differ from current;
+        returns how many were written."""
+        n = 0
+        for name, text in files.items():
+            if current.get(name) == text:
+                continue
+            tmp = os.path.join(live, "." + name + ".tmp")
+            with open(tmp, "w") as f:
+                f.write(text)
+            os.rename(tmp, os.path.join(live, name))
+            current[name] = text
+            n += 1
+        return n
+
+    def daemon(self, n, m, reps, split=0):
         """The daemon's own sync time for one endpoint changed: it keeps state
-        between syncs, --once cannot.  From its kube-proxy metrics."""
+        between syncs, --once cannot.  From its kube-proxy metrics.  split:
+        0, one file replaced; K, a directory of files of K services each, of
+        which the one holding the moved endpoint is replaced."""
         if not shutil.which("curl"):
             self.warn("curl not installed: no daemon figures")
             return None
-        tag = "%dx%d" % (n, m)
+        tag = "%dx%d" % (n, m) + ("-dir%d" % split if split else "")
         d = os.path.join(self.work, "daemon-" + tag)
         os.makedirs(os.path.join(d, "src"), exist_ok=True)
         cfg = {c: self.gen(os.path.join(d, c + ".json"), n, m, c) for c in ("none", "endpoint")}
-        live = os.path.join(d, "src", "services.json")
-        shutil.copyfile(cfg["none"], live)
+        if split:
+            live = os.path.join(d, "src", "conf.d")
+            os.makedirs(live, exist_ok=True)
+            parts = {c: self.split_config(cfg[c], split) for c in cfg}
+            current = {}
+            self.write_split(live, parts["none"], current)
+            # Files changed less than 0.1 s before they are read are read
+            # again at the next change: let them age.
+            time.sleep(0.5)
+        else:
+            live = os.path.join(d, "src", "services.json")
+            shutil.copyfile(cfg["none"], live)
         D = self.ns_new("daemon")
         self.log("daemon %s: initial sync" % tag)
         errlog = open(os.path.join(d, "daemon.log"), "w")
@@ -564,15 +615,21 @@ class Suite:
                               "-v"],  # -v: each sync's parts (daemon_parts())
                              stdout=subprocess.DEVNULL, stderr=errlog)
         self.procs.append(p)
-        out = {"n": n, "m": m, "sync_s": [], "programming_s": []}
+        out = {"n": n, "m": m, "split": split, "sync_s": [], "programming_s": [], "files_written": []}
         try:
             mt = self.wait_syncs(D, p, 1, 1800)
             out["initial_sync_s"] = mt.get("kubeproxy_sync_proxy_rules_duration_seconds_sum")
+            with open("/proc/%d/status" % p.pid) as f:
+                st = dict(line.split(":", 1) for line in f if ":" in line)
+            out["vmrss_initial_kb"] = int(st["VmRSS"].split()[0])
             k = 1
             for rep in range(reps):
-                src = cfg["endpoint"] if rep % 2 == 0 else cfg["none"]
-                shutil.copyfile(src, live + ".tmp")
-                os.rename(live + ".tmp", live)  # one atomic change: one endpoint moved
+                src = "endpoint" if rep % 2 == 0 else "none"
+                if split:
+                    out["files_written"].append(self.write_split(live, parts[src], current))
+                else:
+                    shutil.copyfile(cfg[src], live + ".tmp")
+                    os.rename(live + ".tmp", live)  # one atomic change: one endpoint moved
                 m1 = self.wait_syncs(D, p, k + 1, 600)
                 dc = m1["kubeproxy_sync_proxy_rules_duration_seconds_count"] - k
                 out["sync_s"].append((m1["kubeproxy_sync_proxy_rules_duration_seconds_sum"] -
@@ -599,7 +656,13 @@ class Suite:
         out["sync_s"] = median_range(out["sync_s"])
         out["programming_s"] = median_range(out["programming_s"])
         out["parts"] = daemon_parts(os.path.join(d, "daemon.log"))
-        self.res["daemon"] = out
+        with open(os.path.join(d, "daemon.log"), errors="replace") as f:
+            # -v: "PATH: N of M files read (K objects)", the first is the initial read
+            out["files_read"] = [[int(x) for x in r] for r in
+                                 re.findall(r": (\d+) of (\d+) files? read \((\d+) objects\)", f.read())][1:]
+        self.res.setdefault("daemons", []).append(out)
+        if not self.res.get("daemon"):
+            self.res["daemon"] = out
         self.log("daemon %s: one endpoint changed: %.3f s (plan + apply)" % (tag, out["sync_s"]["median"]))
         for c in cfg.values():
             os.unlink(c)
@@ -1040,18 +1103,25 @@ def markdown(res):
                  for c in res["control"] if c["extra"].get("svcnat_full_plan_s")]
         if plans:
             o.append("svcnat's own planning share of the full sync (its -v line): " + "; ".join(plans) + ".")
-    dm = res.get("daemon")
-    if dm and dm.get("sync_s"):
+    for dm in res.get("daemons") or ([res["daemon"]] if res.get("daemon") else []):
+        if not dm.get("sync_s"):
+            continue
         o.append("")
-        o.append("**Daemon** at %d x %d (`svcnat --config FILE`, the file replaced with one endpoint moved, "
+        where = ("`svcnat --config FILE`, the file replaced with one endpoint moved" if not dm.get("split") else
+                 "`svcnat --config DIR`, %d services per file, the file holding the moved endpoint replaced "
+                 "(files written per change: %s; read by the daemon: %s)" % (
+                     dm["split"], ",".join(str(x) for x in dm.get("files_written", [])),
+                     ", ".join("%d of %d (%d objects)" % tuple(r) for r in dm.get("files_read", []))))
+        o.append("**Daemon** at %d x %d (%s, "
                  "%d times): its sync (plan + apply, kubeproxy_sync_proxy_rules_duration_seconds) %s s; "
                  "change to commit (kubeproxy_network_programming_duration_seconds, includes reading the "
                  "file) %s s; the libiptc floor on the same tables %s s (the raw kernel floor, "
                  "IPT_SO_GET_ENTRIES + IPT_SO_SET_REPLACE, %s s); initial sync %.2f s; peak RSS %.0f MiB, "
-                 "RSS after the changes %.0f MiB." % (
-                     dm["n"], dm["m"], dm["sync_s"]["n"], fmt_s(dm["sync_s"]), fmt_s(dm.get("programming_s")),
+                 "RSS after the initial sync %.0f MiB, after the changes %.0f MiB." % (
+                     dm["n"], dm["m"], where, dm["sync_s"]["n"], fmt_s(dm["sync_s"]), fmt_s(dm.get("programming_s")),
                      fmt_s(dm.get("floor_s")), fmt_s(dm.get("raw_floor_s")),
-                     dm.get("initial_sync_s") or 0, dm.get("vmhwm_kb", 0) / 1024, dm.get("vmrss_kb", 0) / 1024))
+                     dm.get("initial_sync_s") or 0, dm.get("vmhwm_kb", 0) / 1024,
+                     dm.get("vmrss_initial_kb", 0) / 1024, dm.get("vmrss_kb", 0) / 1024))
         pt = dm.get("parts")
         if pt:
             o.append("Its parts (medians of the -v 'sync parts' lines): " +
@@ -1153,6 +1223,9 @@ def main():
     ap.add_argument("--no-datapath", action="store_true")
     ap.add_argument("--no-daemon", action="store_true", help="skip the daemon's one-endpoint sync")
     ap.add_argument("--daemon-size", default="10000x10", help="size of the daemon run (default 10000x10)")
+    ap.add_argument("--daemon-split", default="0,100", metavar="K[,K...]",
+                    help="the daemon run's layouts: 0, one --config FILE replaced; K, a --config DIR of "
+                         "files of K services each, one file replaced (default 0,100)")
     ap.add_argument("--no-scale", action="store_true", help="skip the 20,000 x 50 run")
     ap.add_argument("--scale", action="store_true", help="run 20,000 x 50 also with --sizes or --quick")
     ap.add_argument("--scale-peer", action="store_true", help="also iptables-legacy-restore at 20,000 x 50")
@@ -1228,7 +1301,8 @@ def main():
                     suite.control(n, m, a.reps)
         if not a.no_daemon:
             n, m = (int(x) for x in a.daemon_size.split("x"))
-            suite.daemon(n, m, a.reps)
+            for k in (int(x) for x in a.daemon_split.split(",")):
+                suite.daemon(n, m, a.reps, k)
         if a.scale or (not a.no_scale and not a.quick and not a.sizes and not a.no_control):
             suite.scale(*SCALE_SIZE)
         if not a.no_datapath:
