@@ -5,10 +5,15 @@
  * backend operation on it, printing the apply_result.
  *
  *   backend-driver [--backend=K] [--lock-path=P] [--lock-wait-ms=N]
- *                  [--restore-cmd=C] [--check-lock] apply|diff|render|cleanup [SPEC]
+ *                  [--restore-cmd=C] [--check-lock] [--race=TABLE=CMD]
+ *                  apply|diff|render|cleanup [SPEC]
  *
  * --check-lock: afterwards, fail (exit 3) if the xtables lock is still held
  * by this process.
+ * --race=TABLE=CMD (direct and libiptc): run the shell command CMD (another
+ * program changing the kernel's tables) once, just before the first commit
+ * of TABLE ("filter", "ip6 nat", ...), so that the kernel refuses that
+ * commit with EAGAIN and the backend must read and plan again.
  *
  * SPEC: gen:N:M[:VARIANT]  N services x M endpoints; VARIANT v > 0 moves
  *                          service 0's first endpoint by v addresses
@@ -40,6 +45,7 @@
 #include <time.h>
 
 #include "backend/backend.h"
+#include "backend/writer.h"
 #include "core/chainname.h"
 #include "core/parse.h"
 #include "core/render.h"
@@ -348,6 +354,118 @@ static int generate(struct ruleset *rs, unsigned n, unsigned m, unsigned variant
 	return 0;
 }
 
+/* --race: a writer that forwards to another and runs a command once,
+ * before the first commit of one table. */
+struct race_writer {
+	struct writer w;
+	struct writer_ops ops;
+	struct writer *inner;
+	char *table;
+	const char *cmd;
+	bool ran;
+};
+
+static struct writer *race_inner(struct writer *w)
+{
+	return ((struct race_writer *)w)->inner;
+}
+
+static int race_prepare(struct writer *w, const struct writer_table *tab,
+			const struct ruleset *plan, bool keep, bool *ret_changed,
+			struct apply_result *res, struct diag_list *d)
+{
+	struct writer *in = race_inner(w);
+
+	return in->ops->prepare(in, tab, plan, keep, ret_changed, res, d);
+}
+
+static int race_commit(struct writer *w, const struct writer_table *tabs, size_t n,
+		       bool *ret_done, struct diag_list *d)
+{
+	struct race_writer *rw = (struct race_writer *)w;
+
+	for (size_t i = 0; i < n && !rw->ran; i++) {
+		if (!streq(writer_table_name(&tabs[i]), rw->table))
+			continue;
+		rw->ran = true;
+		fprintf(stderr, "race: %s\n", rw->cmd);
+		if (system(rw->cmd) != 0)
+			fprintf(stderr, "race: the command failed\n");
+	}
+	return rw->inner->ops->commit(rw->inner, tabs, n, ret_done, d);
+}
+
+static int race_put_back(struct writer *w, const struct writer_table *tab, struct diag_list *d)
+{
+	struct writer *in = race_inner(w);
+
+	return in->ops->put_back(in, tab, d);
+}
+
+static void race_reset(struct writer *w)
+{
+	struct writer *in = race_inner(w);
+
+	in->ops->reset(in);
+}
+
+static int race_read(struct writer *w, const struct writer_table *tab,
+		     const struct ruleset *plan, struct ruleset *out, struct diag_list *d)
+{
+	struct writer *in = race_inner(w);
+
+	return in->ops->read(in, tab, plan, out, d);
+}
+
+static void race_free(struct writer *w)
+{
+	struct race_writer *rw = (struct race_writer *)w;
+
+	rw->inner->ops->free(rw->inner);
+	free(rw->table);
+	free(rw);
+}
+
+static int race_new(const struct backend_options *o, const char *spec, struct backend **ret,
+		    struct diag_list *d)
+{
+	struct writer_config cfg = { .lock_path = o->lock_path ? o->lock_path : "/run/xtables.lock",
+				     .lock_wait_ms = o->lock_wait_ms ? o->lock_wait_ms : 5000 };
+	const char *eq = strchr(spec, '=');
+	struct race_writer *rw;
+	struct writer *in = NULL;
+	int r;
+
+	if (!eq || (o->kind != BACKEND_DIRECT && o->kind != BACKEND_LIBIPTC))
+		return -EINVAL;
+	r = o->kind == BACKEND_DIRECT ? writer_direct_new(&cfg, &in, d)
+				      : writer_iptc_new(&cfg, &in, d);
+	if (r < 0)
+		return r;
+	rw = calloc(1, sizeof(*rw));
+	if (!rw) {
+		in->ops->free(in);
+		return -ENOMEM;
+	}
+	rw->ops = *in->ops;
+	rw->ops.prepare = race_prepare;
+	rw->ops.commit = race_commit;
+	rw->ops.put_back = in->ops->put_back ? race_put_back : NULL;
+	rw->ops.reset = race_reset;
+	rw->ops.read = race_read;
+	rw->ops.free = race_free;
+	rw->w.ops = &rw->ops;
+	rw->w.cfg = cfg;
+	rw->inner = in;
+	rw->table = strndup(spec, (size_t)(eq - spec));
+	rw->cmd = eq + 1;
+	if (!rw->table) {
+		race_free(&rw->w);
+		return -ENOMEM;
+	}
+	return backend_new_over(o, &rw->w, ret);
+}
+
 /* CPU seconds of this process so far: user + system, and user alone. */
 static double cpu_now(double *ret_user)
 {
@@ -452,7 +570,7 @@ int main(int argc, char **argv)
 	struct backend *b = NULL;
 	struct ruleset *rs = NULL, *rs6 = NULL;
 	struct diag_list d;
-	const char *cmd = NULL, *spec = NULL;
+	const char *cmd = NULL, *spec = NULL, *race = NULL;
 	bool check_lock = false;
 	int r, i, ret = 1;
 
@@ -473,6 +591,8 @@ int main(int argc, char **argv)
 			o.restore_cmd = a + 14;
 		} else if (streq(a, "--check-lock")) {
 			check_lock = true;
+		} else if (strncmp(a, "--race=", 7) == 0) {
+			race = a + 7;
 		} else if (!cmd) {
 			cmd = a;
 		} else if (!spec) {
@@ -503,7 +623,7 @@ int main(int argc, char **argv)
 		ret = 2;
 		goto out;
 	}
-	r = backend_new(&o, &b, &d);
+	r = race ? race_new(&o, race, &b, &d) : backend_new(&o, &b, &d);
 	if (r < 0)
 		goto fail;
 	fprintf(stderr, "backend: %s\n", backend_kind_name(backend_kind_of(b)));

@@ -21,7 +21,12 @@
 #     foreign rules too) with messages that say so; the same for a refused
 #     nat table, after which both IPv6 tables are put back;
 #   - --cleanup with --backend auto finds svcnat's chains in the legacy
-#     ip6tables tables also where no legacy iptables table exists.
+#     ip6tables tables also where no legacy iptables table exists;
+#   - EAGAIN: another program changing ip6 filter or ip6 nat between the
+#     read and the replace (backend-driver --race) makes the kernel refuse
+#     the replace; the tables committed before are put back, svcnat reads
+#     and plans again, and the retry lands the plan beside the other
+#     program's new rule.
 # Every namespace is the test's own (backend-common.sh's re-exec).
 
 . "$(dirname "$0")/backend-common.sh"
@@ -278,4 +283,23 @@ unshare -n sh -c 'ip6tables-legacy-restore <"$1" && [ ! -s /proc/net/ip_tables_n
 [ -s "$T/left" ] && fail "svcnat's ip6tables chains left: $(cat "$T/left" "$T/only6.err")"
 grep -q 'error' "$T/only6.err" && fail "--cleanup: $(cat "$T/only6.err")"
 echo "  removed"
+
+# The driver takes its lock at a path of its own, so that the racing
+# ip6tables-legacy (which takes /run/xtables.lock) does not wait for it.
+for t in "ip6 filter" "ip6 nat"; do
+	echo "=== another program changes $t while svcnat writes it"
+	flush_all
+	tbl=${t#ip6 }
+	"$BK_DRIVER" --backend=direct --lock-path="$T/driver.lock" \
+		"--race=$t=ip6tables-legacy -t $tbl -A OUTPUT -d 2001:2:1::77/128 -j ACCEPT" \
+		apply "file:$T/dry" >"$T/out" 2>"$T/err" || fail "$t: the apply failed: $(cat "$T/err")"
+	grep -q "^race: " "$T/err" || fail "$t: the race did not run: $(cat "$T/err")"
+	grep -q "direct: $t: the table changed while svcnat wrote it; reading it again (retry 1 of 3)" \
+		"$T/err" || fail "$t: no EAGAIN retry in: $(cat "$T/err")"
+	$SAVE6 -t "$tbl" | grep -qx -- "-A OUTPUT -d 2001:2:1::77/128 -j ACCEPT" ||
+		fail "$t: the other program's rule is gone"
+	$IPT6 -t "$tbl" -D OUTPUT -d 2001:2:1::77/128 -j ACCEPT
+	saved_all | diff -u "$T/dry.norm" - >&2 || fail "$t: after the retry the kernel does not hold the plan"
+	echo "  $(grep -c 'put back as it was' "$T/err") table(s) put back, retried, the plan landed"
+done
 echo "PASS"
