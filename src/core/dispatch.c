@@ -54,7 +54,8 @@ struct entry {
 };
 
 struct tree {
-	struct ruleset *rs;
+	struct ruleset *rs;       /* the dispatched chain's, and the strings' */
+	struct ruleset *crs;      /* where tree chains are created */
 	struct chain_hasher *h;
 	enum rs_table table;
 	const char *chain;        /* the dispatched chain's name */
@@ -210,7 +211,7 @@ static struct rs_chain *tree_chain(struct tree *t, const char *range)
 		errno = ENOMEM;
 		return NULL;
 	}
-	c = ruleset_add_chain(t->rs, t->table, name);
+	c = ruleset_add_chain(t->crs, t->table, name);
 	if (c && t->stats)
 		t->stats->chains++;
 	return c;
@@ -283,6 +284,13 @@ static int build_node(struct tree *t, struct rs_chain *parent, const struct entr
 int dispatch_chain(struct ruleset *rs, struct chain_hasher *h, enum rs_table table,
 		   const char *name, const struct dispatch_params *p, struct dispatch_stats *stats)
 {
+	return dispatch_chain_into(rs, rs, h, table, name, p, stats);
+}
+
+int dispatch_chain_into(struct ruleset *rs, struct ruleset *crs, struct chain_hasher *h,
+			enum rs_table table, const char *name, const struct dispatch_params *p,
+			struct dispatch_stats *stats)
+{
 	struct rs_chain *c = ruleset_find_chain(rs, table, name);
 	struct entry *addr = NULL, *port = NULL;
 	uint8_t *port_seen = NULL; /* bit per (protocol, port) in the port subtree */
@@ -349,7 +357,7 @@ int dispatch_chain(struct ruleset *rs, struct chain_hasher *h, enum rs_table tab
 	c->rules = NULL;
 	c->n_rules = c->cap_rules = 0;
 
-	t = (struct tree){ .rs = rs, .h = h, .table = table, .chain = c->name, .rules = old,
+	t = (struct tree){ .rs = rs, .crs = crs, .h = h, .table = table, .chain = c->name, .rules = old,
 			   .leaf_max = p->leaf_max, .stats = stats };
 	if (n_addr) {
 		t.kind = KEY_ADDR;

@@ -77,5 +77,13 @@ struct dispatch_stats {
  */
 int dispatch_chain(struct ruleset *rs, struct chain_hasher *h, enum rs_table t, const char *name,
 		   const struct dispatch_params *p, struct dispatch_stats *stats);
+/*
+ * The same, but the tree chains are created in crs (the plan store's
+ * scratch ruleset); the jumps to them name crs's chain objects, their
+ * strings are in rs's arena.
+ */
+int dispatch_chain_into(struct ruleset *rs, struct ruleset *crs, struct chain_hasher *h,
+			enum rs_table t, const char *name, const struct dispatch_params *p,
+			struct dispatch_stats *stats);
 
 #endif

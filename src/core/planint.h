@@ -67,6 +67,9 @@ struct plan_ctx {
 	/* The target of nat KUBE-SERVICES' node-port jump (c->sh.nat_nodeports
 	 * unless the plan store points that at a segment). */
 	struct rs_chain *np_target;
+	/* If set, the ruleset plan_port() creates its chains in (their strings
+	 * still go to rs). */
+	struct ruleset *crs;
 	/* If set, every chain plan_port() creates is appended here. */
 	struct plan_made {
 		struct rs_chain **v;

@@ -403,7 +403,7 @@ static bool chain_reserve(struct rs_chain *ch, size_t n)
 
 static struct rs_chain *new_chain(struct plan_ctx *c, const char *name, size_t n_rules)
 {
-	struct rs_chain *ch = ruleset_add_chain(c->rs, RS_NAT, name);
+	struct rs_chain *ch = ruleset_add_chain(c->crs ? c->crs : c->rs, RS_NAT, name);
 
 	if (!ch || !chain_reserve(ch, n_rules))
 		return NULL;

@@ -248,13 +248,108 @@ static int take_segment(struct rs_chain *seg, struct rs_rule **ret, size_t *ret_
 	return 0;
 }
 
-/* Plan one service port into a new record. */
-static int rec_plan(struct run *u, struct port_rec *r, const struct svc_port *sp)
+/* Exchange two chains' rules (the one in scratch is freed with it). */
+static void swap_rules(struct rs_chain *a, struct rs_chain *b)
+{
+	struct rs_rule *r = a->rules;
+	size_t n = a->n_rules, cap = a->cap_rules;
+
+	a->rules = b->rules;
+	a->n_rules = b->n_rules;
+	a->cap_rules = b->cap_rules;
+	b->rules = r;
+	b->n_rules = n;
+	b->cap_rules = cap;
+}
+
+/* A rule's chain-name strings (jump target, recent list) that point into a
+ * chain still in scratch now point at the kept chain of that name. */
+static void repoint(struct ruleset *rs, struct ruleset *scratch, enum rs_table t,
+		    struct rs_rule *rules, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct rs_rule *r = &rules[i];
+		const char **ps[RS_MAX_MATCHES + 1];
+		size_t k = 0;
+
+		if (r->t.kind == RS_T_JUMP || r->t.kind == RS_T_GOTO)
+			ps[k++] = &r->t.u.chain;
+		for (size_t j = 0; j < r->n_matches; j++)
+			if (r->m[j].kind == RS_M_RECENT && r->m[j].u.recent.name)
+				ps[k++] = &r->m[j].u.recent.name;
+		for (size_t j = 0; j < k; j++) {
+			const struct rs_chain *sc = ruleset_find_chain(scratch, t, *ps[j]);
+
+			if (sc && sc->name == *ps[j])
+				*ps[j] = ruleset_find_chain(rs, t, *ps[j])->name;
+		}
+	}
+}
+
+/*
+ * The chains of a port planned again (in scratch) against those of its old
+ * record: a chain of a name the old record had keeps its object (rules
+ * and stamp too when equal; else it takes the new rules and a new stamp),
+ * so whatever points at it stays valid; a new name joins the plan; the old
+ * record's other chains go to the grave.  Every chain's pointer ends up in
+ * r->chains.
+ */
+static int rec_adopt(struct run *u, struct port_rec *r, struct ruleset *scratch,
+		     struct port_rec *old)
+{
+	struct ruleset *rs = u->st->rs;
+	int e;
+
+	/* New names move into the plan (their objects are kept). */
+	for (size_t i = 0; i < r->n_chains; i++) {
+		struct rs_chain *cn = r->chains[i];
+
+		if (ruleset_find_chain(rs, RS_NAT, cn->name))
+			continue;
+		if ((e = ruleset_move_chain(rs, scratch, cn)) < 0 || (e = made_add(&u->made, cn)) < 0)
+			return e;
+	}
+	for (size_t i = 0; i < r->n_chains; i++)
+		repoint(rs, scratch, RS_NAT, r->chains[i]->rules, r->chains[i]->n_rules);
+	for (size_t k = 0; k < SEG_N; k++)
+		repoint(rs, scratch, RS_NAT, r->seg[k], r->n_seg[k]);
+	for (size_t i = 0; i < r->n_chains; i++) {
+		struct rs_chain *cn = r->chains[i], *co;
+
+		if (ruleset_find_chain(scratch, RS_NAT, cn->name) != cn)
+			continue;
+		co = ruleset_find_chain(rs, RS_NAT, cn->name);
+		if (!co->stamp || !rules_equal(co->rules, co->n_rules, cn->rules, cn->n_rules)) {
+			swap_rules(co, cn);
+			co->stamp = ++u->st->last_stamp;
+			u->changed++;
+		}
+		r->chains[i] = co;
+		cn->stamp = UINT64_MAX; /* adopted: see below */
+	}
+	/* The old record's chains not adopted leave the plan. */
+	for (size_t i = 0; old && i < old->n_chains; i++) {
+		struct rs_chain *co = old->chains[i];
+		const struct rs_chain *sc = ruleset_find_chain(scratch, RS_NAT, co->name);
+
+		if (sc && sc->stamp == UINT64_MAX)
+			continue;
+		if ((e = ruleset_move_chain(u->grave, rs, co)) < 0)
+			return e;
+	}
+	return 0;
+}
+
+/* Plan one service port into a new record; old: its previous record (or
+ * NULL), whose chains it takes over or retires, and which it frees. */
+static int rec_plan(struct run *u, struct port_rec *r, const struct svc_port *sp,
+		    struct port_rec *old)
 {
 	struct plan_ctx *c = &u->c;
 	const struct plan_shared real = c->sh;
 	struct rs_chain seg[SEG_N];
 	struct plan_made made = { 0 };
+	struct ruleset *scratch = NULL;
 	size_t n_ports = c->n_ports, n_seps = c->n_seps;
 	size_t no_int = c->no_local_internal, no_ext = c->no_local_external;
 	int e;
@@ -264,6 +359,10 @@ static int rec_plan(struct run *u, struct port_rec *r, const struct svc_port *sp
 	r->protocol = sp->protocol;
 	if (sp->key && !(r->key = strdup(sp->key)))
 		return -ENOMEM;
+	/* Incremental: the port's chains are made apart, then matched with
+	 * the old ones of the same names. */
+	if (!u->full && !(scratch = ruleset_new()))
+		return -ENOMEM;
 	c->sh.nat_services = &seg[SEG_NAT_SVC];
 	c->sh.nat_nodeports = &seg[SEG_NAT_NP];
 	c->sh.f_services = &seg[SEG_F_SVC];
@@ -271,9 +370,11 @@ static int rec_plan(struct run *u, struct port_rec *r, const struct svc_port *sp
 	c->sh.f_nodeports = &seg[SEG_F_NP];
 	c->sh.f_proxy_fw = &seg[SEG_F_FW];
 	c->made = &made;
+	c->crs = scratch;
 	e = plan_port(c, sp);
 	c->sh = real;
 	c->made = NULL;
+	c->crs = NULL;
 	r->chains = made.v;
 	r->n_chains = made.n;
 	for (size_t k = 0; k < SEG_N; k++) {
@@ -283,7 +384,7 @@ static int rec_plan(struct run *u, struct port_rec *r, const struct svc_port *sp
 			e = e2;
 	}
 	if (e < 0)
-		return e;
+		goto out;
 	r->n_ports = c->n_ports - n_ports;
 	r->n_seps = c->n_seps - n_seps;
 	r->no_local_internal = c->no_local_internal - no_int;
@@ -295,17 +396,22 @@ static int rec_plan(struct run *u, struct port_rec *r, const struct svc_port *sp
 			r->reads_node_ip = true;
 		if (c->s->family == AF_INET6)
 			plan_mark_ipv6(ch->rules, ch->n_rules);
-		if (!u->full && (e = made_add(&u->made, ch)) < 0)
-			return e;
 	}
-	for (size_t k = 0; k < SEG_N; k++) {
-		if (!r->n_seg[k])
-			continue;
-		u->dirty[k] = true;
-		if (c->s->family == AF_INET6)
+	for (size_t k = 0; k < SEG_N; k++)
+		if (r->n_seg[k] && c->s->family == AF_INET6)
 			plan_mark_ipv6(r->seg[k], r->n_seg[k]);
-	}
-	return 0;
+	if (scratch && (e = rec_adopt(u, r, scratch, old)) < 0)
+		goto out;
+	/* A shared chain is rebuilt only when the port's part of it changed. */
+	for (size_t k = 0; k < SEG_N; k++)
+		if (!old ? r->n_seg[k] > 0
+			 : !rules_equal(r->seg[k], r->n_seg[k], old->seg[k], old->n_seg[k]))
+			u->dirty[k] = true;
+out:
+	ruleset_free(scratch);
+	if (old)
+		rec_done(old);
+	return e;
 }
 
 static struct rs_chain *seg_chain(const struct plan_shared *sh, enum seg k)
@@ -326,28 +432,77 @@ static struct rs_chain *seg_chain(const struct plan_shared *sh, enum seg k)
 	}
 }
 
-/* The tree chains under `from` (KUBE-DSP- targets, recursively), moved to
- * the grave when `bury`, else added to u->made. */
-static int tree_walk(struct run *u, const struct rs_chain *from, bool bury)
+/* The tree chains (KUBE-DSP- jump targets, recursively) under rules[0..n)
+ * of table t in rs, appended to m. */
+static int tree_collect(struct ruleset *rs, enum rs_table t, const struct rs_rule *rules,
+			size_t n, struct plan_made *m)
 {
-	struct ruleset *rs = u->st->rs;
-
-	for (size_t i = 0; i < from->n_rules; i++) {
-		const struct rs_rule *r = &from->rules[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct rs_rule *r = &rules[i];
 		struct rs_chain *to;
 		int e;
 
 		if (r->t.kind != RS_T_JUMP ||
 		    strncmp(r->t.u.chain, DISPATCH_PREFIX, sizeof(DISPATCH_PREFIX) - 1) != 0)
 			continue;
-		to = ruleset_find_chain(rs, (enum rs_table)from->table, r->t.u.chain);
+		to = ruleset_find_chain(rs, t, r->t.u.chain);
 		if (!to)
 			continue;
-		e = tree_walk(u, to, bury);
-		if (e < 0)
+		if ((e = made_add(m, to)) < 0 ||
+		    (e = tree_collect(rs, t, to->rules, to->n_rules, m)) < 0)
 			return e;
-		e = bury ? ruleset_move_chain(u->grave, rs, to) : made_add(&u->made, to);
-		if (e < 0)
+	}
+	return 0;
+}
+
+/*
+ * The new tree (in scratch) against the old one: a chain whose name the
+ * old tree had keeps its object (and its stamp when its rules are
+ * equal), new names join the plan, the old tree's other chains go to the
+ * grave.  Jumps naming scratch's chains are pointed at the kept objects.
+ */
+static int tree_adopt(struct run *u, struct rs_chain *root, struct ruleset *scratch,
+		      const struct plan_made *oldtree)
+{
+	struct ruleset *rs = u->st->rs;
+	const enum rs_table t = (enum rs_table)root->table;
+	struct rs_chains *cs = &scratch->t[t];
+	const size_t from = u->made.n;
+	int e;
+
+	for (size_t i = 0; i < cs->n;) {
+		struct rs_chain *cn = cs->chains[i];
+
+		if (ruleset_find_chain(rs, t, cn->name)) {
+			i++;
+			continue;
+		}
+		/* moves cs->chains[i] out: i stays */
+		if ((e = ruleset_move_chain(rs, scratch, cn)) < 0 ||
+		    (e = made_add(&u->made, cn)) < 0)
+			return e;
+	}
+	for (size_t i = from; i < u->made.n; i++)
+		repoint(rs, scratch, t, u->made.v[i]->rules, u->made.v[i]->n_rules);
+	repoint(rs, scratch, t, root->rules, root->n_rules);
+	for (size_t i = 0; i < cs->n; i++) {
+		struct rs_chain *cn = cs->chains[i], *co = ruleset_find_chain(rs, t, cn->name);
+
+		repoint(rs, scratch, t, cn->rules, cn->n_rules);
+		if (!co->stamp || !rules_equal(co->rules, co->n_rules, cn->rules, cn->n_rules)) {
+			swap_rules(co, cn);
+			co->stamp = ++u->st->last_stamp;
+			u->changed++;
+		}
+		cn->stamp = UINT64_MAX; /* adopted */
+	}
+	for (size_t i = 0; i < oldtree->n; i++) {
+		struct rs_chain *co = oldtree->v[i];
+		const struct rs_chain *sc = ruleset_find_chain(scratch, t, co->name);
+
+		if (sc && sc->stamp == UINT64_MAX)
+			continue;
+		if ((e = ruleset_move_chain(u->grave, rs, co)) < 0)
 			return e;
 	}
 	return 0;
@@ -361,18 +516,17 @@ static int shared_rebuild(struct run *u, enum seg k)
 	struct rs_rule *old = root->rules;
 	size_t n_old = root->n_rules, n = k == SEG_NAT_SVC ? st->n_tail : 0;
 	const int di = seg_dispatched[k];
-	bool same;
-	int e;
+	struct plan_made oldtree = { 0 };
+	struct ruleset *scratch = NULL;
+	int e = 0;
 
-	if (!u->full && (e = tree_walk(u, root, true)) < 0)
-		return e;
 	for (size_t i = 0; i < st->n_recs; i++)
 		n += st->recs[i].n_seg[k];
 	root->rules = NULL;
 	root->n_rules = root->cap_rules = 0;
 	if (n && !(root->rules = reallocarray_z(NULL, n, sizeof(*root->rules)))) {
-		free(old);
-		return -ENOMEM;
+		e = -ENOMEM;
+		goto out;
 	}
 	root->cap_rules = n;
 	for (size_t i = 0; i < st->n_recs; i++) {
@@ -394,25 +548,31 @@ static int shared_rebuild(struct run *u, enum seg k)
 			.leaf_max = u->c.s->dispatch_leaf_max,
 		};
 
+		/* Incremental: the tree is built apart and matched with the
+		 * old one by name (tree_adopt()). */
+		if (!u->full &&
+		    ((e = tree_collect(st->rs, (enum rs_table)root->table, old, n_old, &oldtree)) < 0 ||
+		     !(scratch = ruleset_new()))) {
+			e = e < 0 ? e : -ENOMEM;
+			goto out;
+		}
 		st->dst[di] = (struct dispatch_stats){ 0 };
-		e = dispatch_chain(st->rs, u->c.hasher, (enum rs_table)root->table, root->name, &p,
-				   &st->dst[di]);
-		if (e >= 0 && !u->full)
-			e = tree_walk(u, root, false);
-		if (e < 0) {
-			free(old);
-			return e;
-		}
+		e = dispatch_chain_into(st->rs, scratch ? scratch : st->rs, u->c.hasher,
+					(enum rs_table)root->table, root->name, &p, &st->dst[di]);
+		if (e >= 0 && scratch)
+			e = tree_adopt(u, root, scratch, &oldtree);
+		if (e < 0)
+			goto out;
 	}
-	if (!u->full) {
-		same = root->stamp && rules_equal(old, n_old, root->rules, root->n_rules);
-		if (!same) {
-			root->stamp = ++st->last_stamp;
-			u->changed++;
-		}
+	if (!u->full && (!root->stamp || !rules_equal(old, n_old, root->rules, root->n_rules))) {
+		root->stamp = ++st->last_stamp;
+		u->changed++;
 	}
+out:
+	ruleset_free(scratch);
+	free(oldtree.v);
 	free(old);
-	return 0;
+	return e;
 }
 
 /* nat KUBE-SERVICES' node-port jump, planned every time (it reads the
@@ -439,23 +599,76 @@ static int plan_tail(struct run *u)
 	return 0;
 }
 
+/* Lowest i with strcmp(d->ports[i].key, key) >= 0 (keyless ports first). */
+static size_t port_lower_bound(const struct desired *d, const char *key)
+{
+	size_t lo = 0, hi = d->n_ports;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const char *k = d->ports[mid].key;
+
+		if (strcmp(k ? k : "", key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * aff[i]: port i belongs to a service ch names, as merge_changes_affects()
+ * says, found by binary search: the ports of ns/name have the key
+ * "ns/name" or "ns/name:port", all after "ns/name" in key order (among
+ * other services' keys with that prefix).  Keyless ports count as
+ * affected.
+ */
+static void mark_affected(const struct desired *d, const struct merge_changes *ch, bool *aff)
+{
+	for (size_t i = 0; i < d->n_ports && !d->ports[i].key; i++)
+		aff[i] = true;
+	for (size_t a = 0; a < ch->n_affected; a++) {
+		const char *key = ch->affected[a], *slash = strchr(key, '/');
+		size_t len = strlen(key);
+
+		if (!slash)
+			continue;
+		for (size_t i = port_lower_bound(d, key); i < d->n_ports; i++) {
+			const struct svc_port *sp = &d->ports[i];
+
+			if (!sp->key || strncmp(sp->key, key, len) != 0)
+				break;
+			if ((sp->key[len] == '\0' || sp->key[len] == ':') && sp->ns && sp->name &&
+			    strlen(sp->ns) == (size_t)(slash - key) &&
+			    !strncmp(sp->ns, key, (size_t)(slash - key)) && streq(sp->name, slash + 1))
+				aff[i] = true;
+		}
+	}
+}
+
 /* The records of d's ports: taken over, or planned anew. */
 static int plan_ports(struct run *u, const struct desired *d, const struct merge_changes *ch,
 		      bool node_ip_moved, struct plan_store_info *info)
 {
 	struct plan_store *st = u->st;
 	struct port_rec *old = st->recs, *recs;
+	_cleanup_free_ bool *aff = NULL;
 	size_t n_old = st->n_recs, j = 0, n = 0;
 	int e = 0;
 
 	recs = reallocarray_z(NULL, d->n_ports ? d->n_ports : 1, sizeof(*recs));
-	if (!recs)
+	aff = u->full ? NULL : calloc(d->n_ports ? d->n_ports : 1, sizeof(*aff));
+	if (!recs || (!u->full && !aff)) {
+		free(recs);
 		return -ENOMEM;
+	}
+	if (aff)
+		mark_affected(d, ch, aff);
 	st->recs = recs;
 	st->n_recs = 0;
 	for (size_t i = 0; i < d->n_ports && e >= 0; i++) {
 		const struct svc_port *sp = &d->ports[i];
-		bool affected = u->full || merge_changes_affects(ch, sp->ns, sp->name);
+		bool affected = u->full || aff[i];
 
 		/* Ports are sorted by (key, protocol): a repeat is adjacent. */
 		if (i > 0 && plan_same_port(sp, &d->ports[i - 1])) {
@@ -475,11 +688,10 @@ static int plan_ports(struct run *u, const struct desired *d, const struct merge
 				st->n_recs = n;
 				continue;
 			}
-			e = rec_retire(u, &old[j++]);
-			if (e < 0)
-				break;
+			e = rec_plan(u, &recs[n], sp, &old[j++]);
+		} else {
+			e = rec_plan(u, &recs[n], sp, NULL);
 		}
-		e = rec_plan(u, &recs[n], sp);
 		/* A record planned halfway is freed as a whole. */
 		st->n_recs = ++n;
 		info->ports_planned++;
