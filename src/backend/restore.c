@@ -21,6 +21,7 @@
 #include "backend/run.h"
 #include "backend/writer.h"
 #include "backend/xtlock.h"
+#include "backend/xtsnap.h"
 #include "core/owned.h"
 #include "core/parse.h"
 #include "core/render.h"
@@ -874,8 +875,19 @@ int writer_restore_new(const struct writer_config *cfg, struct writer **ret, str
 	if (b->restore_cmd[WRITER_IPV6] && b->save_cmd[WRITER_IPV6]) {
 		const char *argv[] = { b->save_cmd[WRITER_IPV6], "--version", NULL };
 		int status = 127;
+		/* The tools alone do not say the kernel runs IPv6: ask it.  A
+		 * missing ip6_tables is not a reason here, as the legacy tools
+		 * load the module themselves. */
+		const char *why = xt_ip6_tables_missing();
 
-		if (backend_run(argv, NULL, 0, NULL, NULL, &status) >= 0 && status == 0)
+		if (why && !strstr(why, "no IPv6"))
+			why = NULL;
+		if (why)
+			diag_add(d, DIAG_NOTE, "restore", NULL, NULL,
+				 "%s: svcnat writes the iptables tables only, IPv6 services are "
+				 "not programmed",
+				 why);
+		else if (backend_run(argv, NULL, 0, NULL, NULL, &status) >= 0 && status == 0)
 			b->w.ops = &restore_ops6;
 	}
 	if (b->w.ops != &restore_ops6) {

@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# A kernel without IPv6 (issue 14): the in-process writers (libiptc,
-# direct, nft) find that they cannot write ip6tables, say so in one note,
+# A kernel without IPv6 (issue 14): the writers (libiptc, direct, nft,
+# restore) find that they cannot write ip6tables, say so in one note,
 # and write IPv4 as before.  The host is played by tests/e2e/noipv6, which makes
 # socket(AF_INET6, ...) fail with EAFNOSUPPORT for svcnat.  With the shipped
 # dual-stack example, svcnat --once exits 0, the iptables tables hold the
@@ -10,7 +10,7 @@
 # them) are untouched, --diff compares IPv4 only and finds it equal, and
 # --cleanup removes svcnat's IPv4 chains.
 
-BK_BACKENDS=${BK_BACKENDS:-libiptc direct nft}
+BK_BACKENDS=${BK_BACKENDS:-libiptc direct nft restore-legacy restore-nft}
 . "$(dirname "$0")/backend-common.sh"
 bk_init "$@"
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
@@ -30,13 +30,16 @@ ARGS=(--config "$top_srcdir/contrib/examples/dual-stack.json" --hostname node-a
 	2>/dev/null || fail "noipv6 lets IPv6 sockets through"
 
 run_backend() {
-	local t
+	local t who=$1 be=(--backend "$1") path=$PATH
 	bk_use "$1"
 	case $1 in
-	libiptc | direct | nft) ;;
-	*)
-		echo "  $1 does not ask the kernel whether it has ip6_tables: not run"
-		return 0
+	restore-*)
+		# svcnat's restore writer takes the flavour `iptables --version`
+		# names: an iptables of the flavour wanted first in PATH.
+		who=restore be=(--backend restore)
+		mkdir -p "$BK_TMP/bin"
+		ln -sf "$(command -v "iptables-${1#restore-}")" "$BK_TMP/bin/iptables"
+		path=$BK_TMP/bin:$PATH
 		;;
 	esac
 	bk_reset
@@ -46,9 +49,9 @@ run_backend() {
 	$IPT6 -t filter -A INPUT -s 2001:2:1::98/128 -j ACCEPT
 	$SAVE6 | _bk_strip >"$BK_TMP/save6.before"
 
-	"$NOIPV6" "$SVCNAT" --once --backend "$1" "${ARGS[@]}" 2>"$BK_TMP/err" ||
+	PATH=$path "$NOIPV6" "$SVCNAT" --once "${be[@]}" "${ARGS[@]}" 2>"$BK_TMP/err" ||
 		fail "$BK_NAME: --once without IPv6: $(cat "$BK_TMP/err")"
-	grep -q "note: $1: the kernel has no IPv6: svcnat writes the iptables tables only" \
+	grep -q "note: $who: the kernel has no IPv6: svcnat writes the iptables tables only" \
 		"$BK_TMP/err" || fail "$BK_NAME: no note that IPv6 is not written: $(cat "$BK_TMP/err")"
 	for t in filter nat; do
 		sed -n "/^\\*$t\$/,/^COMMIT\$/p" "$BK_TMP/dry4" | _bk_owned_filter >"$BK_TMP/plan.$t"
@@ -59,11 +62,11 @@ run_backend() {
 	$SAVE6 | _bk_strip | diff -u "$BK_TMP/save6.before" - >&2 ||
 		fail "$BK_NAME: without IPv6, the ip6tables tables changed"
 
-	"$NOIPV6" "$SVCNAT" --dry-run --diff --backend "$1" "${ARGS[@]}" >"$BK_TMP/diff" \
+	PATH=$path "$NOIPV6" "$SVCNAT" --dry-run --diff "${be[@]}" "${ARGS[@]}" >"$BK_TMP/diff" \
 		2>"$BK_TMP/err" || fail "$BK_NAME: --diff without IPv6: exit $?: $(cat "$BK_TMP/diff")"
 	! grep -q '^# ip6tables' "$BK_TMP/diff" || fail "$BK_NAME: --diff compared ip6tables"
 
-	"$NOIPV6" "$SVCNAT" --cleanup --backend "$1" "${ARGS[@]}" 2>"$BK_TMP/err" ||
+	PATH=$path "$NOIPV6" "$SVCNAT" --cleanup "${be[@]}" "${ARGS[@]}" 2>"$BK_TMP/err" ||
 		fail "$BK_NAME: --cleanup without IPv6: $(cat "$BK_TMP/err")"
 	! bk_owned nat | grep -q . || fail "$BK_NAME: --cleanup left svcnat's nat chains"
 	$SAVE6 | _bk_strip | diff -u "$BK_TMP/save6.before" - >&2 ||
