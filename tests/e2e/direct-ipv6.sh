@@ -11,6 +11,10 @@
 #     and comefrom aside) equals what ip6tables-legacy-restore and
 #     iptables-legacy-restore write for the dry-run's text in a fresh
 #     namespace, jump offsets included;
+#   - tables the restore tools wrote from the dry-run's text (as kube-proxy
+#     leaves them; also with --detect-local-mode=InterfaceNamePrefix, whose
+#     "-i veth+" iptables stores with its "+") are what the direct writer
+#     plans: its sync finds all four unchanged and writes nothing;
 #   - another program's ip6tables rules (a chain, rules in built-in chains,
 #     with packet counters) are identical through the sync, a second sync
 #     (which writes nothing) and --cleanup, after which both ip6tables
@@ -104,6 +108,22 @@ unshare -n sh -c 'iptables-legacy-restore <"$1" && ip6tables-legacy-restore <"$2
 		echo "ip $t" && "$3" 4 "$t" && echo "ip6 $t" && "$3" 6 "$t" || exit 1
 	done' sh "$T/dry4" "$T/dry6" "$XTDUMP" >"$T/restore.hex" 2>"$T/err" ||
 	fail "the restore tools refused the dry-run: $(cat "$T/err")"
+
+for extra in "" "--detect-local-mode=InterfaceNamePrefix --pod-interface-name-prefix veth"; do
+	echo "=== tables the restore tools wrote${extra:+ ($extra)}: the direct writer leaves them be"
+	# shellcheck disable=SC2086
+	"$SVCNAT" --dry-run --config "$EX" "${SETTINGS[@]}" $extra >"$T/kp" || fail "--dry-run $extra"
+	[ -z "$extra" ] || grep -q -- '-i veth+' "$T/kp" || fail "no '-i veth+' in the dry-run"
+	awk '/^\*/ { n++ } { print > (n > 2 ? "'"$T"'/kp6" : "'"$T"'/kp4") }' "$T/kp"
+	# shellcheck disable=SC2086
+	unshare -n -m sh -c 'mount -t tmpfs tmpfs /run && iptables-legacy-restore <"$1" &&
+		ip6tables-legacy-restore <"$2" && shift 2 && "$@"' sh "$T/kp4" "$T/kp6" \
+		"$SVCNAT" --once -v --backend=direct --config "$EX" "${SETTINGS[@]}" $extra \
+		>"$T/kp.out" 2>&1 || fail "the sync over the restore tools' tables: $(cat "$T/kp.out")"
+	[ "$(grep -c 'direct: \(ip6 \)\?\(nat\|filter\): read .* unchanged$' "$T/kp.out")" = 4 ] ||
+		fail "the direct writer rewrote what the restore tools wrote: $(grep 'direct:' "$T/kp.out")"
+	echo "  all four tables unchanged"
+done
 
 echo "=== svcnat --once --backend=direct"
 # Another program's rules first, with counters.
