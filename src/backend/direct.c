@@ -46,6 +46,7 @@
 
 #include "backend/writer.h"
 #include "backend/xtentry.h"
+#include "backend/xtkept.h"
 #include "backend/xtsnap.h"
 #include "backend/xttable.h"
 #include "util.h"
@@ -123,6 +124,12 @@ struct dsync {
 	size_t n_oc, cap_oc;
 	bool oc_sorted;
 	struct otable o;
+	/* What the writer kept of this table (NULL: keep nothing), and what
+	 * it will keep of the new table once it is committed. */
+	struct xtk_table *kp;
+	struct xtk_table nk;
+	size_t n_reused; /* planned chains taken as kept, unread */
+	size_t n_planned;
 };
 
 static int dfail(struct dsync *s, const char *what, const char *chain, int err, bool commit)
@@ -178,7 +185,13 @@ static int pair_user_chain(struct dsync *s, const struct rs_chain *pc, struct xt
 		return add_ochain(s, pc->name, NULL, pc);
 	}
 	kc->pc = pc;
-	kc->fate = chain_same(s, kc, pc) ? F_SAME : F_REPLACE;
+	s->n_planned++;
+	if (s->kp && xtk_same(s->kp, &s->k, kc, pc->stamp)) {
+		kc->fate = F_SAME;
+		s->n_reused++;
+	} else {
+		kc->fate = chain_same(s, kc, pc) ? F_SAME : F_REPLACE;
+	}
 	if (kc->fate == F_REPLACE) {
 		s->res->chains_replaced++;
 		*changed = true;
@@ -613,6 +626,9 @@ static int build_table(struct dsync *s)
 	for (size_t i = 0; i < s->n_oc; i++) {
 		struct ochain *oc = &s->oc[i];
 
+		uint32_t head = o_off(&s->o);
+		const struct rs_chain *kept_pc;
+
 		r = emit_error(s, oc->name);
 		if (r < 0)
 			return r;
@@ -621,6 +637,7 @@ static int build_table(struct dsync *s)
 			oc->k->placed = true;
 			oc->k->ofirst = oc->first;
 		}
+
 		if (oc->pc) {
 			for (size_t j = 0; j < oc->pc->n_rules; j++) {
 				r = emit_rule(s, oc->name, &oc->pc->rules[j], j);
@@ -629,6 +646,17 @@ static int build_table(struct dsync *s)
 			}
 		} else if (oc->k->fate != F_EMPTY) {
 			r = emit_copy_run(s, oc->k->first_idx, oc->k->n_rules, oc->name);
+			if (r < 0)
+				return r;
+		}
+		/* What the new table holds of a planned chain, to be kept
+		 * with the stamp of the rules it encodes. */
+		kept_pc = oc->pc ? oc->pc : oc->k->fate == F_SAME ? oc->k->pc : NULL;
+		if (s->kp && kept_pc && kept_pc->stamp) {
+			r = xtk_add(&s->nk,
+				    head + s->f->size + offsetof(struct xt_error_target, errorname),
+				    oc->first, o_off(&s->o), (uint32_t)kept_pc->n_rules,
+				    kept_pc->stamp);
 			if (r < 0)
 				return r;
 		}
@@ -680,6 +708,7 @@ static int build_table(struct dsync *s)
 static void dsync_done(struct dsync *s)
 {
 	xtt_done(&s->k);
+	xtk_done(&s->nk);
 	for (size_t i = 0; i < s->n_bc; i++)
 		free(s->bc[i].items);
 	free(s->oc);
@@ -722,8 +751,12 @@ static int commit(struct dsync *s)
 	if (s->keep)
 		s->oldc = TAKE_PTR(oldc);
 	addlen = sizeof(*add) + s->o.n_ent * sizeof(add->counters[0]);
-	/* The built table is no longer needed either. */
-	xtt_big_free(s->o.buf, s->o.cap);
+	/* The built table is what the kernel holds now: kept for the next
+	 * sync where the plan's chains carry stamps, else freed. */
+	if (s->kp && s->nk.n_ch)
+		xtk_adopt(s->kp, s->o.buf, s->o.cap, s->o.buf + sizeof(struct ipt_replace), &s->nk);
+	else
+		xtt_big_free(s->o.buf, s->o.cap);
 	s->o.buf = NULL;
 	add = calloc(1, addlen);
 	if (!add) {
@@ -748,6 +781,35 @@ static int commit(struct dsync *s)
 	return 0;
 }
 
+/*
+ * Nothing to write: the table as read holds the plan, so it is what to
+ * keep (the planned chains with stamps), instead of freeing the read.
+ */
+static int keep_read(struct dsync *s)
+{
+	struct xtt_table *k = &s->k;
+	int r;
+
+	if (!s->kp)
+		return 0;
+	for (size_t i = 0; i < k->n_by_name; i++) {
+		const struct xtt_chain *kc = k->by_name[i];
+
+		if (!kc->pc || kc->fate != F_SAME || !kc->pc->stamp)
+			continue;
+		r = xtk_add(&s->nk, (uint32_t)((const unsigned char *)kc->name - k->blob), kc->first,
+			    k->eoff[kc->tail_idx], (uint32_t)kc->n_rules, kc->pc->stamp);
+		if (r < 0)
+			return r;
+	}
+	if (s->nk.n_ch) {
+		xtk_adopt(s->kp, k->ge, k->ge_len, k->blob, &s->nk);
+		k->ge = NULL;
+		k->ge_len = 0;
+	}
+	return 0;
+}
+
 /* Read, compare and, when something differs, build the new table. */
 static int prepare_table(struct dsync *s, bool *ret_changed)
 {
@@ -759,6 +821,8 @@ static int prepare_table(struct dsync *s, bool *ret_changed)
 	r = xtt_read(&s->k, s->fd, s->f, s->table, "direct", s->tname, s->d);
 	if (r < 0)
 		return r;
+	if (s->kp)
+		xtk_pair(s->kp, &s->k);
 	for (size_t i = 0; i < cs->n; i++) {
 		const struct rs_chain *pc = cs->chains[i];
 		bool found = false;
@@ -790,10 +854,14 @@ static int prepare_table(struct dsync *s, bool *ret_changed)
 	if (!changed) {
 		if (s->verbose)
 			diag_add(s->d, DIAG_NOTE, "direct", s->tname, NULL,
-				 "read %u bytes and compared in %.3f s: unchanged", s->k.info.size,
-				 s->t_read);
-		return 0;
+				 "read %u bytes and compared in %.3f s (%zu of %zu planned chains "
+				 "as kept): unchanged",
+				 s->k.info.size, s->t_read, s->n_reused, s->n_planned);
+		return keep_read(s);
 	}
+	/* What was kept has served: free it before the new table is built. */
+	if (s->kp)
+		xtk_done(s->kp);
 	r = build_table(s);
 	s->t_build = monotonic_seconds() - t0 - s->t_read;
 	s->res->encode_seconds += s->t_build;
@@ -857,6 +925,7 @@ struct direct_writer {
 	struct writer w;
 	int fd[2]; /* [WRITER_IPV4], [WRITER_IPV6]: raw sockets, opened at the first use */
 	struct dsync t[2][RS_NTABLES];
+	struct xtk_table kept[2][RS_NTABLES]; /* from sync to sync (xtkept.h) */
 };
 
 static const struct xt_fam *fam_of(enum writer_family f)
@@ -915,6 +984,7 @@ static int direct_prepare(struct writer *w, const struct writer_table *tab,
 	*s = dsync_start(dw, tab, plan, d);
 	s->keep = keep;
 	s->res = res;
+	s->kp = &dw->kept[tab->family][tab->table];
 	return prepare_table(s, ret_changed);
 }
 
@@ -932,8 +1002,10 @@ static int direct_commit(struct writer *w, const struct writer_table *tabs, size
 	ret_done[0] = s->committed;
 	if (r >= 0 && s->verbose)
 		diag_add(d, DIAG_NOTE, "direct", s->tname, NULL,
-			 "read and compared in %.3f s, built %zu bytes in %.3f s, replaced in %.3f s",
-			 s->t_read, s->o.len, s->t_build, monotonic_seconds() - t0);
+			 "read and compared in %.3f s (%zu of %zu planned chains as kept), built "
+			 "%zu bytes in %.3f s, replaced in %.3f s",
+			 s->t_read, s->n_reused, s->n_planned, s->o.len, s->t_build,
+			 monotonic_seconds() - t0);
 	return r;
 }
 
@@ -946,6 +1018,8 @@ static int direct_put_back(struct writer *w, const struct writer_table *tab, str
 			 "cannot put the table back: what was read is gone");
 		return -EINVAL;
 	}
+	/* The kernel then holds no longer what was kept. */
+	xtk_done(s->kp);
 	return xt_put_back(s->fd, s->f->af, &s->k.info, s->k.blob, s->oldc, "direct", d);
 }
 
@@ -983,9 +1057,12 @@ static void direct_free(struct writer *w)
 	if (!w)
 		return;
 	direct_reset(w);
-	for (size_t f = 0; f < 2; f++)
+	for (size_t f = 0; f < 2; f++) {
 		if (dw->fd[f] >= 0)
 			close(dw->fd[f]);
+		for (size_t i = 0; i < RS_NTABLES; i++)
+			xtk_done(&dw->kept[f][i]);
+	}
 	free(dw);
 }
 

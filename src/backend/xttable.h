@@ -30,6 +30,7 @@ struct xtt_chain {
 	uint8_t fate;
 	bool placed;     /* written into the new table, its rules from ofirst */
 	uint32_t ofirst;
+	uint32_t kept;   /* 1 + index of its namesake in what was kept (xtkept.h), 0: none */
 	const struct rs_chain *pc;
 	unsigned foreign_refs;
 };
