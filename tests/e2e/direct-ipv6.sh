@@ -10,7 +10,7 @@
 #   - the bytes: every entry of the four tables (tests/e2e/xtdump: counters
 #     and comefrom aside) equals what ip6tables-legacy-restore and
 #     iptables-legacy-restore write for the dry-run's text in a fresh
-#     namespace, jump offsets included;
+#     namespace, jump offsets included; --diff shows a change in ip6 nat;
 #   - tables the restore tools wrote from the dry-run's text (as kube-proxy
 #     leaves them; also with --detect-local-mode=InterfaceNamePrefix, whose
 #     "-i veth+" iptables stores with its "+") are what the direct writer
@@ -167,6 +167,20 @@ echo "  byte for byte what iptables-/ip6tables-legacy-restore write ($(grep -vc 
 "$SVCNAT" --dry-run --diff --backend=direct --config "$EX" "${SETTINGS[@]}" >"$T/diff" 2>&1 ||
 	fail "--diff after the sync: $(cat "$T/diff")"
 echo "  --diff: nothing to do"
+# A rule of svcnat's gone from ip6 nat and one of another program's added
+# to an owned chain: --diff says both, in the ip6tables part.
+$IPT6 -t nat -D KUBE-SERVICES 1
+$IPT6 -t nat -A KUBE-SVL-LAZP3OXVXH55PHB3 -j RETURN
+if "$SVCNAT" --dry-run --diff --backend=direct --config "$EX" "${SETTINGS[@]}" >"$T/diff" 2>&1; then
+	fail "--diff found nothing after two ip6 nat changes"
+fi
+sed -n '/^# ip6tables$/,$p' "$T/diff" >"$T/diff6"
+grep -qx -- '+-A KUBE-SERVICES -d 2001:2:0:f000::80/128 -p tcp -m comment --comment "edge/gw:https cluster IP" -m tcp --dport 443 -j KUBE-SVC-LAZP3OXVXH55PHB3' "$T/diff6" &&
+	grep -qx -- '--A KUBE-SVL-LAZP3OXVXH55PHB3 -j RETURN' "$T/diff6" ||
+	fail "--diff does not show the ip6 nat changes: $(cat "$T/diff")"
+"$SVCNAT" --once --backend=direct --config "$EX" "${SETTINGS[@]}" 2>"$T/err" ||
+	fail "svcnat --once failed: $(cat "$T/err")"
+echo "  --diff after two ip6 nat changes: both, in the ip6tables part"
 
 echo "=== foreign ip6tables rules through a second sync and --cleanup"
 flush_all
