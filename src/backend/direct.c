@@ -1066,44 +1066,22 @@ static void direct_free(struct writer *w)
 	free(dw);
 }
 
-static const struct writer_ops direct_ops = {
-	.name = "direct",
-	.needs_xtables_lock = true,
-	.prepare = direct_prepare,
-	.commit = direct_commit,
-	.put_back = direct_put_back,
-	.reset = direct_reset,
-	.read = direct_read,
-	.free = direct_free,
-};
+#define DIRECT_OPS                                                                           \
+	.name = "direct", .needs_xtables_lock = true, .prepare = direct_prepare,              \
+	.commit = direct_commit, .put_back = direct_put_back, .reset = direct_reset,          \
+	.read = direct_read, .free = direct_free
 
-/* The same where the kernel has ip6_tables. */
-static const struct writer_ops direct_ops6 = {
-	.name = "direct",
-	.needs_xtables_lock = true,
-	.ipv6 = true,
-	.prepare = direct_prepare,
-	.commit = direct_commit,
-	.put_back = direct_put_back,
-	.reset = direct_reset,
-	.read = direct_read,
-	.free = direct_free,
-};
+/* Where the kernel has no ip6_tables: IPv4 only. */
+static const struct writer_ops direct_ops = { DIRECT_OPS, .ipv6 = false };
+static const struct writer_ops direct_ops6 = { DIRECT_OPS, .ipv6 = true };
 
 int writer_direct_new(const struct writer_config *cfg, struct writer **ret, struct diag_list *d)
 {
 	struct direct_writer *dw = calloc(1, sizeof(*dw));
-	const char *why;
 
 	if (!dw)
 		return -ENOMEM;
-	why = xt_ip6_tables_missing();
-	dw->w.ops = why ? &direct_ops : &direct_ops6;
-	if (why)
-		diag_add(d, DIAG_NOTE, "direct", NULL, NULL,
-			 "%s: svcnat writes the iptables tables only, IPv6 services are not "
-			 "programmed",
-			 why);
+	dw->w.ops = xt_ip6_tables_usable("direct", d) ? &direct_ops6 : &direct_ops;
 	dw->w.cfg = *cfg;
 	dw->fd[0] = dw->fd[1] = -1;
 	*ret = &dw->w;

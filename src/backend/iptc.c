@@ -804,17 +804,10 @@ static const struct writer_ops iptc_writer_ops6 = { IPTC_WRITER_OPS, .ipv6 = tru
 int writer_iptc_new(const struct writer_config *cfg, struct writer **ret, struct diag_list *d)
 {
 	struct iptc_writer *iw = calloc(1, sizeof(*iw));
-	const char *why;
 
 	if (!iw)
 		return -ENOMEM;
-	why = xt_ip6_tables_missing();
-	iw->w.ops = why ? &iptc_writer_ops : &iptc_writer_ops6;
-	if (why)
-		diag_add(d, DIAG_NOTE, "libiptc", NULL, NULL,
-			 "%s: svcnat writes the iptables tables only, IPv6 services are not "
-			 "programmed",
-			 why);
+	iw->w.ops = xt_ip6_tables_usable("libiptc", d) ? &iptc_writer_ops6 : &iptc_writer_ops;
 	iw->w.cfg = *cfg;
 	*ret = &iw->w;
 	return 0;

@@ -236,34 +236,16 @@ static void nft_free(struct writer *w)
 	free(x);
 }
 
-static const struct writer_ops nft_ops = {
-	.name = "nft",
-	/* iptables-nft takes no xtables lock either: the generation check
-	 * makes the transaction safe on its own. */
-	.needs_xtables_lock = false,
-	.one_commit = true,
-	.ipv6 = false,
-	.prepare = nft_prepare,
-	.commit = nft_commit,
-	.put_back = NULL,
-	.reset = nft_reset,
-	.read = nft_read,
-	.free = nft_free,
-};
+/* iptables-nft takes no xtables lock either: the generation check makes
+ * the transaction safe on its own.  One batch: nothing to put back. */
+#define NFT_OPS                                                                              \
+	.name = "nft", .needs_xtables_lock = false, .one_commit = true, .prepare = nft_prepare, \
+	.commit = nft_commit, .put_back = NULL, .reset = nft_reset, .read = nft_read,         \
+	.free = nft_free
 
-/* The same where the kernel has IPv6: ip6 filter and ip6 nat too. */
-static const struct writer_ops nft_ops6 = {
-	.name = "nft",
-	.needs_xtables_lock = false,
-	.one_commit = true,
-	.ipv6 = true,
-	.prepare = nft_prepare,
-	.commit = nft_commit,
-	.put_back = NULL,
-	.reset = nft_reset,
-	.read = nft_read,
-	.free = nft_free,
-};
+/* Without IPv6 in the kernel: ip filter and ip nat only. */
+static const struct writer_ops nft_ops = { NFT_OPS, .ipv6 = false };
+static const struct writer_ops nft_ops6 = { NFT_OPS, .ipv6 = true };
 
 int writer_nft_new(const struct writer_config *cfg, struct writer **ret, struct diag_list *d)
 {

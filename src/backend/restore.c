@@ -777,30 +777,14 @@ static void restore_free(struct writer *w)
 	free(rw);
 }
 
-static const struct writer_ops restore_ops = {
-	.name = "restore",
-	.one_commit = true,
-	.ipv6 = false,
-	.prepare = restore_prepare,
-	.commit = restore_commit,
-	.put_back = restore_put_back,
-	.reset = restore_reset,
-	.read = restore_read,
-	.free = restore_free,
-};
+#define RESTORE_OPS                                                                          \
+	.name = "restore", .one_commit = true, .prepare = restore_prepare,                    \
+	.commit = restore_commit, .put_back = restore_put_back, .reset = restore_reset,       \
+	.read = restore_read, .free = restore_free
 
-/* The same where the host has the ip6tables tools. */
-static const struct writer_ops restore_ops6 = {
-	.name = "restore",
-	.one_commit = true,
-	.ipv6 = true,
-	.prepare = restore_prepare,
-	.commit = restore_commit,
-	.put_back = restore_put_back,
-	.reset = restore_reset,
-	.read = restore_read,
-	.free = restore_free,
-};
+/* Without the host's ip6tables tools: iptables only. */
+static const struct writer_ops restore_ops = { RESTORE_OPS, .ipv6 = false };
+static const struct writer_ops restore_ops6 = { RESTORE_OPS, .ipv6 = true };
 
 /* iptables-X-restore -> iptables-X-save, keeping any directory part. */
 static char *save_for(const char *restore)

@@ -91,7 +91,7 @@ int xt_socket(int af, const char *who, int *ret_fd, struct diag_list *d)
 	return 0;
 }
 
-const char *xt_ip6_tables_missing(void)
+static const char *ip6_tables_missing(void)
 {
 	struct xt_get_revision rev = { .name = "comment", .revision = 0 };
 	socklen_t len = sizeof(rev);
@@ -104,6 +104,18 @@ const char *xt_ip6_tables_missing(void)
 	err = getsockopt(fd, SOL_IPV6, IP6T_SO_GET_REVISION_MATCH, &rev, &len) < 0 ? errno : 0;
 	close(fd);
 	return err == ENOPROTOOPT ? "the kernel has no ip6_tables (legacy ip6tables)" : NULL;
+}
+
+bool xt_ip6_tables_usable(const char *who, struct diag_list *d)
+{
+	const char *why = ip6_tables_missing();
+
+	if (why)
+		diag_add(d, DIAG_NOTE, who, NULL, NULL,
+			 "%s: svcnat writes the iptables tables only, IPv6 services are not "
+			 "programmed",
+			 why);
+	return !why;
 }
 
 int xt_snap_read(int fd, int af, const char *table, struct xt_snap *snap, const char *who,

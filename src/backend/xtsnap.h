@@ -9,6 +9,7 @@
 #ifndef SVCNAT_BACKEND_XTSNAP_H
 #define SVCNAT_BACKEND_XTSNAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <linux/netfilter_ipv4/ip_tables.h>
@@ -42,13 +43,14 @@ int xt_put_back(int fd, int af, const struct ipt_getinfo *info, const void *entr
 		const struct xt_counters *counters, const char *who, struct diag_list *d);
 
 /*
- * Why the kernel cannot take ip6tables' socket options, in words, or NULL
- * when it can: without IPv6 the socket cannot be made (EAFNOSUPPORT),
- * without ip6_tables the options are unknown (ENOPROTOOPT).  Anything else
- * (no permission, a missing xt_comment) says nothing against ip6_tables
- * and is left for the writes to report.  Creates no table.
+ * Whether the kernel takes ip6tables' socket options; where it does not,
+ * a note from `who` says why and that only iptables is written.  Without
+ * IPv6 the socket cannot be made (EAFNOSUPPORT), without ip6_tables the
+ * options are unknown (ENOPROTOOPT).  Anything else (no permission, a
+ * missing xt_comment) says nothing against ip6_tables and is left for the
+ * writes to report: true.  Creates no table.
  */
-const char *xt_ip6_tables_missing(void);
+bool xt_ip6_tables_usable(const char *who, struct diag_list *d);
 
 /* A raw socket of family af (AF_INET, AF_INET6) for the xtables socket
  * options of that family; -errno with a diag. */
