@@ -806,21 +806,6 @@ int pipeline_backend(struct pipeline *p, struct backend **ret, struct diag_list 
 	return 0;
 }
 
-static void count_tables(const struct ruleset *rs, size_t chains[RS_NTABLES],
-			 size_t rules[RS_NTABLES])
-{
-	size_t t, i;
-
-	for (t = 0; t < RS_NTABLES; t++) {
-		chains[t] = rules[t] = 0;
-		for (i = 0; rs && i < rs->t[t].n; i++) {
-			if (!rs->t[t].chains[i]->builtin)
-				chains[t]++;
-			rules[t] += rs->t[t].chains[i]->n_rules;
-		}
-	}
-}
-
 int pipeline_sync_prepare(struct pipeline *p, struct diag_list *d)
 {
 	struct backend *b;
@@ -864,8 +849,11 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 	rep->plan_seconds = t1 - t0;
 	/* The IPv6 plan, if any, plans the same ports again. */
 	rep->ports_planned = p->store[PLAN_V4] ? p->ports_planned[PLAN_V4] : p->desired.n_ports;
-	count_tables(rs, rep->chains, rep->rules);
-	count_tables(rs2[PLAN_V6], rep->chains6, rep->rules6);
+	/* The plans counted them (no walk over every chain again). */
+	memcpy(rep->chains, st[PLAN_V4].table_chains, sizeof(rep->chains));
+	memcpy(rep->rules, st[PLAN_V4].table_rules, sizeof(rep->rules));
+	memcpy(rep->chains6, st[PLAN_V6].table_chains, sizeof(rep->chains6));
+	memcpy(rep->rules6, st[PLAN_V6].table_rules, sizeof(rep->rules6));
 	if (p->o->mode == MODE_ONCE) {
 		/* A one-shot run needs only the plan from here on: free the
 		 * merged and resolved state, so the peak is the kernel write's. */

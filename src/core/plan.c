@@ -132,8 +132,16 @@ int plan_build(const struct desired *d, const struct plan_settings *s,
 		stats->endpoints = c.n_seps;
 		stats->no_local_internal = c.no_local_internal;
 		stats->no_local_external = c.no_local_external;
-		stats->chains = ruleset_count_chains(c.rs);
-		stats->rules = ruleset_count_rules(c.rs);
+		stats->chains = stats->rules = 0;
+		for (size_t t = 0; t < RS_NTABLES; t++) {
+			stats->table_chains[t] = stats->table_rules[t] = 0;
+			for (size_t i = 0; i < c.rs->t[t].n; i++) {
+				stats->table_chains[t] += !c.rs->t[t].chains[i]->builtin;
+				stats->table_rules[t] += c.rs->t[t].chains[i]->n_rules;
+			}
+			stats->chains += stats->table_chains[t];
+			stats->rules += stats->table_rules[t];
+		}
 		stats->dispatch_chains = dst.chains;
 		stats->dispatch_trees = dst.trees;
 	}

@@ -119,6 +119,8 @@ struct plan_stats {
 			    * compact equivalents) */
 	size_t chains;
 	size_t rules;
+	size_t table_chains[RS_NTABLES]; /* chains (built-in ones not counted) and rules per table */
+	size_t table_rules[RS_NTABLES];
 	size_t dispatch_chains; /* KUBE-DSP- chains (both tables) */
 	size_t dispatch_trees;  /* chains dispatched as a tree (0 to 5) */
 	/* Service ports with endpoints, none of them usable under their Local

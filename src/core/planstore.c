@@ -69,6 +69,7 @@ struct plan_store {
 	size_t n_tail;
 	struct dispatch_stats dst[PLAN_N_DISPATCHED];
 	size_t arena_after_full;     /* arena bytes after the last full plan */
+	size_t n_rules[RS_NTABLES];  /* rules in rs, kept as it changes */
 	struct chain_hasher *hasher; /* for plans without settings.hasher */
 };
 
@@ -224,6 +225,9 @@ static int rec_retire(struct run *u, struct port_rec *r)
 	for (size_t i = 0; !u->full && i < r->n_chains; i++) {
 		int e = ruleset_move_chain(u->grave, u->st->rs, r->chains[i]);
 
+		if (e >= 0)
+			u->st->n_rules[r->chains[i]->table] -= r->chains[i]->n_rules;
+
 		if (e < 0)
 			return e;
 	}
@@ -249,11 +253,13 @@ static int take_segment(struct rs_chain *seg, struct rs_rule **ret, size_t *ret_
 }
 
 /* Exchange two chains' rules (the one in scratch is freed with it). */
-static void swap_rules(struct rs_chain *a, struct rs_chain *b)
+static void swap_rules(struct plan_store *st, struct rs_chain *a, struct rs_chain *b)
 {
 	struct rs_rule *r = a->rules;
 	size_t n = a->n_rules, cap = a->cap_rules;
 
+	st->n_rules[a->table] += b->n_rules;
+	st->n_rules[a->table] -= n;
 	a->rules = b->rules;
 	a->n_rules = b->n_rules;
 	a->cap_rules = b->cap_rules;
@@ -308,6 +314,7 @@ static int rec_adopt(struct run *u, struct port_rec *r, struct ruleset *scratch,
 			continue;
 		if ((e = ruleset_move_chain(rs, scratch, cn)) < 0 || (e = made_add(&u->made, cn)) < 0)
 			return e;
+		u->st->n_rules[RS_NAT] += cn->n_rules;
 	}
 	for (size_t i = 0; i < r->n_chains; i++)
 		repoint(rs, scratch, RS_NAT, r->chains[i]->rules, r->chains[i]->n_rules);
@@ -320,7 +327,7 @@ static int rec_adopt(struct run *u, struct port_rec *r, struct ruleset *scratch,
 			continue;
 		co = ruleset_find_chain(rs, RS_NAT, cn->name);
 		if (!co->stamp || !rules_equal(co->rules, co->n_rules, cn->rules, cn->n_rules)) {
-			swap_rules(co, cn);
+			swap_rules(u->st, co, cn);
 			co->stamp = ++u->st->last_stamp;
 			u->changed++;
 		}
@@ -336,6 +343,7 @@ static int rec_adopt(struct run *u, struct port_rec *r, struct ruleset *scratch,
 			continue;
 		if ((e = ruleset_move_chain(u->grave, rs, co)) < 0)
 			return e;
+		u->st->n_rules[co->table] -= co->n_rules;
 	}
 	return 0;
 }
@@ -481,6 +489,7 @@ static int tree_adopt(struct run *u, struct rs_chain *root, struct ruleset *scra
 		if ((e = ruleset_move_chain(rs, scratch, cn)) < 0 ||
 		    (e = made_add(&u->made, cn)) < 0)
 			return e;
+		u->st->n_rules[t] += cn->n_rules;
 	}
 	for (size_t i = from; i < u->made.n; i++)
 		repoint(rs, scratch, t, u->made.v[i]->rules, u->made.v[i]->n_rules);
@@ -490,7 +499,7 @@ static int tree_adopt(struct run *u, struct rs_chain *root, struct ruleset *scra
 
 		repoint(rs, scratch, t, cn->rules, cn->n_rules);
 		if (!co->stamp || !rules_equal(co->rules, co->n_rules, cn->rules, cn->n_rules)) {
-			swap_rules(co, cn);
+			swap_rules(u->st, co, cn);
 			co->stamp = ++u->st->last_stamp;
 			u->changed++;
 		}
@@ -504,6 +513,7 @@ static int tree_adopt(struct run *u, struct rs_chain *root, struct ruleset *scra
 			continue;
 		if ((e = ruleset_move_chain(u->grave, rs, co)) < 0)
 			return e;
+		u->st->n_rules[co->table] -= co->n_rules;
 	}
 	return 0;
 }
@@ -564,6 +574,8 @@ static int shared_rebuild(struct run *u, enum seg k)
 		if (e < 0)
 			goto out;
 	}
+	st->n_rules[root->table] += root->n_rules;
+	st->n_rules[root->table] -= n_old;
 	if (!u->full && (!root->stamp || !rules_equal(old, n_old, root->rules, root->n_rules))) {
 		root->stamp = ++st->last_stamp;
 		u->changed++;
@@ -715,8 +727,18 @@ static void fill_stats(const struct plan_store *st, struct plan_stats *stats)
 		stats->no_local_internal += r->no_local_internal;
 		stats->no_local_external += r->no_local_external;
 	}
-	stats->chains = ruleset_count_chains(st->rs);
-	stats->rules = ruleset_count_rules(st->rs);
+	for (size_t t = 0; t < RS_NTABLES; t++) {
+		const struct rs_chains *cs = &st->rs->t[t];
+		size_t builtin = 0;
+
+		/* sorted: the built-in chains come first */
+		while (builtin < cs->n && cs->chains[builtin]->builtin)
+			builtin++;
+		stats->table_chains[t] = cs->n - builtin;
+		stats->table_rules[t] = st->n_rules[t];
+		stats->chains += stats->table_chains[t];
+		stats->rules += st->n_rules[t];
+	}
 	for (size_t i = 0; i < PLAN_N_DISPATCHED; i++) {
 		stats->dispatch_chains += st->dst[i].chains;
 		stats->dispatch_trees += st->dst[i].trees;
@@ -822,6 +844,11 @@ static int update(struct plan_store *st, const struct desired *d, const struct p
 					u.changed++;
 				}
 			}
+		}
+		for (size_t t = 0; t < RS_NTABLES; t++) {
+			st->n_rules[t] = 0;
+			for (size_t i = 0; i < st->rs->t[t].n; i++)
+				st->n_rules[t] += st->rs->t[t].chains[i]->n_rules;
 		}
 		/* For the check: chains on one side only or unequal. */
 		info->mismatched = u.changed + (n_grave - u.matched);
