@@ -129,6 +129,7 @@ struct dsync {
 	struct xtk_table *kp;
 	struct xtk_table nk;
 	size_t n_reused; /* planned chains taken as kept, unread */
+	size_t n_stamped; /* chains of the new table that can be taken so next time */
 	size_t n_planned;
 };
 
@@ -649,16 +650,20 @@ static int build_table(struct dsync *s)
 			if (r < 0)
 				return r;
 		}
-		/* What the new table holds of a planned chain, to be kept
+		/* Every chain of the new table is kept, placed; a planned one
 		 * with the stamp of the rules it encodes. */
 		kept_pc = oc->pc ? oc->pc : oc->k->fate == F_SAME ? oc->k->pc : NULL;
-		if (s->kp && kept_pc && kept_pc->stamp) {
+		if (s->kp) {
+			size_t nr = oc->pc ? oc->pc->n_rules
+					   : oc->k->fate == F_EMPTY ? 0 : oc->k->n_rules;
+			uint64_t stamp = kept_pc ? kept_pc->stamp : 0;
+
 			r = xtk_add(&s->nk,
 				    head + s->f->size + offsetof(struct xt_error_target, errorname),
-				    oc->first, o_off(&s->o), (uint32_t)kept_pc->n_rules,
-				    kept_pc->stamp);
+				    oc->first, o_off(&s->o), (uint32_t)nr, stamp);
 			if (r < 0)
 				return r;
+			s->n_stamped += stamp != 0;
 		}
 		r = emit_return(s, oc->k ? oc->k->tail_idx : SIZE_MAX);
 		if (r < 0)
@@ -753,7 +758,7 @@ static int commit(struct dsync *s)
 	addlen = sizeof(*add) + s->o.n_ent * sizeof(add->counters[0]);
 	/* The built table is what the kernel holds now: kept for the next
 	 * sync where the plan's chains carry stamps, else freed. */
-	if (s->kp && s->nk.n_ch)
+	if (s->kp && s->nk.n_ch && s->n_stamped)
 		xtk_adopt(s->kp, s->o.buf, s->o.cap, s->o.buf + sizeof(struct ipt_replace), &s->nk);
 	else
 		xtt_big_free(s->o.buf, s->o.cap);
@@ -792,17 +797,19 @@ static int keep_read(struct dsync *s)
 
 	if (!s->kp)
 		return 0;
+	bool any = false;
+
 	for (size_t i = 0; i < k->n_by_name; i++) {
 		const struct xtt_chain *kc = k->by_name[i];
+		uint64_t stamp = kc->pc && kc->fate == F_SAME ? kc->pc->stamp : 0;
 
-		if (!kc->pc || kc->fate != F_SAME || !kc->pc->stamp)
-			continue;
 		r = xtk_add(&s->nk, (uint32_t)((const unsigned char *)kc->name - k->blob), kc->first,
-			    k->eoff[kc->tail_idx], (uint32_t)kc->n_rules, kc->pc->stamp);
+			    k->eoff[kc->tail_idx], (uint32_t)kc->n_rules, stamp);
 		if (r < 0)
 			return r;
+		any = any || stamp;
 	}
-	if (s->nk.n_ch) {
+	if (any) {
 		xtk_adopt(s->kp, k->ge, k->ge_len, k->blob, &s->nk);
 		k->ge = NULL;
 		k->ge_len = 0;

@@ -41,28 +41,24 @@ void xtk_adopt(struct xtk_table *kp, void *map, size_t map_len, const unsigned c
 	memset(from, 0, sizeof(*from));
 }
 
-void xtk_pair(const struct xtk_table *kp, struct xtt_table *k)
+void xtk_pair(struct xtk_table *kp, struct xtt_table *k)
 {
-	size_t q = 0;
+	size_t q = 0, in_place = 0;
 
 	for (size_t i = 0; i < k->n_by_name; i++) {
 		struct xtt_chain *kc = k->by_name[i];
 		int c = 1;
 
 		kc->kept = 0;
-		while (q < kp->n_ch && (c = strcmp((const char *)kp->blob + kp->ch[q].name_at, kc->name)) < 0)
+		while (q < kp->n_ch &&
+		       (c = strcmp((const char *)kp->blob + kp->ch[q].name_at, kc->name)) < 0)
 			q++;
-		if (q < kp->n_ch && c == 0)
+		if (q < kp->n_ch && c == 0) {
 			kc->kept = (uint32_t)++q;
+			in_place += kp->ch[q - 1].first == kc->first;
+		}
 	}
-}
-
-static int first_cmp(const void *key, const void *elem)
-{
-	uint32_t off = *(const uint32_t *)key;
-	const struct xtt_chain *c = elem;
-
-	return off < c->first ? -1 : off > c->first ? 1 : 0;
+	kp->same_layout = in_place == kp->n_ch && in_place == k->n_by_name;
 }
 
 /* Jump verdict vk of a kernel entry and vp of the kept one: aimed at the
@@ -70,8 +66,7 @@ static int first_cmp(const void *key, const void *elem)
 static bool same_target(const struct xtk_table *kp, const struct xtt_table *k, uint32_t vk,
 			uint32_t vp)
 {
-	const struct xtt_chain *to =
-		bsearch(&vk, k->ch, k->n_ch, sizeof(*k->ch), first_cmp);
+	const struct xtt_chain *to = xtt_chain_at(k, vk);
 
 	return to && to->hook < 0 && to->kept && kp->ch[to->kept - 1].first == vp;
 }
@@ -94,6 +89,22 @@ bool xtk_same(const struct xtk_table *kp, const struct xtt_table *k, const struc
 	len = k->eoff[kc->tail_idx] - kfrom;
 	if (kk->stamp != stamp || kk->n_rules != kc->n_rules || kk->end - kk->first != len)
 		return false;
+	if (kp->same_layout) {
+		/* Every chain where it was: equal offsets are equal chains, and
+		 * the verdicts compare as bytes. */
+		for (uint32_t off = 0; off < len;) {
+			const unsigned char *a = k->blob + kfrom + off, *b = kp->blob + kk->first + off;
+			uint16_t next;
+
+			if (memcmp(a, b, hdr) != 0)
+				return false;
+			next = xt_fam_next_offset(f, a);
+			if (next > len - off || memcmp(a + f->size, b + f->size, next - f->size) != 0)
+				return false;
+			off += next;
+		}
+		return true;
+	}
 	for (uint32_t off = 0; off < len;) {
 		const unsigned char *a = k->blob + kfrom + off, *b = kp->blob + kk->first + off;
 		const struct xt_standard_target *st;

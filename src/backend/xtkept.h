@@ -32,15 +32,20 @@ struct xtk_chain {
 	uint32_t first;   /* table offset of its first rule (its RETURN's if none) */
 	uint32_t end;     /* table offset of its RETURN entry */
 	uint32_t n_rules;
-	uint64_t stamp;   /* of the plan's chain these rules encode (nonzero) */
+	uint64_t stamp;   /* of the plan's chain these rules encode; 0: not to be
+			   * taken (foreign, emptied, unstamped), only placed */
 };
 
 struct xtk_table {
 	void *map;                 /* the mapping that holds the bytes (xtt_big_*) */
 	size_t map_len;
 	const unsigned char *blob; /* table offset 0, in map */
-	struct xtk_chain *ch;      /* in name order (strcmp), which is table order */
+	struct xtk_chain *ch;      /* every user chain, in name order (strcmp),
+				    * which is table order */
 	size_t n_ch, cap_ch;
+	/* Set by xtk_pair(): the kernel's user chains are these, each at the
+	 * same offset, so equal jump offsets reach chains of equal names. */
+	bool same_layout;
 };
 
 /* Free everything kept; kp is empty afterwards.  NULL-safe. */
@@ -58,8 +63,9 @@ int xtk_add(struct xtk_table *kp, uint32_t name_at, uint32_t first, uint32_t end
 void xtk_adopt(struct xtk_table *kp, void *map, size_t map_len, const unsigned char *blob,
 	       struct xtk_table *from);
 
-/* Set xtt_chain.kept of every user chain of k: its namesake in kp, or 0. */
-void xtk_pair(const struct xtk_table *kp, struct xtt_table *k);
+/* Set xtt_chain.kept of every user chain of k (its namesake in kp, or 0)
+ * and kp->same_layout. */
+void xtk_pair(struct xtk_table *kp, struct xtt_table *k);
 
 /* Whether k's user chain kc (paired by xtk_pair) holds what kp kept for it
  * with this stamp (conditions 1 and 2 above). */

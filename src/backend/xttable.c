@@ -131,7 +131,7 @@ static const char *klabel(const void *e, void *ctx)
 		return xt_verdict_name(v);
 	if ((uint32_t)v == off + xt_fam_next_offset(k->f, e))
 		return "";
-	c = bsearch(&(uint32_t){ (uint32_t)v }, k->ch, k->n_ch, sizeof(*k->ch), kc_first_cmp);
+	c = xtt_chain_at(k, (uint32_t)v);
 	return c && c->hook < 0 ? c->name : NULL;
 }
 
@@ -154,6 +154,49 @@ int xtt_decode(const struct xtt_table *k, size_t idx, struct rs_rule *r, char *w
 	if (k->f->af == AF_INET6)
 		return xt_entry_decode6(e, klabel6, (void *)k, r, why, whylen);
 	return xt_entry_decode(e, klabel4, (void *)k, r, why, whylen);
+}
+
+static size_t at_slot(uint32_t off, size_t mask)
+{
+	/* entries start 8-aligned: the low bits say nothing */
+	return (size_t)(((uint64_t)(off >> 3) * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+}
+
+const struct xtt_chain *xtt_chain_at(const struct xtt_table *k, uint32_t off)
+{
+	if (!k->at)
+		return bsearch(&off, k->ch, k->n_ch, sizeof(*k->ch), kc_first_cmp);
+	for (size_t i = at_slot(off, k->at_mask);; i = (i + 1) & k->at_mask) {
+		uint32_t v = k->at[i];
+
+		if (!v)
+			return NULL;
+		if (k->ch[v - 1].first == off)
+			return &k->ch[v - 1];
+	}
+}
+
+/* Index the chains by first offset: every jump is resolved through it
+ * (a bsearch over 100,000 chains showed in a sync's profile). */
+static int index_at(struct xtt_table *k)
+{
+	size_t n = 16;
+
+	while (n < 2 * k->n_ch)
+		n *= 2;
+	k->at = calloc(n, sizeof(*k->at));
+	if (!k->at)
+		return -ENOMEM;
+	k->at_mask = n - 1;
+	for (size_t c = 0; c < k->n_ch; c++) {
+		size_t i = at_slot(k->ch[c].first, k->at_mask);
+
+		/* an empty built-in chain's first is its policy: unique too */
+		while (k->at[i])
+			i = (i + 1) & k->at_mask;
+		k->at[i] = (uint32_t)(c + 1);
+	}
+	return 0;
 }
 
 static int kc_name_cmp(const void *a, const void *b)
@@ -309,7 +352,7 @@ int xtt_read(struct xtt_table *k, int fd, const struct xt_fam *f, const char *ta
 	 * would still cost n log n comparisons. */
 	if (!sorted)
 		qsort_safe(k->by_name, k->n_by_name, sizeof(*k->by_name), kc_name_cmp);
-	return 0;
+	return index_at(k);
 }
 
 /* The user chain entry idx jumps to, or NULL (a verdict, a fall-through,
@@ -324,8 +367,7 @@ const struct xtt_chain *xtt_jump(const struct xtt_table *k, size_t idx)
 	    !streq(st->target.u.user.name, XT_STANDARD_TARGET) || st->verdict < 0 ||
 	    (uint32_t)st->verdict == k->eoff[idx] + xt_fam_next_offset(k->f, e))
 		return NULL;
-	c = bsearch(&(uint32_t){ (uint32_t)st->verdict }, k->ch, k->n_ch, sizeof(*k->ch),
-		    kc_first_cmp);
+	c = xtt_chain_at(k, (uint32_t)st->verdict);
 	return c && c->hook < 0 ? c : NULL;
 }
 
@@ -336,6 +378,7 @@ void xtt_done(struct xtt_table *k)
 	free(k->eoff);
 	free(k->ch);
 	free(k->by_name);
+	free(k->at);
 	memset(k, 0, sizeof(*k));
 }
 

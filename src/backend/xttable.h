@@ -49,6 +49,10 @@ struct xtt_table {
 	size_t n_ch, cap_ch;
 	struct xtt_chain **by_name; /* user chains sorted by name */
 	size_t n_by_name;
+	/* chains by first offset (open addressing, 1 + index into ch, 0:
+	 * empty; at_mask + 1 slots); NULL: xtt_chain_at() searches ch */
+	uint32_t *at;
+	size_t at_mask;
 };
 
 /*
@@ -79,6 +83,9 @@ static inline const struct xt_entry_target *xtt_target(const struct xt_fam *f, c
 }
 
 bool xtt_target_is(const struct xt_fam *f, const void *e, const char *name);
+
+/* The chain whose first rule is at offset off (user or built-in), or NULL. */
+const struct xtt_chain *xtt_chain_at(const struct xtt_table *k, uint32_t off);
 
 /* The user chain named name, or NULL. */
 struct xtt_chain *xtt_find(const struct xtt_table *k, const char *name);

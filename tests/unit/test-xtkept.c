@@ -7,7 +7,8 @@
  *   - the same bytes with the same stamp: yes; another stamp: no;
  *   - the kernel's own bookkeeping (comefrom, counters) differing: yes;
  *   - every chain moved by a foreign chain before them: yes (jumps are
- *     compared by the name of the chain they reach);
+ *     compared by the name of the chain they reach; with every chain in
+ *     place, as bytes);
  *   - one address byte of a rule changed, a rule removed, a jump aimed at
  *     another chain, a fall-through turned into a jump: no, for that
  *     chain only.
@@ -264,11 +265,18 @@ static void check_family(bool v6)
 	same3(&kp, &k, true, true, true);
 	assert_int_equal(k.ch[0].kept, 0);
 
-	/* the last byte of KUBE-B's DNAT address (an entry of the same size) */
-	build(&k, f, rs, true, false);
-	k.buf[k.eoff[k.ch[2].first_idx] + xt_fam_target_offset(f, k.buf + k.eoff[k.ch[2].first_idx]) +
-	      sizeof(struct xt_entry_target) + (v6 ? 4 + 15 : 8 + 3)] ^= 1;
-	same3(&kp, &k, true, false, true);
+	/* the last byte of KUBE-B's DNAT address (an entry of the same
+	 * size), with every chain in place and moved */
+	for (int moved = 0; moved < 2; moved++) {
+		size_t b;
+
+		build(&k, f, rs, moved, false);
+		b = k.ch[moved + 1].first_idx;
+		k.buf[k.eoff[b] + xt_fam_target_offset(f, k.buf + k.eoff[b]) +
+		      sizeof(struct xt_entry_target) + (v6 ? 4 + 15 : 8 + 3)] ^= 1;
+		same3(&kp, &k, true, false, true);
+		assert_int_equal(kp.same_layout, !moved);
+	}
 	ruleset_free(rs);
 
 	/* a jump aimed at another chain; then also a rule gone */
@@ -314,10 +322,12 @@ static void test_fallthrough(void **state)
 	(void)state;
 	build(&kept, f, rs, false, false);
 	keep(&kp, &kept);
-	build(&k, f, rs, false, false);
-	e = k.buf + k.eoff[k.ch[0].first_idx + 2];
-	set_verdict(f, e, (int)k.ch[2].first);
-	same3(&kp, &k, false, true, true);
+	for (int moved = 0; moved < 2; moved++) {
+		build(&k, f, rs, moved, false);
+		e = k.buf + k.eoff[k.ch[moved].first_idx + 2];
+		set_verdict(f, e, (int)k.ch[moved + 2].first);
+		same3(&kp, &k, false, true, true);
+	}
 	ruleset_free(rs);
 	kp.blob = NULL;
 	xtk_done(&kp);
