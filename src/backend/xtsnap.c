@@ -91,7 +91,7 @@ int xt_socket(int af, const char *who, int *ret_fd, struct diag_list *d)
 	return 0;
 }
 
-static const char *ip6_tables_missing(void)
+const char *xt_ip6_tables_missing(void)
 {
 	struct xt_get_revision rev = { .name = "comment", .revision = 0 };
 	socklen_t len = sizeof(rev);
@@ -108,7 +108,7 @@ static const char *ip6_tables_missing(void)
 
 bool xt_ip6_tables_usable(const char *who, struct diag_list *d)
 {
-	const char *why = ip6_tables_missing();
+	const char *why = xt_ip6_tables_missing();
 
 	if (why)
 		diag_add(d, DIAG_NOTE, who, NULL, NULL,

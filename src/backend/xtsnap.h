@@ -43,6 +43,15 @@ int xt_put_back(int fd, int af, const struct ipt_getinfo *info, const void *entr
 		const struct xt_counters *counters, const char *who, struct diag_list *d);
 
 /*
+ * Why the kernel cannot take ip6tables' socket options, in words, or NULL
+ * when it can: without IPv6 the socket cannot be made (EAFNOSUPPORT),
+ * without ip6_tables the options are unknown (ENOPROTOOPT).  Anything else
+ * (no permission, a missing xt_comment) says nothing against ip6_tables
+ * and is left for the writes to report.  Creates no table.
+ */
+const char *xt_ip6_tables_missing(void);
+
+/*
  * Whether the kernel takes ip6tables' socket options; where it does not,
  * a note from `who` says why and that only iptables is written.  Without
  * IPv6 the socket cannot be made (EAFNOSUPPORT), without ip6_tables the
