@@ -21,6 +21,10 @@
 #   bk_run FN...      each FN BACKEND for every backend of $BK_BACKENDS (under
 #                     set -e), then bk_reset and "PASS": a script's last line
 #   fail MSG          print and exit 1
+#   save_normalise, dry_part 4|6 FILE  from lib/savetext.sh
+
+# shellcheck source=tests/e2e/lib/savetext.sh
+. "$(dirname "$0")/lib/savetext.sh"
 
 BK_BACKENDS=${BK_BACKENDS:-libiptc direct restore-nft restore-legacy nft}
 BK_IPV6_BACKENDS=${BK_IPV6_BACKENDS:-libiptc direct restore-nft restore-legacy nft}

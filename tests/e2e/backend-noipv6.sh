@@ -44,7 +44,7 @@ run_backend() {
 	esac
 	bk_reset
 	"$SVCNAT" --dry-run "${ARGS[@]}" >"$BK_TMP/dry" 2>/dev/null || fail "svcnat --dry-run failed"
-	awk '/^\*nat$/ { n = 1 } /^\*filter$/ && n { six = 1 } !six' "$BK_TMP/dry" >"$BK_TMP/dry4"
+	dry_part 4 "$BK_TMP/dry" >"$BK_TMP/dry4"
 	grep -q '2001:2:' "$BK_TMP/dry" || fail "the dry-run has no IPv6 part"
 	$IPT6 -t filter -A INPUT -s 2001:2:1::98/128 -j ACCEPT
 	$SAVE6 | _bk_strip >"$BK_TMP/save6.before"

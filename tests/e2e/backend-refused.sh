@@ -264,8 +264,8 @@ run_backend6() {
 	$IPT6 -t nat -F OTHER6
 	"${svcnat[@]}" --once 2>"$BK_TMP/err" || fail "$BK_NAME: --once A after: $(cat "$BK_TMP/err")"
 	"$SVCNAT" --dry-run "${args6[@]}" >"$BK_TMP/dry" 2>/dev/null || fail "svcnat --dry-run failed"
-	awk '/^\*nat$/ { n = 1 } /^\*filter$/ && n { six = 1 } !six' "$BK_TMP/dry" >"$BK_TMP/dry.4"
-	awk '/^\*nat$/ { n = 1 } /^\*filter$/ && n { six = 1 } six' "$BK_TMP/dry" >"$BK_TMP/dry.6"
+	dry_part 4 "$BK_TMP/dry" >"$BK_TMP/dry.4"
+	dry_part 6 "$BK_TMP/dry" >"$BK_TMP/dry.6"
 	for t in filter nat; do
 		sed -n "/^\\*$t\$/,/^COMMIT\$/p" "$BK_TMP/dry.4" | _bk_owned_filter >"$BK_TMP/plan.$t"
 		bk_owned "$t" | diff -u "$BK_TMP/plan.$t" - >&2 ||

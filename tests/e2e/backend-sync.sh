@@ -245,7 +245,7 @@ run_cli6() {
 	      --cluster-cidr 198.18.64.0/18,2001:2:0:100::/56)
 	"$SVCNAT" --dry-run "${args[@]}" >"$BK_TMP/dry" 2>/dev/null || fail "svcnat --dry-run failed"
 	# The second *filter (after a *nat) starts the ip6tables part.
-	awk '/^\*nat$/ { n = 1 } /^\*filter$/ && n { six = 1 } six' "$BK_TMP/dry" >"$BK_TMP/dry6"
+	dry_part 6 "$BK_TMP/dry" >"$BK_TMP/dry6"
 	$IPT6 -t nat -N FOREIGN6
 	$IPT6 -t nat -A PREROUTING -s 2001:2:1::99/128 -j FOREIGN6
 	$IPT6 -t nat -A FOREIGN6 -p tcp --dport 81 -j DNAT --to-destination [2001:2:1::1]:80

@@ -52,27 +52,6 @@ IPT6="bk_quiet ip6tables-legacy" SAVE6="bk_quiet ip6tables-legacy-save"
 IPT="bk_quiet iptables-legacy" SAVE="bk_quiet iptables-legacy-save"
 T=$BK_TMP
 
-# iptables-save text for comparison: no comment lines, no counters, the
-# probability as the kernel's u32 (as restore-test.sh compares it).
-normalise() {
-	awk '
-	/^#/ { next }
-	{
-		sub(/^\[[0-9]+:[0-9]+\] /, "")
-		if ($0 ~ /^:/)
-			sub(/\[[0-9]+:[0-9]+\]$/, "[0:0]")
-		out = ""
-		s = $0
-		while (match(s, /--probability [0-9.]+/)) {
-			v = substr(s, RSTART + 14, RLENGTH - 14) + 0
-			out = out substr(s, 1, RSTART - 1) \
-				sprintf("--probability ~%.0f/2^31", v * 2147483648)
-			s = substr(s, RSTART + RLENGTH)
-		}
-		print out s
-	}'
-}
-
 # The four tables' entries, as xtdump prints them.
 dump_all() {
 	local t
@@ -85,7 +64,7 @@ dump_all() {
 # Both families' tables in the order of the dry-run (ip filter, ip nat,
 # ip6 filter, ip6 nat), normalised.
 saved_all() {
-	{ $SAVE -t filter && $SAVE -t nat && $SAVE6 -t filter && $SAVE6 -t nat; } | normalise
+	{ $SAVE -t filter && $SAVE -t nat && $SAVE6 -t filter && $SAVE6 -t nat; } | save_normalise
 }
 
 flush_all() {
@@ -156,7 +135,7 @@ $IPT6 -t filter -D INPUT -s 2001:2:1::98/128 -p tcp -m tcp --dport 22 -j ACCEPT
 $IPT -t filter -D INPUT -s 198.18.1.8/32 -j ACCEPT
 "$SVCNAT" --once --backend=direct --config "$EX" "${SETTINGS[@]}" 2>"$T/err" ||
 	fail "svcnat --once failed: $(cat "$T/err")"
-normalise <"$T/dry" >"$T/dry.norm"
+save_normalise <"$T/dry" >"$T/dry.norm"
 saved_all | diff -u "$T/dry.norm" - >&2 ||
 	fail "iptables-legacy-save / ip6tables-legacy-save differ from the dry-run"
 echo "  the save tools print the dry-run (both families)"

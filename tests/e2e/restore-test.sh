@@ -36,41 +36,15 @@ cant_run() {
 	exit 77
 }
 
-# Normalise iptables-save text (stdin) for comparison.
-normalise() {
-	awk '
-	/^#/ { next }
-	{
-		sub(/^\[[0-9]+:[0-9]+\] /, "")
-		if ($0 ~ /^:/)
-			sub(/\[[0-9]+:[0-9]+\]$/, "[0:0]")
-		out = ""
-		s = $0
-		while (match(s, /--probability [0-9.]+/)) {
-			v = substr(s, RSTART + 14, RLENGTH - 14) + 0
-			out = out substr(s, 1, RSTART - 1) \
-				sprintf("--probability ~%.0f/2^31", v * 2147483648)
-			s = substr(s, RSTART + RLENGTH)
-		}
-		print out s
-	}'
-}
+# save_normalise, dry_part
+# shellcheck source=tests/e2e/lib/savetext.sh
+. "$(dirname "$0")/lib/savetext.sh"
 
 # The saved text of the tables the golden file has, in its order.
 saved() {
 	for t in $(sed -n 's/^\*//p' "$2"); do
 		"$1" -t "$t" || return 1
 	done
-}
-
-# Split a dry-run (stdin) into its iptables part ($1.4) and its ip6tables
-# part ($1.6, empty when none): a "*filter" after a "*nat" starts the second.
-split_families() {
-	awk -v o4="$1.4" -v o6="$1.6" '
-	BEGIN { out = o4; printf "" > o6 }
-	/^\*nat$/ { seen_nat = 1 }
-	/^\*filter$/ && seen_nat { out = o6 }
-	{ print > out }'
 }
 
 # Inside the namespace: check one family's part ($3: "" or 6).
@@ -88,7 +62,7 @@ check_part() {
 			rc=1
 		fi
 	done
-	normalise <"$f" >"$tmp/$name.want"
+	save_normalise <"$f" >"$tmp/$name.want"
 	for v in legacy nft; do
 		if ! "ip${fam}tables-$v-restore" <"$f" 2>"$tmp/$name.$v.err"; then
 			echo "FAIL: $name: ip${fam}tables-$v-restore fails to load it:" >&2
@@ -102,7 +76,7 @@ check_part() {
 			rc=1
 			continue
 		fi
-		normalise <"$tmp/$name.$v.save" >"$tmp/$name.$v.got"
+		save_normalise <"$tmp/$name.$v.save" >"$tmp/$name.$v.got"
 		if ! diff -u "$tmp/$name.want" "$tmp/$name.$v.got" >"$tmp/$name.$v.diff"; then
 			echo "FAIL: $name: ip${fam}tables-$v-save after loading differs from the dry-run:" >&2
 			cat "$tmp/$name.$v.diff" >&2
@@ -117,7 +91,8 @@ check_part() {
 # Inside the namespace: check one file, each family's part with its tools.
 check_one() {
 	base=$2/$(basename "$1" .rules).part
-	split_families "$base" <"$1"
+	dry_part 4 "$1" >"$base.4"
+	dry_part 6 "$1" >"$base.6"
 	cp "$base.4" "$base.4.rules"
 	rc=0
 	check_part "$base.4.rules" "$2" "" || rc=1
