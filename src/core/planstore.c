@@ -270,7 +270,7 @@ static void swap_rules(struct plan_store *st, struct rs_chain *a, struct rs_chai
 
 /* A rule's chain-name strings (jump target, recent list) that point into a
  * chain still in scratch now point at the kept chain of that name. */
-static void repoint(struct ruleset *rs, struct ruleset *scratch, enum rs_table t,
+static void repoint(struct ruleset *rs, struct ruleset *scratch, enum rs_table t, bool tree,
 		    struct rs_rule *rules, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -284,7 +284,12 @@ static void repoint(struct ruleset *rs, struct ruleset *scratch, enum rs_table t
 			if (r->m[j].kind == RS_M_RECENT && r->m[j].u.recent.name)
 				ps[k++] = &r->m[j].u.recent.name;
 		for (size_t j = 0; j < k; j++) {
-			const struct rs_chain *sc = ruleset_find_chain(scratch, t, *ps[j]);
+			const struct rs_chain *sc;
+
+			/* a tree's scratch holds only tree chains */
+			if (tree && strncmp(*ps[j], DISPATCH_PREFIX, sizeof(DISPATCH_PREFIX) - 1))
+				continue;
+			sc = ruleset_find_chain(scratch, t, *ps[j]);
 
 			if (sc && sc->name == *ps[j])
 				*ps[j] = ruleset_find_chain(rs, t, *ps[j])->name;
@@ -317,9 +322,9 @@ static int rec_adopt(struct run *u, struct port_rec *r, struct ruleset *scratch,
 		u->st->n_rules[RS_NAT] += cn->n_rules;
 	}
 	for (size_t i = 0; i < r->n_chains; i++)
-		repoint(rs, scratch, RS_NAT, r->chains[i]->rules, r->chains[i]->n_rules);
+		repoint(rs, scratch, RS_NAT, false, r->chains[i]->rules, r->chains[i]->n_rules);
 	for (size_t k = 0; k < SEG_N; k++)
-		repoint(rs, scratch, RS_NAT, r->seg[k], r->n_seg[k]);
+		repoint(rs, scratch, RS_NAT, false, r->seg[k], r->n_seg[k]);
 	for (size_t i = 0; i < r->n_chains; i++) {
 		struct rs_chain *cn = r->chains[i], *co;
 
@@ -492,12 +497,12 @@ static int tree_adopt(struct run *u, struct rs_chain *root, struct ruleset *scra
 		u->st->n_rules[t] += cn->n_rules;
 	}
 	for (size_t i = from; i < u->made.n; i++)
-		repoint(rs, scratch, t, u->made.v[i]->rules, u->made.v[i]->n_rules);
-	repoint(rs, scratch, t, root->rules, root->n_rules);
+		repoint(rs, scratch, t, true, u->made.v[i]->rules, u->made.v[i]->n_rules);
+	repoint(rs, scratch, t, true, root->rules, root->n_rules);
 	for (size_t i = 0; i < cs->n; i++) {
 		struct rs_chain *cn = cs->chains[i], *co = ruleset_find_chain(rs, t, cn->name);
 
-		repoint(rs, scratch, t, cn->rules, cn->n_rules);
+		repoint(rs, scratch, t, true, cn->rules, cn->n_rules);
 		if (!co->stamp || !rules_equal(co->rules, co->n_rules, cn->rules, cn->n_rules)) {
 			swap_rules(u->st, co, cn);
 			co->stamp = ++u->st->last_stamp;
