@@ -20,14 +20,8 @@ TOPO_IPV6=1
 
 ports='[{"name":"http","protocol":"TCP","port":8080}]'
 
-backend=
-for b in $(e2e_backends); do
-	if e2e_writes_ipv6 "$b"; then
-		backend=$b
-		break
-	fi
-done
-[ -n "$backend" ] || e2e_skip "no backend of '$(e2e_backends)' writes ip6tables here"
+e2e_first_ipv6_backend
+backend=$E2E_BACKEND6
 
 web() {
 	k8s_service e2e web '"type":"ClusterIP","clusterIP":"198.19.0.10",

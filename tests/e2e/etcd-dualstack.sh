@@ -22,14 +22,8 @@ example=$top_srcdir/contrib/examples/dual-stack.json
 args=(--hostname node-a --node-ip 198.18.0.1 --node-ip 2001:2::1
 	--cluster-cidr 198.18.64.0/18,2001:2:0:100::/56)
 
-backend=
-for b in $(e2e_backends); do
-	if e2e_writes_ipv6 "$b"; then
-		backend=$b
-		break
-	fi
-done
-[ -n "$backend" ] || e2e_skip "no backend of '$(e2e_backends)' writes ip6tables here"
+e2e_first_ipv6_backend
+backend=$E2E_BACKEND6
 SAVE6=$(e2e_save6 "$backend")
 SAVE4=${SAVE6/ip6tables/iptables}
 

@@ -45,6 +45,7 @@
 #   e2e_writes_ipv6 BACKEND  whether BACKEND writes ip6tables on this host
 #                          (asked of svcnat itself); e2e_for_each_ipv6_backend
 #                          FN: e2e_for_each_backend over those that do
+#   e2e_first_ipv6_backend  E2E_BACKEND6: the first backend that does (or skip)
 
 _e2e_lib=$(dirname "${BASH_SOURCE[0]}")
 # shellcheck source=tests/e2e/lib/servers.sh
@@ -248,6 +249,19 @@ e2e_writes_ipv6() {
 			--node-ip 198.18.0.1 --node-ip 2001:2::1 >"$2.log" 2>&1 &&
 		$3 -t nat 2>/dev/null | grep -q "^-A KUBE-SERVICES -d 2001:2:0:f000::1/128"' \
 		"$SVCNAT" "$1" "$cfg" "$(e2e_save6 "$1")"
+}
+
+# e2e_first_ipv6_backend: E2E_BACKEND6, the first of e2e_backends that
+# writes ip6tables here; none: the test is skipped (e2e_skip)
+e2e_first_ipv6_backend() {
+	local b
+	for b in $(e2e_backends); do
+		if e2e_writes_ipv6 "$b"; then
+			E2E_BACKEND6=$b
+			return 0
+		fi
+	done
+	e2e_skip "no backend of '$(e2e_backends)' writes ip6tables here"
 }
 
 # e2e_for_each_ipv6_backend FN: e2e_for_each_backend FN over the backends
