@@ -166,13 +166,20 @@ static int diff_rules(struct diffctx *x, struct nftread_chain *ch, const struct 
 	size_t nl = lc->n_rules, np = pc->n_rules, p = 0, s = 0;
 	int r;
 
+	/* The live state is the kernel's (the generation says nobody else
+	 * wrote), and the plan store's stamp says the rules are the ones
+	 * committed or found equal before. */
+	if (pc->stamp && ch->stamp == pc->stamp)
+		return 0;
 	while (p < nl && p < np && owned_rule_same(&lc->rules[p], &pc->rules[p]))
 		p++;
 	while (s < nl - p && s < np - p &&
 	       owned_rule_same(&lc->rules[nl - 1 - s], &pc->rules[np - 1 - s]))
 		s++;
-	if (p == nl && p == np)
+	if (p == nl && p == np) {
+		ch->stamp = pc->stamp;
 		return 0;
+	}
 	r = ensure_handles(x, ch);
 	if (r < 0)
 		return r;
@@ -259,18 +266,54 @@ static bool live(const struct nftread_chain *ch)
 	return ch && !ch->gone;
 }
 
+/*
+ * The live chain of each planned chain (NULL: none) into at[], and every
+ * live chain's `planned`: the plan's user chains (sorted by name) and the
+ * live chains (sorted by name) walked side by side, instead of a search
+ * by name per chain and phase (most of a one-change sync at 100,000
+ * chains).
+ */
+static void pair_chains(struct diffctx *x, struct nftread_chain **at)
+{
+	const struct rs_chains *pcs = &x->plan->t[x->t];
+	struct nftread_table *tb = &x->st->f[x->f].t[x->t];
+	size_t j = 0;
+
+	for (size_t i = 0; i < tb->n; i++)
+		tb->chains[i].planned = false;
+	for (size_t i = 0; i < pcs->n; i++) {
+		const struct rs_chain *pc = pcs->chains[i];
+		int c = 1;
+
+		if (!pcs->sorted || pc->builtin) {
+			at[i] = nftread_find(x->st, x->f, x->t, pc->name);
+		} else {
+			while (j < tb->n && (c = strcmp(tb->chains[j].c->name, pc->name)) < 0)
+				j++;
+			at[i] = j < tb->n && c == 0 ? &tb->chains[j++] : NULL;
+		}
+		if (at[i])
+			at[i]->planned = true;
+	}
+}
+
 static int diff_table(struct diffctx *x)
 {
 	const struct rs_chains *pcs = &x->plan->t[x->t];
 	struct nftread_table *tb = &x->st->f[x->f].t[x->t];
+	_cleanup_free_ struct nftread_chain **at = calloc(pcs->n + 1, sizeof(*at));
 	int r = 0;
+
+	if (!at)
+		return -ENOMEM;
+	pair_chains(x, at);
 
 	/* 1. The table, missing built-in chains, new chains. */
 	if (pcs->n && !tb->exists && (r = msg_table(x)) < 0)
 		return r;
 	for (size_t i = 0; i < pcs->n; i++) {
 		const struct rs_chain *pc = pcs->chains[i];
-		struct nftread_chain *ch = nftread_find(x->st, x->f, x->t, pc->name);
+		struct nftread_chain *ch = at[i];
 
 		if (pc->builtin && live(ch) && !ch->hook_ok) {
 			diag_add(x->d, DIAG_ERROR, "nf_tables", tname(x), pc->name,
@@ -291,7 +334,7 @@ static int diff_table(struct diffctx *x)
 	/* 2. Rules of changed chains, and svcnat's jumps in the built-in ones. */
 	for (size_t i = 0; i < pcs->n; i++) {
 		const struct rs_chain *pc = pcs->chains[i];
-		struct nftread_chain *ch = nftread_find(x->st, x->f, x->t, pc->name);
+		struct nftread_chain *ch = at[i];
 
 		if (pc->builtin) {
 			r = diff_jumps(x, live(ch) ? ch : NULL, pc, pc->name);
@@ -307,7 +350,7 @@ static int diff_table(struct diffctx *x)
 	for (size_t i = 0; i < tb->n; i++) {
 		struct nftread_chain *ch = &tb->chains[i];
 
-		if (live(ch) && ch->c->builtin && !ruleset_find_chain(x->plan, x->t, ch->c->name) &&
+		if (live(ch) && ch->c->builtin && !ch->planned &&
 		    (r = diff_jumps(x, ch, NULL, ch->c->name)) < 0)
 			return r;
 	}
@@ -318,7 +361,7 @@ static int diff_table(struct diffctx *x)
 			const char *name = ch->c->name;
 			bool held;
 
-			if (!live(ch) || ch->c->builtin || ruleset_find_chain(x->plan, x->t, name) ||
+			if (!live(ch) || ch->c->builtin || ch->planned ||
 			    !owned_chain(x->t, name))
 				continue;
 			held = nftread_referenced(x->st, x->f, x->t, name);
@@ -392,6 +435,7 @@ static int take_rules(struct nftread_family *fam, struct nftread_chain *ch, cons
 	}
 	ch->stale = true;
 	ch->gone = false;
+	ch->stamp = pc->stamp;
 	return 0;
 }
 
@@ -427,9 +471,11 @@ int nftdiff_committed(struct nftread_state *st, const struct ruleset *const plan
 				} else if (ch && ch->c->builtin) {
 					ch->c->n_rules = 0; /* svcnat's jumps removed */
 					ch->stale = true;
+					ch->stamp = 0;
 				} else if (ch) {
 					ch->c->n_rules = 0;
 					ch->stale = true;
+					ch->stamp = 0;
 					ch->gone = !nftread_referenced(st, (enum writer_family)f,
 								       (enum rs_table)t, name);
 				}

@@ -43,6 +43,10 @@ struct nftread_chain {
 	size_t cap_handles;
 	bool stale;           /* rules as committed, handles unknown: reload before editing */
 	bool gone;            /* deleted by svcnat since the read */
+	/* The plan's content stamp (struct rs_chain.stamp) of the rules c
+	 * holds, known equal; 0: unknown (as read from the kernel). */
+	uint64_t stamp;
+	bool planned;         /* nftdiff's: the plan being diffed has the chain */
 };
 
 struct nftread_table {
