@@ -10,7 +10,9 @@
 # with --dispatch=linear rewrites KUBE-SERVICES whole each time (at least
 # 1,200 rules) with the direct and restore writers, which shows the figure
 # measures what it claims (libiptc and nft edit a changed chain rule by rule).  A client
-# reaches the last added service through the tree.  Every backend.
+# reaches the last added service through the tree.  The periodic sync (every
+# 2 s here) checks the kept incremental plan and state against full ones: no
+# difference may be reported.  Every backend.
 . "$(dirname "$0")/lib/topology.sh"
 e2e_init daemon-churn
 
@@ -40,7 +42,7 @@ daemon_start() {
 	ip netns exec "$(ns_name node)" timeout --kill-after=30 300 "$SVCNAT" \
 		--backend="$1" --hostname "$E2E_HOSTNAME" --node-ip "$E2E_NODE_IP" \
 		--cluster-cidr "$E2E_CLUSTER_CIDR" --config "$2" --dispatch="$3" \
-		--min-sync-period 200ms --sync-period 1h \
+		--min-sync-period 200ms --sync-period 2s \
 		--healthz-bind-address "" --metrics-bind-address 127.0.0.1:10249 \
 		</dev/null >>"$E2E_TMP/daemon.log" 2>&1 &
 	DAEMON=$!
@@ -90,8 +92,20 @@ churn() {
 			grep -q '^svcnat_dispatch_chains [1-9]' "$E2E_TMP/metrics" ||
 			fail "no dispatch tree in /metrics: $(grep dispatch "$E2E_TMP/metrics")"
 	fi
+	# a periodic sync has checked the final state once the second starts
+	if command -v curl >/dev/null; then
+		local i
+		for i in $(seq 1 150); do
+			in_ns node curl -sS http://127.0.0.1:10249/metrics 2>/dev/null |
+				grep -q '^svcnat_syncs_total{reason="periodic"} [2-9]' && break
+			sleep 0.1
+		done
+		[ "$i" -lt 150 ] || fail "$mode: no second periodic sync within 15 s"
+	fi
 	kill -TERM "$DAEMON"
 	wait "$DAEMON"
+	! grep -q "differed from a full" "$E2E_TMP/daemon.log" ||
+		fail "$mode: the incremental plan or state differed: $(grep "differed from a full" "$E2E_TMP/daemon.log" | head -n 3)"
 	echo "$maxc $maxr"
 }
 
