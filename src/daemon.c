@@ -357,12 +357,15 @@ static void on_merged(const struct merge_snapshot *snap, unsigned changed, void 
 		dm->conntrack_pending = true;
 }
 
+/* Whether anything listens on node ports: the rules' node ports, or a
+ * health check's (a LoadBalancer without node ports has one too). */
 static bool desired_has_node_ports(const struct desired *d)
 {
 	size_t i;
 
 	for (i = 0; i < d->n_ports; i++)
-		if (d->ports[i].node_port && !d->ports[i].skipped)
+		if ((d->ports[i].node_port || d->ports[i].health_check_node_port) &&
+		    !d->ports[i].skipped)
 			return true;
 	return false;
 }

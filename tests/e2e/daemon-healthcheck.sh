@@ -9,7 +9,9 @@
 #  - answers 503 (localEndpoints 0) once that endpoint moves to another node
 #    (the daemon follows the file), and 200 again when it is back;
 #  - answers 503 on a node without local endpoints (the daemon run as node-b);
-#  - is closed (connection refused) when the service goes away.
+#  - is closed (connection refused) when the service goes away;
+#  - without node ports (allocateLoadBalancerNodePorts false), listens on a
+#    node address learnt inside --nodeport-addresses at once (a sync follows).
 # Also: READY=1 to systemd after the first sync, WATCHDOG=1 from the loop,
 # STOPPING=1; a KubeProxyConfiguration's settings hold in the daemon, which
 # exits 1 when the file changes (kube-proxy's behaviour); /proxyMode says iptables, /livez answers, and the metrics text
@@ -188,6 +190,29 @@ with open(sys.argv[2], "a") as f:
 	[ "$rc" = 1 ] || fail "exit $rc after the KubeProxyConfiguration changed: $(tail -n 5 "$E2E_TMP/daemon.log")"
 	grep -q 'the KubeProxyConfiguration changed: exiting' "$E2E_TMP/daemon.log" ||
 		fail "no message: $(tail -n 5 "$E2E_TMP/daemon.log")"
+
+	say "health check without node ports (allocateLoadBalancerNodePorts false): a learnt address"
+	# No --node-ip: the daemon follows the node's addresses; the health
+	# check listens on those inside --nodeport-addresses, and no periodic
+	# sync comes within the test (--iptables-sync-period 1h).
+	k8s_list \
+		"$(k8s_service e2e lb '"type":"LoadBalancer","clusterIP":"198.19.0.20","externalTrafficPolicy":"Local","healthCheckNodePort":'$HC',"allocateLoadBalancerNodePorts":false,"ports":[
+			{"name":"http","protocol":"TCP","port":80,"targetPort":8080}]' \
+			'"loadBalancer":{"ingress":[{"ip":"198.18.200.1"}]}')" \
+		"$(k8s_slice e2e lb "$ports" 198.18.65.10@node-a)" >"$cfg"
+	ip netns exec "$(ns_name node)" timeout --kill-after=30 120 "$SVCNAT" --backend="$backend" \
+		--hostname node-a --cluster-cidr "$E2E_CLUSTER_CIDR" --config "$cfg" \
+		--nodeport-addresses 198.18.0.0/24 --iptables-min-sync-period 200ms \
+		--iptables-sync-period 1h </dev/null >>"$E2E_TMP/daemon.log" 2>&1 &
+	DAEMON=$!
+	E2E_BG_PIDS+=("$DAEMON")
+	wait_for 10 "200 on $E2E_NODE_IP" hc 200 1
+	in_ns node ip addr add 198.18.0.9/32 dev vc1 || fail "ip addr add 198.18.0.9"
+	wait_for 10 "the health check on the new address 198.18.0.9" \
+		in_ns node curl -sf -o /dev/null "http://198.18.0.9:$HC/"
+	say "  198.18.0.9 added: the health check answers there at once"
+	in_ns node ip addr del 198.18.0.9/32 dev vc1 || fail "ip addr del 198.18.0.9"
+	daemon_stop
 	if [ -n "${E2E_VERBOSE:-}" ]; then cat "$E2E_TMP/daemon.log"; fi
 }
 
