@@ -562,7 +562,8 @@ static void sync_finish(struct daemon *dm)
 	}
 
 	size_t changed = ar->chains_created + ar->chains_replaced + ar->chains_deleted;
-	bool wrote = ar->committed[RS_NAT] || ar->committed[RS_FILTER];
+	bool wrote = ar->committed[RS_NAT] || ar->committed[RS_FILTER] ||
+		     ar->committed6[RS_NAT] || ar->committed6[RS_FILTER];
 
 	state_changed = dm->synced_generation != pipeline_desired_generation(dm->p) ||
 			dm->addrs_changed;
