@@ -43,7 +43,14 @@ run_backend() {
 	bk_use "$1"
 	case $1 in
 	libiptc | direct | nft) kind=$1 ;;
-	restore-nft) kind=restore ;; # the CLI's flavour: the host's iptables (nft)
+	restore-nft)
+		# The CLI's restore flavour is the host's iptables'.
+		if ! iptables --version 2>/dev/null | grep -q nf_tables; then
+			echo "  the host's iptables is not the nft one: not run"
+			return 0
+		fi
+		kind=restore
+		;;
 	*) fail "no svcnat backend for $1" ;;
 	esac
 	bk_reset
