@@ -974,6 +974,15 @@ static struct dsync dsync_start(struct direct_writer *dw, const struct writer_ta
 			       .rs = plan, .d = d };
 }
 
+/* Whether a plan store stamped the table's chains (it stamps them all). */
+static bool plan_stamped(const struct rs_chains *cs)
+{
+	for (size_t i = 0; i < cs->n; i++)
+		if (cs->chains[i]->stamp)
+			return true;
+	return false;
+}
+
 static int direct_prepare(struct writer *w, const struct writer_table *tab,
 			  const struct ruleset *plan, bool keep, bool *ret_changed,
 			  struct apply_result *res, struct diag_list *d)
@@ -991,7 +1000,13 @@ static int direct_prepare(struct writer *w, const struct writer_table *tab,
 	*s = dsync_start(dw, tab, plan, d);
 	s->keep = keep;
 	s->res = res;
+	/* Only a plan store's plans carry stamps (the daemon's): for any
+	 * other (--once, --cleanup) nothing is kept, nor held through it. */
 	s->kp = &dw->kept[tab->family][tab->table];
+	if (!plan_stamped(&plan->t[tab->table])) {
+		xtk_done(s->kp);
+		s->kp = NULL;
+	}
 	return prepare_table(s, ret_changed);
 }
 
