@@ -68,6 +68,11 @@ struct tree {
 	struct dispatch_stats *stats;
 	size_t *scratch;          /* leaf rule indices, leaf_max or more */
 	size_t cap_scratch;
+	/* Reuse of an unchanged subtree (dispatch_reuse): the keys that
+	 * changed, sorted as the entries. */
+	struct dispatch_reuse *reuse;
+	struct entry *ch_addr, *ch_port;
+	size_t n_ch_addr, n_ch_port;
 };
 
 static const struct rs_match *port_match(const struct rs_rule *r)
@@ -199,19 +204,21 @@ static int add_jump(struct tree *t, struct rs_chain *from, const struct rs_chain
 	return 0;
 }
 
-static struct rs_chain *tree_chain(struct tree *t, const char *range)
+/* The tree chain name of a range; false on ENOMEM. */
+static bool tree_name(struct tree *t, const char *range, char name[RS_CHAIN_MAXLEN + 1])
 {
-	char text[128], name[RS_CHAIN_MAXLEN + 1];
-	struct rs_chain *c;
+	char text[128];
 
 	snprintf(text, sizeof(text), "%s/%s/%s", rs_table_name(t->table), t->chain, range);
 	memcpy(name, DISPATCH_PREFIX, sizeof(DISPATCH_PREFIX) - 1);
 	chain_hasher_hash(t->h, text, "", NULL, name + sizeof(DISPATCH_PREFIX) - 1);
-	if (!name[sizeof(DISPATCH_PREFIX) - 1]) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	c = ruleset_add_chain(t->crs, t->table, name);
+	return name[sizeof(DISPATCH_PREFIX) - 1] != '\0';
+}
+
+static struct rs_chain *tree_chain(struct tree *t, const char *name)
+{
+	struct rs_chain *c = ruleset_add_chain(t->crs, t->table, name);
+
 	if (c && t->stats)
 		t->stats->chains++;
 	return c;
@@ -219,6 +226,55 @@ static struct rs_chain *tree_chain(struct tree *t, const char *range)
 
 static int build_node(struct tree *t, struct rs_chain *parent, const struct entry *e, size_t n,
 		      unsigned plen);
+
+/* Whether a changed key lies in the range of length plen holding e. */
+static bool range_changed(const struct tree *t, const struct entry *e, unsigned plen)
+{
+	const struct entry *v = t->kind == KEY_ADDR ? t->ch_addr : t->ch_port;
+	size_t n = t->kind == KEY_ADDR ? t->n_ch_addr : t->n_ch_port, lo = 0, hi = n;
+	struct entry key = { .proto = t->kind == KEY_ADDR ? 0 : t->proto };
+
+	for (unsigned b = 0; b < plen; b += 8) {
+		unsigned keep = plen - b >= 8 ? 8 : plen - b;
+
+		key.bits[b / 8] = (uint8_t)(e->bits[b / 8] & (0xff00u >> keep));
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (entry_cmp(&v[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == n || v[lo].proto != key.proto)
+		return false;
+	for (unsigned b = 0; b < plen; b += 8) {
+		unsigned keep = plen - b >= 8 ? 8 : plen - b;
+		uint8_t mask = (uint8_t)(0xff00u >> keep);
+
+		if ((v[lo].bits[b / 8] & mask) != key.bits[b / 8])
+			return false;
+	}
+	return true;
+}
+
+/* Tree chains in the subtree of c (c included). */
+static size_t subtree_chains(const struct ruleset *rs, const struct rs_chain *c)
+{
+	size_t n = 1;
+
+	for (size_t i = 0; i < c->n_rules; i++) {
+		const struct rs_rule *r = &c->rules[i];
+		const struct rs_chain *to;
+
+		if (r->t.kind == RS_T_JUMP &&
+		    !strncmp(r->t.u.chain, DISPATCH_PREFIX, sizeof(DISPATCH_PREFIX) - 1) &&
+		    (to = ruleset_find_chain(rs, (enum rs_table)c->table, r->t.u.chain)))
+			n += subtree_chains(rs, to);
+	}
+	return n;
+}
 
 /* Jumps from `c` to the sub-ranges of the run e[0..n) at plen + STRIDE. */
 static int build_children(struct tree *t, struct rs_chain *c, const struct entry *e, size_t n,
@@ -246,7 +302,7 @@ static int build_children(struct tree *t, struct rs_chain *c, const struct entry
 static int build_node(struct tree *t, struct rs_chain *parent, const struct entry *e, size_t n,
 		      unsigned plen)
 {
-	char range[96];
+	char range[96], name[RS_CHAIN_MAXLEN + 1];
 	uint16_t lo = 0, hi = 0;
 	struct ipnet net;
 	struct rs_chain *c;
@@ -257,7 +313,24 @@ static int build_node(struct tree *t, struct rs_chain *parent, const struct entr
 		return build_node(t, parent, e, n, plen + STRIDE);
 
 	range_text(t, e, plen, range, sizeof(range), &lo, &hi, &net);
-	c = tree_chain(t, range);
+	if (!tree_name(t, range, name))
+		return -ENOMEM;
+	/* No key in the range changed: the old subtree is this one. */
+	if (t->reuse && !range_changed(t, e, plen)) {
+		struct rs_chain *o = ruleset_find_chain(t->reuse->old, t->table, name);
+
+		if (o) {
+			struct dispatch_reuse *u = t->reuse;
+
+			if ((r = GROW(u->kept, u->cap_kept, u->n_kept + 1)) < 0)
+				return r;
+			u->kept[u->n_kept++] = o;
+			if (t->stats)
+				t->stats->chains += subtree_chains(t->reuse->old, o);
+			return add_jump(t, parent, o, range, lo, hi, &net);
+		}
+	}
+	c = tree_chain(t, name);
 	if (!c)
 		return -errno;
 	r = add_jump(t, parent, c, range, lo, hi, &net);
@@ -284,13 +357,39 @@ static int build_node(struct tree *t, struct rs_chain *parent, const struct entr
 int dispatch_chain(struct ruleset *rs, struct chain_hasher *h, enum rs_table table,
 		   const char *name, const struct dispatch_params *p, struct dispatch_stats *stats)
 {
-	return dispatch_chain_into(rs, rs, h, table, name, p, stats);
+	return dispatch_chain_into(rs, rs, h, table, name, p, stats, NULL);
+}
+
+static size_t pn_bit(uint8_t proto, uint16_t port)
+{
+	return (size_t)(proto == IPPROTO_TCP ? 0 : proto == IPPROTO_UDP ? 1 : 2) * 65536 + port;
+}
+
+static int add_key(struct entry **v, size_t *n, size_t *cap, const struct entry *e)
+{
+	if (GROW(*v, *cap, *n + 1) < 0)
+		return -ENOMEM;
+	(*v)[(*n)++] = *e;
+	return 0;
+}
+
+/* An entry's address key (proto 0) and port key, for the changed lists. */
+static void split_key(const struct rs_rule *r, const struct entry *e, struct entry *a,
+		      struct entry *pk)
+{
+	*a = (struct entry){ 0 };
+	memcpy(a->bits, r->dst.addr.u.b, r->dst.addr.family == AF_INET ? 4 : 16);
+	*pk = (struct entry){ .proto = e->proto };
+	pk->bits[0] = (uint8_t)(e->port >> 8);
+	pk->bits[1] = (uint8_t)e->port;
 }
 
 int dispatch_chain_into(struct ruleset *rs, struct ruleset *crs, struct chain_hasher *h,
 			enum rs_table table, const char *name, const struct dispatch_params *p,
-			struct dispatch_stats *stats)
+			struct dispatch_stats *stats, struct dispatch_reuse *reuse)
 {
+	uint8_t *ch_pn = NULL;    /* bit per (protocol, port) of a changed port rule */
+	size_t cap_ch_addr = 0, cap_ch_port = 0;
 	struct rs_chain *c = ruleset_find_chain(rs, table, name);
 	struct entry *addr = NULL, *port = NULL;
 	uint8_t *port_seen = NULL; /* bit per (protocol, port) in the port subtree */
@@ -328,6 +427,40 @@ int dispatch_chain_into(struct ruleset *rs, struct ruleset *crs, struct chain_ha
 		r = -ENOMEM;
 		goto out;
 	}
+	t.reuse = reuse;
+	/*
+	 * The changed keys: of the changed rules (an address rule also by
+	 * its port key: it may sit in the port subtree), and, for each port
+	 * rule that changed, of every address rule of its (protocol, port),
+	 * whose subtree that rule decides.  Unkeyed or other-family changes
+	 * could move the end of the keyed run: no reuse then.
+	 */
+	if (reuse && !(ch_pn = calloc(3, 65536 / 8))) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; reuse && i < reuse->n_changed; i++) {
+		const struct rs_rule *cr = &reuse->changed[i];
+		struct entry e, a, pk;
+		enum key_kind k = rule_key(cr, &e);
+
+		if (k == KEY_NONE || (k == KEY_ADDR && family && cr->dst.addr.family != family)) {
+			t.reuse = NULL;
+			break;
+		}
+		if (k == KEY_PORT) {
+			size_t bit = pn_bit(e.proto, e.port);
+
+			ch_pn[bit / 8] |= (uint8_t)(1u << (bit % 8));
+			split_key(cr, &e, &a, &pk);
+		} else {
+			split_key(cr, &e, &a, &pk);
+			if ((r = add_key(&t.ch_addr, &t.n_ch_addr, &cap_ch_addr, &a)) < 0)
+				goto out;
+		}
+		if ((r = add_key(&t.ch_port, &t.n_ch_port, &cap_ch_port, &pk)) < 0)
+			goto out;
+	}
 	for (size_t i = 0; i < n_keyed; i++) {
 		struct entry e;
 		enum key_kind k = rule_key(&c->rules[i], &e);
@@ -335,6 +468,14 @@ int dispatch_chain_into(struct ruleset *rs, struct ruleset *crs, struct chain_ha
 			     65536 + e.port;
 
 		e.idx = i;
+		if (t.reuse && k == KEY_ADDR && (ch_pn[bit / 8] & (1u << (bit % 8)))) {
+			struct entry a, pk;
+
+			split_key(&c->rules[i], &e, &a, &pk);
+			if ((r = add_key(&t.ch_addr, &t.n_ch_addr, &cap_ch_addr, &a)) < 0 ||
+			    (r = add_key(&t.ch_port, &t.n_ch_port, &cap_ch_port, &pk)) < 0)
+				goto out;
+		}
 		/* An address rule after a port rule of its (protocol, port)
 		 * keeps its place after it: into the port subtree. */
 		if (k == KEY_PORT || (port_seen[bit / 8] & (1u << (bit % 8)))) {
@@ -350,6 +491,8 @@ int dispatch_chain_into(struct ruleset *rs, struct ruleset *crs, struct chain_ha
 	}
 	qsort_safe(addr, n_addr, sizeof(*addr), entry_cmp);
 	qsort_safe(port, n_port, sizeof(*port), entry_cmp);
+	qsort_safe(t.ch_addr, t.n_ch_addr, sizeof(*t.ch_addr), entry_cmp);
+	qsort_safe(t.ch_port, t.n_ch_port, sizeof(*t.ch_port), entry_cmp);
 
 	/* The chain is rebuilt: the tree's top jumps, then the rest. */
 	old = c->rules;
@@ -357,8 +500,14 @@ int dispatch_chain_into(struct ruleset *rs, struct ruleset *crs, struct chain_ha
 	c->rules = NULL;
 	c->n_rules = c->cap_rules = 0;
 
-	t = (struct tree){ .rs = rs, .crs = crs, .h = h, .table = table, .chain = c->name, .rules = old,
-			   .leaf_max = p->leaf_max, .stats = stats };
+	t.rs = rs;
+	t.crs = crs;
+	t.h = h;
+	t.table = table;
+	t.chain = c->name;
+	t.rules = old;
+	t.leaf_max = p->leaf_max;
+	t.stats = stats;
 	if (n_addr) {
 		t.kind = KEY_ADDR;
 		t.family = family;
@@ -393,5 +542,8 @@ out:
 	free(addr);
 	free(port);
 	free(port_seen);
+	free(ch_pn);
+	free(t.ch_addr);
+	free(t.ch_port);
 	return r;
 }

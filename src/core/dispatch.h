@@ -78,12 +78,28 @@ struct dispatch_stats {
 int dispatch_chain(struct ruleset *rs, struct chain_hasher *h, enum rs_table t, const char *name,
 		   const struct dispatch_params *p, struct dispatch_stats *stats);
 /*
+ * Reusing the tree of a previous plan: old holds that plan's tree chains
+ * (same table, chain, mode and leaf_max), changed the rules added to or
+ * removed from the chain since (both versions of a changed rule).  A
+ * range no changed key falls in gets no new chain: the parent jumps to
+ * old's chain of that name, which is appended to kept (with its whole
+ * subtree it is the caller's to keep; the caller frees kept).
+ */
+struct dispatch_reuse {
+	struct ruleset *old;
+	const struct rs_rule *changed;
+	size_t n_changed;
+	struct rs_chain **kept;
+	size_t n_kept, cap_kept;
+};
+
+/*
  * The same, but the tree chains are created in crs (the plan store's
  * scratch ruleset); the jumps to them name crs's chain objects, their
- * strings are in rs's arena.
+ * strings are in rs's arena.  reuse may be NULL.
  */
 int dispatch_chain_into(struct ruleset *rs, struct ruleset *crs, struct chain_hasher *h,
 			enum rs_table t, const char *name, const struct dispatch_params *p,
-			struct dispatch_stats *stats);
+			struct dispatch_stats *stats, struct dispatch_reuse *reuse);
 
 #endif

@@ -80,6 +80,11 @@ struct run {
 	struct ruleset *grave;       /* the chains replaced (or the old plan) */
 	bool full;
 	bool dirty[SEG_N];
+	/* Both versions of each shared chain's changed rules (for the tree). */
+	struct {
+		struct rs_rule *v;
+		size_t n, cap;
+	} chg[SEG_N];
 	struct plan_made made;       /* chains to stamp */
 	size_t changed, matched;
 };
@@ -205,6 +210,19 @@ static int made_add(struct plan_made *m, struct rs_chain *c)
 	return 0;
 }
 
+/* Note rules[0..n) as changed in shared chain k (a failure only costs the
+ * tree's reuse: see shared_rebuild()). */
+static int note_changed(struct run *u, enum seg k, const struct rs_rule *rules, size_t n)
+{
+	if (!n || u->full)
+		return 0;
+	if (GROW(u->chg[k].v, u->chg[k].cap, u->chg[k].n + n) < 0)
+		return -ENOMEM;
+	memcpy(u->chg[k].v + u->chg[k].n, rules, n * sizeof(*rules));
+	u->chg[k].n += n;
+	return 0;
+}
+
 /* A key order that tolerates ports without a key (always planned anew). */
 static int rec_cmp(const struct port_rec *r, const struct svc_port *sp)
 {
@@ -219,9 +237,14 @@ static int rec_cmp(const struct port_rec *r, const struct svc_port *sp)
  * are to be rebuilt. */
 static int rec_retire(struct run *u, struct port_rec *r)
 {
-	for (size_t k = 0; k < SEG_N; k++)
+	for (size_t k = 0; k < SEG_N; k++) {
+		int e = note_changed(u, (enum seg)k, r->seg[k], r->n_seg[k]);
+
+		if (e < 0)
+			return e;
 		if (r->n_seg[k])
 			u->dirty[k] = true;
+	}
 	for (size_t i = 0; !u->full && i < r->n_chains; i++) {
 		int e = ruleset_move_chain(u->grave, u->st->rs, r->chains[i]);
 
@@ -416,10 +439,14 @@ static int rec_plan(struct run *u, struct port_rec *r, const struct svc_port *sp
 	if (scratch && (e = rec_adopt(u, r, scratch, old)) < 0)
 		goto out;
 	/* A shared chain is rebuilt only when the port's part of it changed. */
-	for (size_t k = 0; k < SEG_N; k++)
-		if (!old ? r->n_seg[k] > 0
-			 : !rules_equal(r->seg[k], r->n_seg[k], old->seg[k], old->n_seg[k]))
-			u->dirty[k] = true;
+	for (size_t k = 0; k < SEG_N && e >= 0; k++) {
+		if (old ? rules_equal(r->seg[k], r->n_seg[k], old->seg[k], old->n_seg[k])
+			: !r->n_seg[k])
+			continue;
+		u->dirty[k] = true;
+		if ((e = note_changed(u, (enum seg)k, r->seg[k], r->n_seg[k])) >= 0 && old)
+			e = note_changed(u, (enum seg)k, old->seg[k], old->n_seg[k]);
+	}
 out:
 	ruleset_free(scratch);
 	if (old)
@@ -474,9 +501,17 @@ static int tree_collect(struct ruleset *rs, enum rs_table t, const struct rs_rul
  * equal), new names join the plan, the old tree's other chains go to the
  * grave.  Jumps naming scratch's chains are pointed at the kept objects.
  */
-static int tree_adopt(struct run *u, struct rs_chain *root, struct ruleset *scratch,
-		      const struct plan_made *oldtree)
+static int ptr_cmp(const void *a, const void *b)
 {
+	uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int tree_adopt(struct run *u, struct rs_chain *root, struct ruleset *scratch,
+		      const struct plan_made *oldtree, const struct dispatch_reuse *reuse)
+{
+	struct plan_made kept = { 0 };
 	struct ruleset *rs = u->st->rs;
 	const enum rs_table t = (enum rs_table)root->table;
 	struct rs_chains *cs = &scratch->t[t];
@@ -510,16 +545,29 @@ static int tree_adopt(struct run *u, struct rs_chain *root, struct ruleset *scra
 		}
 		cn->stamp = UINT64_MAX; /* adopted */
 	}
+	/* The subtrees taken over as they were stay. */
+	for (size_t i = 0; i < reuse->n_kept; i++) {
+		if ((e = made_add(&kept, reuse->kept[i])) < 0 ||
+		    (e = tree_collect(rs, t, reuse->kept[i]->rules, reuse->kept[i]->n_rules, &kept)) < 0) {
+			free(kept.v);
+			return e;
+		}
+	}
+	qsort_safe(kept.v, kept.n, sizeof(*kept.v), ptr_cmp);
 	for (size_t i = 0; i < oldtree->n; i++) {
 		struct rs_chain *co = oldtree->v[i];
 		const struct rs_chain *sc = ruleset_find_chain(scratch, t, co->name);
 
-		if (sc && sc->stamp == UINT64_MAX)
+		if ((sc && sc->stamp == UINT64_MAX) ||
+		    (kept.n && bsearch(&co, kept.v, kept.n, sizeof(*kept.v), ptr_cmp)))
 			continue;
-		if ((e = ruleset_move_chain(u->grave, rs, co)) < 0)
+		if ((e = ruleset_move_chain(u->grave, rs, co)) < 0) {
+			free(kept.v);
 			return e;
+		}
 		u->st->n_rules[co->table] -= co->n_rules;
 	}
+	free(kept.v);
 	return 0;
 }
 
@@ -533,6 +581,8 @@ static int shared_rebuild(struct run *u, enum seg k)
 	const int di = seg_dispatched[k];
 	struct plan_made oldtree = { 0 };
 	struct ruleset *scratch = NULL;
+	struct dispatch_reuse reuse = { .old = st->rs, .changed = u->chg[k].v,
+					.n_changed = u->chg[k].n };
 	int e = 0;
 
 	for (size_t i = 0; i < st->n_recs; i++)
@@ -573,9 +623,10 @@ static int shared_rebuild(struct run *u, enum seg k)
 		}
 		st->dst[di] = (struct dispatch_stats){ 0 };
 		e = dispatch_chain_into(st->rs, scratch ? scratch : st->rs, u->c.hasher,
-					(enum rs_table)root->table, root->name, &p, &st->dst[di]);
+					(enum rs_table)root->table, root->name, &p, &st->dst[di],
+					scratch ? &reuse : NULL);
 		if (e >= 0 && scratch)
-			e = tree_adopt(u, root, scratch, &oldtree);
+			e = tree_adopt(u, root, scratch, &oldtree, &reuse);
 		if (e < 0)
 			goto out;
 	}
@@ -588,6 +639,7 @@ static int shared_rebuild(struct run *u, enum seg k)
 out:
 	ruleset_free(scratch);
 	free(oldtree.v);
+	free(reuse.kept);
 	free(old);
 	return e;
 }
@@ -873,6 +925,8 @@ fail:
 out:
 	ruleset_free(u.grave);
 	free(u.made.v);
+	for (size_t k = 0; k < SEG_N; k++)
+		free(u.chg[k].v);
 	free(u.c.eps);
 	return e;
 }

@@ -86,7 +86,7 @@ static struct service *make_svc(unsigned i, bool dual)
 	for (unsigned f = 0; f < n_fam; f++)
 		set_ip(&s->cluster_ips[f], (f == 0) == v6first, 200 + rnd(2), i + 1);
 	s->n_cluster_ips = n_fam;
-	if (rnd(4) == 0) {
+	if (rnd(3) == 0) {
 		s->external_ips = calloc(2, sizeof(*s->external_ips));
 		assert_non_null(s->external_ips);
 		s->n_external_ips = 1 + (dual && rnd(2));
@@ -117,7 +117,9 @@ static struct service *make_svc(unsigned i, bool dual)
 	for (unsigned j = 0; j < n_ports; j++) {
 		s->ports[j].name = xstrdup(j ? "metrics" : rnd(2) ? "http" : "web");
 		s->ports[j].protocol = rnd(4) ? PROTO_TCP : PROTO_UDP;
-		s->ports[j].port = (uint16_t)(80 + j);
+		/* sometimes another service's node port: its external IP rule
+		 * then sorts into the tree's port subtree after that rule */
+		s->ports[j].port = rnd(6) ? (uint16_t)(80 + j) : (uint16_t)(30000 + rnd(N_SVC) * 2);
 		s->ports[j].node_port = s->type != SVC_CLUSTER_IP ? (uint16_t)(30000 + i * 2 + j) : 0;
 		s->ports[j].target_port = xstrdup("8080");
 	}
