@@ -56,7 +56,7 @@ int decode_legacy_endpoints(struct dctx *c, const cJSON *j, const char *ns,
 	_cleanup_(epgroups_done) struct epgroups gs = { 0 };
 	const cJSON *arr, *e;
 	size_t n = 0, i = 0, l;
-	int r;
+	int r = 0; /* no Endpoints at all: none, no error */
 
 	arr = dec_get_ci(j, "Endpoints");
 	if (arr) {
