@@ -156,9 +156,13 @@ static int source_loaded(struct daemon *dm, size_t i, int r, struct diag_list *d
 	if (fs && fs->files_read && metrics_label(lbl, sizeof(lbl), "source", path))
 		metrics_counter_add(dm->metrics, "svcnat_source_files_read_total", lbl,
 				    (double)fs->files_read);
-	if (fs && r >= 0)
-		log_debug("%s: %zu of %zu file%s read (%zu objects)", path,
-			  fs->files_read, fs->files, fs->files == 1 ? "" : "s", fs->objects_read);
+	if (fs && r >= 0 && fs->objects_reused)
+		log_debug("%s: %zu of %zu file%s read (%zu objects), %zu of them unchanged and not "
+			  "decoded again", path, fs->files_read, fs->files, fs->files == 1 ? "" : "s",
+			  fs->objects_read, fs->objects_reused);
+	else if (fs && r >= 0)
+		log_debug("%s: %zu of %zu file%s read (%zu objects)", path, fs->files_read,
+			  fs->files, fs->files == 1 ? "" : "s", fs->objects_read);
 	if (r >= 0) {
 		double t0 = monotonic_seconds();
 		int c = pipeline_source_commit(dm->p, i);

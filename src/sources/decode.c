@@ -23,6 +23,7 @@
 #include "sources/decode-service.h"
 #include "sources/decode-slice.h"
 #include "sources/decode.h"
+#include "sources/decodecache.h"
 #include "sources/jsonarena.h"
 #include "util.h"
 /* --- documents --- */
@@ -548,7 +549,7 @@ static cJSON *parse_at(const char *p, const char *end, const char **ret_end)
  * path decodes (or rejects) it exactly as before.
  */
 static int stream_list(struct dctx *c, const char *text, size_t len, struct jsonarena *arena,
-		       struct decoded *out, bool *ret_done)
+		       struct decode_cache *cache, struct decoded *out, bool *ret_done)
 {
 	struct diag_list *real = c->diags, tmp;
 	size_t n_services = out->n_services, n_slices = out->n_slices, n = 0;
@@ -581,11 +582,29 @@ static int stream_list(struct dctx *c, const char *text, size_t len, struct json
 			items_seen = true;
 			for (p = skip_ws(p + 1, end); p < end && *p != ']';) {
 				struct jsonarena_mark m;
+				size_t ns0 = out->n_services, ne0 = out->n_slices;
+				size_t d0 = tmp.n + tmp.dropped;
+				int t = 0;
 
+				if (n >= DECODE_MAX_ITEMS)
+					goto out;
+				/* An item byte for byte as kept: its objects as
+				 * they were, neither parsed nor decoded. */
+				if (cache && (q = decode_cache_skip(p, end)))
+					t = decode_cache_take(cache, p, (size_t)(q - p), out);
+				if (t < 0) {
+					r = t;
+					ok = true; /* a hard error (ENOMEM): report it */
+					goto out;
+				}
+				if (t > 0) {
+					n++;
+					p = skip_ws(q, end);
+					goto next_item;
+				}
 				jsonarena_mark(arena, &m);
 				it = parse_at(p, end, &q);
 				if (!cJSON_IsObject(it) || !dec_get(it, "kind") ||
-				    n >= DECODE_MAX_ITEMS ||
 				    dec_mark_nuls(it, p, (size_t)(q - p), &key_off) != 0)
 					goto out;
 				r = walk_item(c, it, n++, NULL, decode_walked, out);
@@ -596,8 +615,18 @@ static int stream_list(struct dctx *c, const char *text, size_t len, struct json
 					ok = true; /* a hard error (ENOMEM): report it */
 					goto out;
 				}
+				/* Kept only when it said nothing: a reused item
+				 * reports nothing.  Not kept on ENOMEM, no matter. */
+				if (cache && r == 0 && tmp.n + tmp.dropped == d0)
+					(void)decode_cache_add(
+						cache, p, (size_t)(q - p),
+						out->n_services > ns0 ? out->services + ns0 : NULL,
+						out->n_services - ns0,
+						out->n_slices > ne0 ? out->slices + ne0 : NULL,
+						out->n_slices - ne0);
 				r = 0;
 				p = skip_ws(q, end);
+next_item:
 				if (p < end && *p == ',') {
 					p = skip_ws(p + 1, end);
 					if (p == end || *p == ']') /* [1,] is not JSON */
@@ -661,8 +690,8 @@ out:
 	return r;
 }
 
-int decode_buffer(const char *buf, size_t len, const char *source, struct decoded *out,
-		  struct diag_list *diags)
+int decode_buffer_cached(const char *buf, size_t len, const char *source,
+			 struct decode_cache *cache, struct decoded *out, struct diag_list *diags)
 {
 	/* Left after root is deleted (cleanups run in reverse order). */
 	_cleanup_(jsonarena_leave) struct jsonarena arena;
@@ -671,20 +700,29 @@ int decode_buffer(const char *buf, size_t len, const char *source, struct decode
 	size_t n_services = out->n_services, n_slices = out->n_slices;
 	int r;
 
+	if (cache)
+		decode_cache_begin(cache);
 	jsonarena_enter(&arena, len);
 	if (streaming && len <= DECODE_MAX_FILE_SIZE) {
 		size_t bom = len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
 		bool done;
 
-		r = stream_list(&c, buf + bom, len - bom, &arena, out, &done);
+		r = stream_list(&c, buf + bom, len - bom, &arena, cache, out, &done);
 		if (done) {
-			if (r == -EFBIG || r == -EINVAL) {
+			if (r == -EFBIG || r == -EINVAL)
 				rollback(out, n_services, n_slices);
-				return r;
-			}
-			return finish(out, n_services, n_slices, source, diags, r);
+			else
+				r = finish(out, n_services, n_slices, source, diags, r);
+			if (cache && r >= 0)
+				decode_cache_commit(cache);
+			else if (cache)
+				decode_cache_abort(cache);
+			return r;
 		}
 	}
+	/* Not a plain List: decoded whole, and nothing kept changes. */
+	if (cache)
+		decode_cache_abort(cache);
 	r = parse(buf, len, source, diags, &root);
 	if (r < 0)
 		return r;
@@ -694,6 +732,12 @@ int decode_buffer(const char *buf, size_t len, const char *source, struct decode
 		return r;
 	}
 	return finish(out, n_services, n_slices, source, diags, r);
+}
+
+int decode_buffer(const char *buf, size_t len, const char *source, struct decoded *out,
+		  struct diag_list *diags)
+{
+	return decode_buffer_cached(buf, len, source, NULL, out, diags);
 }
 
 int decode_object(const char *buf, size_t len, const char *kind, const char *key_ns,

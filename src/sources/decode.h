@@ -79,6 +79,17 @@ int decode_buffer(const char *buf, size_t len, const char *source, struct decode
 		  struct diag_list *diags);
 
 /*
+ * decode_buffer() with the items of the file's last decode kept in cache
+ * (sources/decodecache.h; NULL: none): a kubectl List's items that are
+ * byte for byte as kept are neither parsed nor decoded again, and come out
+ * as the same objects.  The same result otherwise; the cache holds this
+ * decode's items after a success and is unchanged after a failure.
+ */
+struct decode_cache;
+int decode_buffer_cached(const char *buf, size_t len, const char *source,
+			 struct decode_cache *cache, struct decoded *out, struct diag_list *diags);
+
+/*
  * How many Lists decode_buffer() has decoded item by item so far (kubectl's
  * plain "List" of objects that carry their kind is parsed one item at a
  * time; other documents as a whole tree, with the same result).  For tests.

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "sources/decodecache.h"
 #include "sources/file.h"
 #include "util.h"
 
@@ -80,9 +81,10 @@ static int read_all(int fd, const char *path, size_t budget, struct diag_list *d
 	return 0;
 }
 
-/* Reads fd and decodes it into *out (appended; unchanged on failure). */
-static int read_fd(int fd, const char *path, size_t budget, struct decoded *out,
-		   struct diag_list *diags, size_t *used)
+/* Reads fd and decodes it into *out (appended; unchanged on failure);
+ * cache: the file's items kept from its last decode, or NULL. */
+static int read_fd(int fd, const char *path, size_t budget, struct decode_cache *cache,
+		   struct decoded *out, struct diag_list *diags, size_t *used)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
@@ -92,7 +94,7 @@ static int read_fd(int fd, const char *path, size_t budget, struct decoded *out,
 	if (r < 0)
 		return r;
 	*used += len;
-	return decode_buffer(buf, len, path, out, diags);
+	return decode_buffer_cached(buf, len, path, cache, out, diags);
 }
 
 static int has_json_suffix(const char *name)
@@ -188,6 +190,7 @@ struct file_entry {
 	off_t size;
 	struct timespec mtime, ctime;
 	size_t bytes;        /* read, for the directory's size limit */
+	struct decode_cache *cache; /* a single file's items kept (decodecache.h) */
 	bool seen;           /* in the listing being read (reload) */
 	bool fresh;          /* created by the reload in progress */
 };
@@ -212,6 +215,7 @@ static void entry_free(struct file_entry *e)
 		return;
 	free(e->path);
 	decoded_done(&e->good);
+	decode_cache_free(e->cache);
 	free(e);
 }
 
@@ -454,7 +458,7 @@ static int read_entry(struct file_source *s, int fd, struct file_entry *e, size_
 	} else
 		r = check_mode(s, e->path, &st, diags);
 	if (r >= 0)
-		r = read_fd(fd, e->path, DECODE_MAX_FILE_SIZE - *used, &tmp, diags, used);
+		r = read_fd(fd, e->path, DECODE_MAX_FILE_SIZE - *used, NULL, &tmp, diags, used);
 	if (r < 0) {
 		decoded_done(&tmp);
 		if (r == -ENOMEM)
@@ -636,18 +640,26 @@ static int read_single(struct file_source *s, int fd, const char *name, struct d
 	size_t used = 0;
 	int r;
 
-	r = read_fd(fd, name, DECODE_MAX_FILE_SIZE, &tmp, diags, &used);
-	if (r < 0) {
-		decoded_done(&tmp);
-		return r;
-	}
 	v = calloc(1, sizeof(*v));
 	e = v ? entry_take(s, name) : NULL;
 	if (!e) {
 		free(v);
-		decoded_done(&tmp);
 		return -ENOMEM;
 	}
+	/* Its items are kept from one read to the next: an unchanged one is
+	 * not decoded again.  Without the memory for it, decoded all. */
+	if (!e->cache)
+		(void)decode_cache_new(&e->cache);
+	r = read_fd(fd, name, DECODE_MAX_FILE_SIZE, e->cache, &tmp, diags, &used);
+	if (r < 0) {
+		decoded_done(&tmp);
+		e->seen = false;
+		if (e->fresh)
+			entry_free(e);
+		free(v);
+		return r;
+	}
+	s->stats.objects_reused = e->cache ? decode_cache_hits(e->cache) : 0;
 	v[0] = e;
 	e->bytes = used;
 	r = entry_replace(s, e, &tmp);

@@ -10,7 +10,9 @@
  * stat (device, inode, size, mtime, ctime) differs from what their content
  * was read from -- a file renamed over another is another inode, a
  * ConfigMap's symlink swap another target -- and those rejected last time.
- * A single file or stdin is read whole every time.  What changed since the
+ * A single file or stdin is read whole every time, but a kubectl List's
+ * items that are byte for byte as last read are not decoded again
+ * (sources/decodecache.h).  What changed since the
  * last hand-over to the merge engine is file_source_delta(): the objects of
  * the files read again that differ, and those of removed files.
  */
@@ -66,6 +68,8 @@ struct file_source_stats {
 	size_t files;        /* files listed (1 for a single file) */
 	size_t files_read;   /* of them read and decoded again */
 	size_t objects_read; /* objects those files hold */
+	size_t objects_reused; /* a single file's: of them taken as they were,
+				* their List items not decoded again */
 };
 
 const struct file_source_stats *file_source_stats(const struct file_source *s);

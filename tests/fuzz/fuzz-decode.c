@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "sources/decode.h"
+#include "sources/decodecache.h"
 
 static char *diag_text(const struct diag_list *d)
 {
@@ -45,6 +46,27 @@ static void run(const char *buf, size_t len, bool streaming, struct result *res)
 	res->r = decode_buffer(buf, len, "fuzz.json", &res->d, &res->diags);
 	decode_set_streaming(true);
 	res->text = diag_text(&res->diags);
+}
+
+/* Decoded with a cache of items kept from earlier decodes. */
+static void run_cached(const char *buf, size_t len, struct decode_cache *cache,
+		       struct result *res)
+{
+	memset(res, 0, sizeof(*res));
+	diag_list_init(&res->diags);
+	res->r = decode_buffer_cached(buf, len, "fuzz.json", cache, &res->d, &res->diags);
+	res->text = diag_text(&res->diags);
+}
+
+/* Not only the same names: the same objects. */
+static void same_objects(const struct result *a, const struct result *b)
+{
+	for (size_t i = 0; i < a->d.n_services; i++)
+		if (!service_equal(a->d.services[i], b->d.services[i]))
+			abort();
+	for (size_t i = 0; i < a->d.n_slices; i++)
+		if (!epslice_equal(a->d.slices[i], b->d.slices[i]))
+			abort();
 }
 
 static void result_done(struct result *res)
@@ -101,8 +123,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run(buf, size, true, &streamed);
 	run(buf, size, false, &tree);
 	same(&streamed, &tree);
-	result_done(&streamed);
 	result_done(&tree);
+
+	/* Items kept from a variant of the input (one byte flipped), then
+	 * from the input itself: the decode is the uncached one. */
+	{
+		struct decode_cache *cache = NULL;
+		struct result c;
+		char *alt = malloc(size ? size : 1);
+
+		if (!alt || decode_cache_new(&cache) < 0)
+			abort();
+		memcpy(alt, buf, size);
+		if (size)
+			alt[size / 2] ^= 0x20;
+		run_cached(alt, size, cache, &c);
+		result_done(&c);
+		for (int k = 0; k < 2; k++) {
+			run_cached(buf, size, cache, &c);
+			same(&streamed, &c);
+			same_objects(&streamed, &c);
+			result_done(&c);
+		}
+		decode_cache_free(cache);
+		free(alt);
+	}
+	result_done(&streamed);
 
 	diag_list_init(&diags);
 	(void)decode_walk(buf, size, "fuzz.json", count_item, &walked, &diags);

@@ -18,6 +18,7 @@
 #include "core/diag.h"
 #include "core/model.h"
 #include "sources/decode.h"
+#include "sources/decodecache.h"
 #include "sources/file.h"
 #include "util.h"
 
@@ -557,6 +558,88 @@ static void test_stream_list(void **state)
 			  "error: t.json: default/c: spec.ports[0].port: 70000 is not a valid port\n");
 	decoded_done(&d);
 	diag_list_done(&dl);
+}
+
+/*
+ * The items kept between decodes of one file (sources/decodecache.h): an
+ * item byte for byte as kept comes out as the same object, undecoded; a
+ * changed one is decoded; items that said something are not kept (their
+ * errors come again); a failed decode leaves the kept items as they were;
+ * the result is always the uncached one's.
+ */
+static void cached(const char *json, struct decode_cache *cache, struct decoded *d,
+		   struct diag_list *dl)
+{
+	decoded_done(d);
+	diag_list_done(dl);
+	diag_list_init(dl);
+	(void)decode_buffer_cached(json, strlen(json), "t.json", cache, d, dl);
+}
+
+static bool diags_say(const struct diag_list *dl, const char *needle)
+{
+	char *t = diag_text(dl);
+	bool r = t && strstr(t, needle);
+
+	free(t);
+	return r;
+}
+
+static void test_stream_cache(void **state)
+{
+#define CSVC(n, port) "{\"kind\":\"Service\",\"metadata\":{\"name\":\"" n "\"},\"spec\":{\"ports\":[{\"port\":" port "}]}}"
+#define CLIST(...) "{\"kind\":\"List\",\"apiVersion\":\"v1\",\"items\":[" __VA_ARGS__ "]}"
+	static const char v1[] = CLIST(CSVC("a", "80") "," CSVC("b", "0") "," CSVC("c", "82"));
+	static const char v2[] = CLIST(CSVC("a", "80") "," CSVC("b", "0") "," CSVC("c", "83"));
+	static const char v3[] = CLIST(CSVC("a", "80") "," CSVC("a", "80"));
+	struct decode_cache *cache;
+	struct decoded d = { 0 }, fresh = { 0 };
+	struct diag_list dl;
+	struct service *a, *c;
+
+	(void)state;
+	diag_list_init(&dl);
+	assert_int_equal(decode_cache_new(&cache), 0);
+	cached(v1, cache, &d, &dl);
+	assert_int_equal(decode_cache_hits(cache), 0);
+	assert_int_equal(d.n_services, 2);
+	assert_diags(&dl, "error: t.json: default/b: spec.ports[0].port: 0 is not a valid port\n");
+	a = d.services[0];
+	c = d.services[1];
+	/* the same text: a and c as they were, b decoded (and named) again */
+	cached(v1, cache, &d, &dl);
+	assert_int_equal(decode_cache_hits(cache), 2);
+	assert_ptr_equal(d.services[0], a);
+	assert_ptr_equal(d.services[1], c);
+	assert_diags(&dl, "error: t.json: default/b: spec.ports[0].port: 0 is not a valid port\n");
+	/* c changed: decoded anew, a kept */
+	cached(v2, cache, &d, &dl);
+	assert_int_equal(decode_cache_hits(cache), 1);
+	assert_ptr_equal(d.services[0], a);
+	assert_ptr_not_equal(d.services[1], c);
+	assert_int_equal(d.services[1]->ports[0].port, 83);
+	assert_int_equal(run(v2, &fresh, &dl), 0);
+	assert_true(service_equal(d.services[1], fresh.services[1]));
+	decoded_done(&fresh);
+	/* a text that fails leaves the kept items alone */
+	c = d.services[1];
+	cached("{\"kind\":\"List\",\"items\":[" CSVC("a", "80") ",", cache, &d, &dl);
+	assert_int_equal(d.n_services, 0);
+	cached(v2, cache, &d, &dl);
+	assert_int_equal(decode_cache_hits(cache), 2);
+	assert_ptr_equal(d.services[1], c);
+	/* the same item twice: the second is the duplicate, named each time */
+	cached(v3, cache, &d, &dl);
+	assert_int_equal(d.n_services, 1);
+	assert_true(diags_say(&dl, "defined more than once"));
+	cached(v3, cache, &d, &dl);
+	assert_int_equal(d.n_services, 1);
+	assert_true(diags_say(&dl, "defined more than once"));
+	decoded_done(&d);
+	diag_list_done(&dl);
+	decode_cache_free(cache);
+#undef CSVC
+#undef CLIST
 }
 
 /*
@@ -1940,6 +2023,7 @@ int main(void)
 		cmocka_unit_test(test_bad_objects),
 		cmocka_unit_test(test_skip_bad_keep_rest),
 		cmocka_unit_test(test_stream_list),
+		cmocka_unit_test(test_stream_cache),
 		cmocka_unit_test(test_stream_fallback),
 		cmocka_unit_test(test_bad_texts),
 		cmocka_unit_test(test_reject_keeps_out),
