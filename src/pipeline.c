@@ -504,6 +504,22 @@ static bool node_has_family(const struct plan_settings *s, int family)
 	return false;
 }
 
+/* Whether the node has an IPv6 address beyond loopback and link-local
+ * ones (which every IPv6 host has). */
+static bool node_has_global6(const struct plan_settings *s)
+{
+	const struct ipaddr *v[2] = { s->local_addrs, s->node_ips };
+	const size_t n[2] = { s->n_local_addrs, s->n_node_ips };
+
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < n[k]; i++)
+			if (v[k][i].family == AF_INET6 && !IN6_IS_ADDR_LOOPBACK(&v[k][i].u.v6) &&
+			    !IN6_IS_ADDR_LINKLOCAL(&v[k][i].u.v6) &&
+			    !IN6_IS_ADDR_UNSPECIFIED(&v[k][i].u.v6))
+				return true;
+	return false;
+}
+
 static void warn_families(const struct plan_settings *s, const char *what, const struct ipnet *v,
 			  size_t n, struct diag_list *d)
 {
@@ -1080,5 +1096,14 @@ int pipeline_check_sysctls(struct pipeline *p, struct diag_list *d)
 				 need[i].path + strlen("/proc/sys/"), need[i].why);
 		}
 	}
+	/* IPv6 forwarding is only warned about: with it on, the kernel
+	 * ignores router advertisements (accept_ra 1), which may be what
+	 * configures the node's own IPv6 addresses and routes. */
+	if (node_has_global6(&p->settings) &&
+	    sysctl_read("/proc/sys/net/ipv6/conf/all/forwarding", &v) >= 0 && v == 0)
+		diag_add(d, DIAG_WARNING, NULL, NULL, NULL,
+			 "net/ipv6/conf/all/forwarding is 0: IPv6 service traffic from other hosts "
+			 "and pods is not forwarded (svcnat does not turn it on, --set-sysctls "
+			 "neither: forwarding on, the kernel ignores router advertisements)");
 	return conntrack_sysctls(&p->o->conntrack, d);
 }

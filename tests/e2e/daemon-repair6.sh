@@ -6,7 +6,8 @@
 # hand from one of svcnat's ip6 nat chains is back after the next periodic
 # check (--iptables-sync-period 1s), and that sync says so: the "repaired
 # drift" warning and its info line (a sync that wrote only ip6tables was
-# logged as one that wrote nothing, at debug level).  On every writer that
+# logged as one that wrote nothing, at debug level).  Also: the start warns
+# that net.ipv6.conf.all.forwarding is 0, as for ip_forward.  On every writer that
 # writes ip6tables here; each run in the test's own namespaces.
 
 BK_BACKENDS=${BK_BACKENDS:-libiptc direct restore-nft nft}
@@ -59,6 +60,9 @@ run_backend() {
 		>>"$BK_TMP/log" 2>&1 &
 	DAEMON=$!
 	wait_for 60 "$BK_NAME: the initial sync" grep -q 'sync (initial)' "$BK_TMP/log"
+	# (a fresh namespace forwards no IPv6: said at start, as ip_forward)
+	grep -q 'warning: net/ipv6/conf/all/forwarding is 0: IPv6 service traffic' "$BK_TMP/log" ||
+		fail "$BK_NAME: no warning that IPv6 forwarding is off"
 	sep=$($IPT6 -t nat -S | sed -n 's/^-A \(KUBE-SEP-[A-Z0-9]*\) .*-j DNAT .*/\1/p' | head -n 1)
 	[ -n "$sep" ] || fail "$BK_NAME: no KUBE-SEP- chain in ip6 nat: $($SAVE6 -t nat)"
 	n=$(rules "$sep")
