@@ -36,7 +36,7 @@ fail() {
 
 # rules CHAIN: the number of rules in ip6 nat CHAIN
 rules() {
-	$IPT6 -t nat -S "$1" | grep -c '^-A'
+	$IPT6 -w 10 -t nat -S "$1" | grep -c '^-A'
 }
 
 run_backend() {
@@ -63,10 +63,11 @@ run_backend() {
 	# (a fresh namespace forwards no IPv6: said at start, as ip_forward)
 	grep -q 'warning: net/ipv6/conf/all/forwarding is 0: IPv6 service traffic' "$BK_TMP/log" ||
 		fail "$BK_NAME: no warning that IPv6 forwarding is off"
-	sep=$($IPT6 -t nat -S | sed -n 's/^-A \(KUBE-SEP-[A-Z0-9]*\) .*-j DNAT .*/\1/p' | head -n 1)
+	sep=$($IPT6 -w 10 -t nat -S | sed -n 's/^-A \(KUBE-SEP-[A-Z0-9]*\) .*-j DNAT .*/\1/p' | head -n 1)
 	[ -n "$sep" ] || fail "$BK_NAME: no KUBE-SEP- chain in ip6 nat: $($SAVE6 -t nat)"
 	n=$(rules "$sep")
-	$IPT6 -t nat -D "$sep" "$n" || fail "$BK_NAME: cannot delete rule $n of $sep"
+	# (-w: the daemon's syncs, every second, hold the xtables lock a while)
+	$IPT6 -w 10 -t nat -D "$sep" "$n" || fail "$BK_NAME: cannot delete rule $n of $sep"
 	wait_for 30 "$BK_NAME: $sep repaired" eval '[ "$(rules "$sep")" = "$n" ]'
 	wait_for 10 "$BK_NAME: the repair logged" grep -q 'repaired drift' "$BK_TMP/log"
 	grep -q 'info: sync (periodic): .* [1-9][0-9]* rules written' "$BK_TMP/log" ||
