@@ -472,10 +472,18 @@ static struct rs_chain *seg_chain(const struct plan_shared *sh, enum seg k)
 	}
 }
 
+static int ptr_cmp(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* The tree chains (KUBE-DSP- jump targets, recursively) under rules[0..n)
- * of table t in rs, appended to m. */
+ * of table t in rs, appended to m, but for the subtrees of the chains in
+ * skip[0..n_skip) (sorted by pointer). */
 static int tree_collect(struct ruleset *rs, enum rs_table t, const struct rs_rule *rules,
-			size_t n, struct plan_made *m)
+			size_t n, struct plan_made *m, struct rs_chain *const *skip, size_t n_skip)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct rs_rule *r = &rules[i];
@@ -486,10 +494,10 @@ static int tree_collect(struct ruleset *rs, enum rs_table t, const struct rs_rul
 		    strncmp(r->t.u.chain, DISPATCH_PREFIX, sizeof(DISPATCH_PREFIX) - 1) != 0)
 			continue;
 		to = ruleset_find_chain(rs, t, r->t.u.chain);
-		if (!to)
+		if (!to || (n_skip && bsearch(&to, skip, n_skip, sizeof(*skip), ptr_cmp)))
 			continue;
 		if ((e = made_add(m, to)) < 0 ||
-		    (e = tree_collect(rs, t, to->rules, to->n_rules, m)) < 0)
+		    (e = tree_collect(rs, t, to->rules, to->n_rules, m, skip, n_skip)) < 0)
 			return e;
 	}
 	return 0;
@@ -501,17 +509,9 @@ static int tree_collect(struct ruleset *rs, enum rs_table t, const struct rs_rul
  * equal), new names join the plan, the old tree's other chains go to the
  * grave.  Jumps naming scratch's chains are pointed at the kept objects.
  */
-static int ptr_cmp(const void *a, const void *b)
-{
-	uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int tree_adopt(struct run *u, struct rs_chain *root, struct ruleset *scratch,
-		      const struct plan_made *oldtree, const struct dispatch_reuse *reuse)
+		      const struct plan_made *oldtree)
 {
-	struct plan_made kept = { 0 };
 	struct ruleset *rs = u->st->rs;
 	const enum rs_table t = (enum rs_table)root->table;
 	struct rs_chains *cs = &scratch->t[t];
@@ -545,29 +545,17 @@ static int tree_adopt(struct run *u, struct rs_chain *root, struct ruleset *scra
 		}
 		cn->stamp = UINT64_MAX; /* adopted */
 	}
-	/* The subtrees taken over as they were stay. */
-	for (size_t i = 0; i < reuse->n_kept; i++) {
-		if ((e = made_add(&kept, reuse->kept[i])) < 0 ||
-		    (e = tree_collect(rs, t, reuse->kept[i]->rules, reuse->kept[i]->n_rules, &kept)) < 0) {
-			free(kept.v);
-			return e;
-		}
-	}
-	qsort_safe(kept.v, kept.n, sizeof(*kept.v), ptr_cmp);
+	/* (oldtree has no chain of a subtree taken over as it was) */
 	for (size_t i = 0; i < oldtree->n; i++) {
 		struct rs_chain *co = oldtree->v[i];
 		const struct rs_chain *sc = ruleset_find_chain(scratch, t, co->name);
 
-		if ((sc && sc->stamp == UINT64_MAX) ||
-		    (kept.n && bsearch(&co, kept.v, kept.n, sizeof(*kept.v), ptr_cmp)))
+		if (sc && sc->stamp == UINT64_MAX)
 			continue;
-		if ((e = ruleset_move_chain(u->grave, rs, co)) < 0) {
-			free(kept.v);
+		if ((e = ruleset_move_chain(u->grave, rs, co)) < 0)
 			return e;
-		}
 		u->st->n_rules[co->table] -= co->n_rules;
 	}
-	free(kept.v);
 	return 0;
 }
 
@@ -613,20 +601,24 @@ static int shared_rebuild(struct run *u, enum seg k)
 			.leaf_max = u->c.s->dispatch_leaf_max,
 		};
 
-		/* Incremental: the tree is built apart and matched with the
+		/* Incremental: the tree is built apart, taking over the old
+		 * subtrees no change touched, and matched with the rest of the
 		 * old one by name (tree_adopt()). */
-		if (!u->full &&
-		    ((e = tree_collect(st->rs, (enum rs_table)root->table, old, n_old, &oldtree)) < 0 ||
-		     !(scratch = ruleset_new()))) {
-			e = e < 0 ? e : -ENOMEM;
+		if (!u->full && !(scratch = ruleset_new())) {
+			e = -ENOMEM;
 			goto out;
 		}
 		st->dst[di] = (struct dispatch_stats){ 0 };
 		e = dispatch_chain_into(st->rs, scratch ? scratch : st->rs, u->c.hasher,
 					(enum rs_table)root->table, root->name, &p, &st->dst[di],
 					scratch ? &reuse : NULL);
+		if (e >= 0 && scratch) {
+			qsort_safe(reuse.kept, reuse.n_kept, sizeof(*reuse.kept), ptr_cmp);
+			e = tree_collect(st->rs, (enum rs_table)root->table, old, n_old, &oldtree,
+					 reuse.kept, reuse.n_kept);
+		}
 		if (e >= 0 && scratch)
-			e = tree_adopt(u, root, scratch, &oldtree, &reuse);
+			e = tree_adopt(u, root, scratch, &oldtree);
 		if (e < 0)
 			goto out;
 	}
