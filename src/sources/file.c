@@ -318,9 +318,11 @@ static bool entry_unchanged(const struct file_entry *e, const struct stat *st)
  */
 #define RACY_NSEC 100000000LL
 
-static void entry_remember(struct file_entry *e, const struct stat *st)
+/* read_at: the time taken just before the file was looked at (not after
+ * the read and decode, which may take longer than RACY_NSEC themselves). */
+static void entry_remember(struct file_entry *e, const struct stat *st,
+			   const struct timespec *read_at)
 {
-	struct timespec now;
 	long long age;
 
 	e->dev = st->st_dev;
@@ -328,9 +330,8 @@ static void entry_remember(struct file_entry *e, const struct stat *st)
 	e->size = st->st_size;
 	e->mtime = st->st_mtim;
 	e->ctime = st->st_ctim;
-	clock_gettime(CLOCK_REALTIME, &now);
-	age = (long long)(now.tv_sec - st->st_ctim.tv_sec) * 1000000000LL +
-	      (now.tv_nsec - st->st_ctim.tv_nsec);
+	age = (long long)(read_at->tv_sec - st->st_ctim.tv_sec) * 1000000000LL +
+	      (read_at->tv_nsec - st->st_ctim.tv_nsec);
 	e->known = age >= RACY_NSEC;
 }
 
@@ -444,10 +445,12 @@ static int read_entry(struct file_source *s, int fd, struct file_entry *e, size_
 		      struct diag_list *diags)
 {
 	struct decoded tmp = { 0 };
+	struct timespec read_at;
 	struct stat st;
 	size_t before = *used;
 	int r;
 
+	clock_gettime(CLOCK_REALTIME, &read_at);
 	if (fd < 0)
 		r = io_error(diags, e->path, "cannot open", errno);
 	else if (fstat(fd, &st) < 0)
@@ -472,7 +475,7 @@ static int read_entry(struct file_source *s, int fd, struct file_entry *e, size_
 	r = entry_replace(s, e, &tmp);
 	if (r < 0)
 		return r;
-	entry_remember(e, &st);
+	entry_remember(e, &st, &read_at);
 	return 0;
 }
 
