@@ -456,7 +456,10 @@ static void update_sync_metrics(struct daemon *dm, const struct sync_report *rep
 			metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_iptables_last",
 					  flbl, committed[t] ? (double)rules[t] : 0);
 		}
-		metrics_gauge_set(dm->metrics, "svcnat_chains", lbl, (double)rep->chains[t]);
+		/* Both families' chains: the tables svcnat writes. */
+		metrics_gauge_set(dm->metrics, "svcnat_chains", lbl,
+				  (double)(rep->chains[t] +
+					   (n_families(dm) > 1 ? rep->chains6[t] : 0)));
 	}
 	for (size_t f = 0; f < n_families(dm); f++) {
 		const struct plan_stats *fs = f ? &rep->plan6 : st;
@@ -469,8 +472,12 @@ static void update_sync_metrics(struct daemon *dm, const struct sync_report *rep
 		metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_no_local_endpoints_total",
 				  flbl, (double)fs->no_local_external);
 	}
-	metrics_gauge_set(dm->metrics, "svcnat_services", NULL, (double)st->services);
-	metrics_gauge_set(dm->metrics, "svcnat_endpoints", NULL, (double)st->endpoints);
+	/* Summed over the families written: a dual-stack service port counts
+	 * once per family, as each family's tables program it. */
+	metrics_gauge_set(dm->metrics, "svcnat_services", NULL,
+			  (double)(st->services + (n_families(dm) > 1 ? rep->plan6.services : 0)));
+	metrics_gauge_set(dm->metrics, "svcnat_endpoints", NULL,
+			  (double)(st->endpoints + (n_families(dm) > 1 ? rep->plan6.endpoints : 0)));
 	/* --dispatch: KUBE-DSP- chains, and how many chains are trees (0-5) */
 	metrics_gauge_set(dm->metrics, "svcnat_dispatch_chains", NULL, (double)st->dispatch_chains);
 	metrics_gauge_set(dm->metrics, "svcnat_dispatch_trees", NULL, (double)st->dispatch_trees);

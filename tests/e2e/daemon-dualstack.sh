@@ -110,7 +110,7 @@ udp_send() {
 }
 
 run() {
-	local backend=$1 cfg=$E2E_TMP/conf.json o=$E2E_TMP/o o4=$E2E_TMP/o4 pid first other
+	local backend=$1 cfg=$E2E_TMP/conf.json o=$E2E_TMP/o o4=$E2E_TMP/o4 pid first other n
 	SAVE6=$(e2e_save6 "$backend")
 	: >"$E2E_TMP/daemon.log"
 	topo_add_pod a1 198.18.65.10 a2 198.18.65.11 b1 198.18.66.10
@@ -239,6 +239,14 @@ run() {
 	v=$(metric 'kubeproxy_sync_proxy_rules_iptables_total{ip_family="IPv6",table="nat"}')
 	[ "$v" = "$(save6 nat | grep -c '^-A')" ] ||
 		fail "IPv6 nat rules: metric $v, $SAVE6 $(save6 nat | grep -c '^-A')"
+	# svcnat's own gauges sum both families: 2 IPv4 service ports (web,
+	# lb) and 3 IPv6 ones (web, dns6, lb); the nat chains of both tables.
+	v=$(metric 'svcnat_services')
+	[ "$v" = 5 ] || fail "svcnat_services: '$v', not the 2 IPv4 + 3 IPv6 service ports"
+	v=$(metric 'svcnat_chains{table="nat"}')
+	n=$(( $(in_ns node "${SAVE6/ip6tables/iptables}" -t nat | grep -c '^:KUBE-') +
+		$(save6 nat | grep -c '^:KUBE-') ))
+	[ "$v" = "$n" ] || fail "svcnat_chains{table=\"nat\"}: '$v', the two nat tables have $n"
 	v=$(metric 'kubeproxy_sync_proxy_rules_no_local_endpoints_total{ip_family="IPv6",traffic_policy="external"}')
 	[ "$v" = 0 ] || fail "IPv6 no_local_endpoints external: '$v'"
 	say "  metrics: IPv6 nat rules $(metric 'kubeproxy_sync_proxy_rules_iptables_total{ip_family="IPv6",table="nat"}') (= $SAVE6), filter $(metric 'kubeproxy_sync_proxy_rules_iptables_total{ip_family="IPv6",table="filter"}')"
