@@ -45,7 +45,9 @@ run() {
 	probe "$o" client1 "$E2E_NODE_IP" 30080 150
 	expect_spread "$o" 5 a1 a2 b1
 
-	rm -f "$E2E_TMP/go"
+	# The previous backend's hold file must not be read as this one's (the
+	# background shell truncates it only when it gets to run).
+	rm -f "$E2E_TMP/go" "$E2E_TMP/hold"
 	in_ns client1 "$NAMESRV" hold --addr "$E2E_NODE_IP" --port 30080 \
 		--wait-file "$E2E_TMP/go" --timeout 40 >"$E2E_TMP/hold" 2>&1 &
 	hold=$!
