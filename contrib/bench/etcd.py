@@ -96,6 +96,16 @@ class Bench:
     def inns(self, cmd):
         return ["ip", "netns", "exec", self.ns] + cmd
 
+    def private(self, cmd):
+        """cmd with a private xtables lock (a file of ours bind-mounted over
+        /run/xtables.lock in a mount namespace of its own, as runin -l does):
+        no waiting for the host's iptables users, nor holding their lock."""
+        lock = os.path.join(self.work, "xtables.lock")
+        open(lock, "a").close()
+        open("/run/xtables.lock", "a").close()  # a bind mount needs the target
+        return ["unshare", "-m", "--propagation", "private", "sh", "-c",
+                'mount --bind "$0" /run/xtables.lock && exec "$@"', lock] + cmd
+
     def sh(self, *cmd, check=True, timeout=600):
         return subprocess.run(self.inns(list(cmd)), check=check, capture_output=True,
                               text=True, timeout=timeout)
@@ -171,13 +181,13 @@ def seconds(text):
 
 def run_backend(b, backend, lst, res):
     a = b.a
-    b.sh(b.svcnat, "--cleanup", "--backend", backend, check=False)
+    b.sh(*b.private([b.svcnat, "--cleanup", "--backend", backend]), check=False)
     log = os.path.join(b.work, "daemon-%s.log" % backend)
     t0 = time.monotonic()
-    p = b.spawn([b.svcnat, "-v"] + b.node_args(backend) +
-                ["--etcd-endpoints", URL, "--min-sync-period", a.min_sync_period,
-                 "--sync-period", "1h", "--healthz-bind-address", "",
-                 "--metrics-bind-address", ""], log)
+    p = b.spawn(b.private([b.svcnat, "-v"] + b.node_args(backend) +
+                          ["--etcd-endpoints", URL, "--min-sync-period", a.min_sync_period,
+                           "--sync-period", "1h", "--healthz-bind-address", "",
+                           "--metrics-bind-address", ""]), log)
     m, pos, t1 = wait_line(log, r"sync \(initial\).*took ([^,\s]+)", 0, 900)
     out = {"start_to_first_sync_s": t1 - t0, "first_sync_ms": dur_ms(m.group(1)), "events": []}
     put = b.putter()
@@ -270,6 +280,7 @@ def main():
     ap.add_argument("--timeout", type=int, default=1200, help="seconds for the whole run")
     ap.add_argument("--builddir", default=".")
     ap.add_argument("--json", help="also write the figures here")
+    ap.add_argument("--logs", metavar="DIR", help="keep the daemons' and etcd's logs in DIR")
     a = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("run as root (network namespace, netfilter)")
@@ -304,6 +315,11 @@ def main():
         res["load_end"] = os.getloadavg()
     finally:
         signal.alarm(0)
+        if a.logs:
+            os.makedirs(a.logs, exist_ok=True)
+            for f in os.listdir(b.work):
+                if f.endswith(".log"):
+                    shutil.copy(os.path.join(b.work, f), a.logs)
         b.cleanup()
     if a.json:
         with open(a.json, "w") as f:
