@@ -54,6 +54,9 @@ SERVER_PORTS = (8080, 8443)  # the generator's targetPorts for 80 and 443
 PARTS = ("decode", "merge", "resolve", "plan", "encode", "kernel read", "kernel write")
 
 
+# The daemon phase's changes, in words (gen.py --change).
+CHANGE_WORDS = {"endpoint": "one endpoint moved, then back", "add": "one service added, then removed"}
+
 def daemon_parts(path):
     """Medians of the daemon's -v 'sync parts:' lines after the first sync
     (the one-change syncs), with the service ports resolved anew."""
@@ -429,7 +432,7 @@ class Suite:
         d = os.path.join(self.work, tag)
         os.makedirs(d, exist_ok=True)
         self.log("nft control plane %s: generating inputs" % tag)
-        cfg = {c: self.gen(os.path.join(d, c + ".json"), n, m, c) for c in ("none", "endpoint")}
+        cfg = {c: self.gen(os.path.join(d, c + ".json"), n, m, c) for c in ("none", change)}
         txt = {c: os.path.join(d, c + ".txt") for c in cfg}
         for c in cfg:
             self.render(cfg[c], txt[c])
@@ -582,18 +585,20 @@ class Suite:
             n += 1
         return n
 
-    def daemon(self, n, m, reps, split=0):
-        """The daemon's own sync time for one endpoint changed: it keeps state
-        between syncs, --once cannot.  From its kube-proxy metrics.  split:
-        0, one file replaced; K, a directory of files of K services each, of
-        which the one holding the moved endpoint is replaced."""
+    def daemon(self, n, m, reps, split=0, change="endpoint"):
+        """The daemon's own sync time for one change: it keeps state between
+        syncs, --once cannot.  From its kube-proxy metrics.  split: 0, one
+        file replaced; K, a directory of files of K services each, of which
+        the one holding the change is replaced.  change: gen.py's --change,
+        "endpoint" (one endpoint moved, then back) or "add" (one service
+        added, then removed again)."""
         if not shutil.which("curl"):
             self.warn("curl not installed: no daemon figures")
             return None
-        tag = "%dx%d" % (n, m) + ("-dir%d" % split if split else "")
+        tag = "%dx%d" % (n, m) + ("-dir%d" % split if split else "") + ("-" + change if change != "endpoint" else "")
         d = os.path.join(self.work, "daemon-" + tag)
         os.makedirs(os.path.join(d, "src"), exist_ok=True)
-        cfg = {c: self.gen(os.path.join(d, c + ".json"), n, m, c) for c in ("none", "endpoint")}
+        cfg = {c: self.gen(os.path.join(d, c + ".json"), n, m, c) for c in ("none", change)}
         if split:
             live = os.path.join(d, "src", "conf.d")
             os.makedirs(live, exist_ok=True)
@@ -615,7 +620,8 @@ class Suite:
                               "-v"],  # -v: each sync's parts (daemon_parts())
                              stdout=subprocess.DEVNULL, stderr=errlog)
         self.procs.append(p)
-        out = {"n": n, "m": m, "split": split, "sync_s": [], "programming_s": [], "files_written": []}
+        out = {"n": n, "m": m, "split": split, "change": change, "sync_s": [], "programming_s": [],
+               "files_written": []}
         try:
             mt = self.wait_syncs(D, p, 1, 1800)
             out["initial_sync_s"] = mt.get("kubeproxy_sync_proxy_rules_duration_seconds_sum")
@@ -624,7 +630,7 @@ class Suite:
             out["vmrss_initial_kb"] = int(st["VmRSS"].split()[0])
             k = 1
             for rep in range(reps):
-                src = "endpoint" if rep % 2 == 0 else "none"
+                src = change if rep % 2 == 0 else "none"
                 if split:
                     out["files_written"].append(self.write_split(live, parts[src], current))
                 else:
@@ -663,7 +669,7 @@ class Suite:
         self.res.setdefault("daemons", []).append(out)
         if not self.res.get("daemon"):
             self.res["daemon"] = out
-        self.log("daemon %s: one endpoint changed: %.3f s (plan + apply)" % (tag, out["sync_s"]["median"]))
+        self.log("daemon %s: %s: %.3f s (plan + apply)" % (tag, CHANGE_WORDS[change], out["sync_s"]["median"]))
         for c in cfg.values():
             os.unlink(c)
         return out
@@ -1107,10 +1113,11 @@ def markdown(res):
         if not dm.get("sync_s"):
             continue
         o.append("")
-        where = ("`svcnat --config FILE`, the file replaced with one endpoint moved" if not dm.get("split") else
-                 "`svcnat --config DIR`, %d services per file, the file holding the moved endpoint replaced "
+        cw = CHANGE_WORDS[dm.get("change", "endpoint")]
+        where = ("`svcnat --config FILE`, the file replaced (%s)" % cw if not dm.get("split") else
+                 "`svcnat --config DIR`, %d services per file, the file holding the change replaced (%s) "
                  "(files written per change: %s; read by the daemon: %s)" % (
-                     dm["split"], ",".join(str(x) for x in dm.get("files_written", [])),
+                     dm["split"], cw, ",".join(str(x) for x in dm.get("files_written", [])),
                      ", ".join("%d of %d (%d objects)" % tuple(r) for r in dm.get("files_read", []))))
         o.append("**Daemon** at %d x %d (%s, "
                  "%d times): its sync (plan + apply, kubeproxy_sync_proxy_rules_duration_seconds) %s s; "
@@ -1222,7 +1229,11 @@ def main():
     ap.add_argument("--no-control", action="store_true")
     ap.add_argument("--no-datapath", action="store_true")
     ap.add_argument("--no-daemon", action="store_true", help="skip the daemon's one-endpoint sync")
-    ap.add_argument("--daemon-size", default="10000x10", help="size of the daemon run (default 10000x10)")
+    ap.add_argument("--daemon-size", default="10000x10",
+                    help="sizes of the daemon runs, e.g. 1000x10,10000x10,20000x10 (default 10000x10)")
+    ap.add_argument("--daemon-change", default="endpoint", metavar="C[,C...]",
+                    help="the daemon runs' changes: endpoint (one endpoint moved, then back), add (one "
+                         "service added, then removed); default endpoint")
     ap.add_argument("--daemon-split", default="0,100", metavar="K[,K...]",
                     help="the daemon run's layouts: 0, one --config FILE replaced; K, a --config DIR of "
                          "files of K services each, one file replaced (default 0,100)")
@@ -1300,9 +1311,11 @@ def main():
                 else:
                     suite.control(n, m, a.reps)
         if not a.no_daemon:
-            n, m = (int(x) for x in a.daemon_size.split("x"))
-            for k in (int(x) for x in a.daemon_split.split(",")):
-                suite.daemon(n, m, a.reps, k)
+            for size in a.daemon_size.split(","):
+                n, m = (int(x) for x in size.split("x"))
+                for change in a.daemon_change.split(","):
+                    for k in (int(x) for x in a.daemon_split.split(",")):
+                        suite.daemon(n, m, a.reps, k, change)
         if a.scale or (not a.no_scale and not a.quick and not a.sizes and not a.no_control):
             suite.scale(*SCALE_SIZE)
         if not a.no_datapath:
