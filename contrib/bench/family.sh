@@ -38,7 +38,11 @@ flavour=${FLAVOUR:-legacy}
 mkdir -p "$tmp/bin" && ln -s "$(command -v "iptables-$flavour")" "$tmp/bin/iptables" &&
 	PATH=$tmp/bin:$PATH
 
-median() { sort -n | awk '{a[NR]=$1} END {printf "%.2f (%.2f-%.2f)", a[int((NR+1)/2)], a[1], a[NR]}'; }
+# median (range); of an even count, the mean of the two middle values
+median() {
+	sort -n | awk '{a[NR]=$1} END {m = NR % 2 ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2
+		printf "%.2f (%.2f-%.2f)", m, a[1], a[NR]}'
+}
 
 secs() { # CMD...: wall seconds of CMD (its output discarded)
 	local t0 t1
