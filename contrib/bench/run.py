@@ -571,9 +571,14 @@ class Suite:
 
     @staticmethod
     def write_split(live, files, current):
-        """Replace (rename over) the files of live that differ from current;
-        returns how many were written."""
+        """Replace (rename over) the files of live that differ from current
+        and remove those files no longer holds; returns how many were
+        written or removed."""
         n = 0
+        for name in [x for x in current if x not in files]:
+            os.unlink(os.path.join(live, name))
+            del current[name]
+            n += 1
         for name, text in files.items():
             if current.get(name) == text:
                 continue
