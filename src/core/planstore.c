@@ -321,6 +321,28 @@ static void repoint(struct ruleset *rs, struct ruleset *scratch, enum rs_table t
 }
 
 /*
+ * Old chains (of table t) whose names scratch does not mark adopted
+ * (stamp UINT64_MAX) leave the plan for the grave, with their rule counts.
+ */
+static int bury_unadopted(struct run *u, const struct ruleset *scratch, enum rs_table t,
+			  struct rs_chain *const *old, size_t n)
+{
+	int e;
+
+	for (size_t i = 0; i < n; i++) {
+		struct rs_chain *co = old[i];
+		const struct rs_chain *sc = ruleset_find_chain(scratch, t, co->name);
+
+		if (sc && sc->stamp == UINT64_MAX)
+			continue;
+		if ((e = ruleset_move_chain(u->grave, u->st->rs, co)) < 0)
+			return e;
+		u->st->n_rules[co->table] -= co->n_rules;
+	}
+	return 0;
+}
+
+/*
  * The chains of a port planned again (in scratch) against those of its old
  * record: a chain of a name the old record had keeps its object (rules
  * and stamp too when equal; else it takes the new rules and a new stamp),
@@ -363,17 +385,7 @@ static int rec_adopt(struct run *u, struct port_rec *r, struct ruleset *scratch,
 		cn->stamp = UINT64_MAX; /* adopted: see below */
 	}
 	/* The old record's chains not adopted leave the plan. */
-	for (size_t i = 0; old && i < old->n_chains; i++) {
-		struct rs_chain *co = old->chains[i];
-		const struct rs_chain *sc = ruleset_find_chain(scratch, RS_NAT, co->name);
-
-		if (sc && sc->stamp == UINT64_MAX)
-			continue;
-		if ((e = ruleset_move_chain(u->grave, rs, co)) < 0)
-			return e;
-		u->st->n_rules[co->table] -= co->n_rules;
-	}
-	return 0;
+	return old ? bury_unadopted(u, scratch, RS_NAT, old->chains, old->n_chains) : 0;
 }
 
 /* Plan one service port into a new record; old: its previous record (or
@@ -546,17 +558,7 @@ static int tree_adopt(struct run *u, struct rs_chain *root, struct ruleset *scra
 		cn->stamp = UINT64_MAX; /* adopted */
 	}
 	/* (oldtree has no chain of a subtree taken over as it was) */
-	for (size_t i = 0; i < oldtree->n; i++) {
-		struct rs_chain *co = oldtree->v[i];
-		const struct rs_chain *sc = ruleset_find_chain(scratch, t, co->name);
-
-		if (sc && sc->stamp == UINT64_MAX)
-			continue;
-		if ((e = ruleset_move_chain(u->grave, rs, co)) < 0)
-			return e;
-		u->st->n_rules[co->table] -= co->n_rules;
-	}
-	return 0;
+	return bury_unadopted(u, scratch, t, oldtree->v, oldtree->n);
 }
 
 /* Rebuild shared chain k from the segments (and its tree). */
