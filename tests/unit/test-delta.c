@@ -35,34 +35,8 @@
 #define N_EPS 40
 #define STEPS 3000
 
-static uint64_t rng = 0x9e3779b97f4a7c15ULL;
-
-static unsigned rnd(unsigned n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (unsigned)(rng % n);
-}
-
-static char *xstrdup(const char *s)
-{
-	char *r = strdup(s);
-
-	assert_non_null(r);
-	return r;
-}
-
-static void set_ip(struct ipaddr *a, bool v6, unsigned net, unsigned host)
-{
-	char buf[64];
-
-	if (v6)
-		snprintf(buf, sizeof(buf), "2001:2::%x:%x", net, host);
-	else
-		snprintf(buf, sizeof(buf), "198.19.%u.%u", net, host);
-	assert_int_equal(ipaddr_parse(buf, a), 0);
-}
+#define RANDGEN_SEED 0x9e3779b97f4a7c15ULL
+#include "randgen.h"
 
 /* dual: services and slices of both families (the both-families run). */
 static struct service *make_svc(unsigned i, bool dual)

@@ -31,34 +31,7 @@
 #define N_EPS 50
 #define STEPS 1500
 
-static uint64_t rng;
-
-static unsigned rnd(unsigned n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (unsigned)(rng % n);
-}
-
-static char *xstrdup(const char *s)
-{
-	char *r = strdup(s);
-
-	assert_non_null(r);
-	return r;
-}
-
-static void set_ip(struct ipaddr *a, bool v6, unsigned net, unsigned host)
-{
-	char buf[64];
-
-	if (v6)
-		snprintf(buf, sizeof(buf), "2001:2::%x:%x", net, host);
-	else
-		snprintf(buf, sizeof(buf), "198.19.%u.%u", net, host);
-	assert_int_equal(ipaddr_parse(buf, a), 0);
-}
+#include "randgen.h"
 
 static struct service *make_svc(unsigned i, bool dual)
 {
