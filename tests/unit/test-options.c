@@ -70,6 +70,15 @@ static const char *fmt_addr(const struct ipaddr *a)
 	return ipaddr_fmt(a, buf, sizeof(buf));
 }
 
+static const char *fmt_net(const struct ipnet *n)
+{
+	static char buf[80];
+	char a[64];
+
+	snprintf(buf, sizeof(buf), "%s/%u", ipaddr_fmt(&n->addr, a, sizeof(a)), (unsigned)n->plen);
+	return buf;
+}
+
 static void test_kube_proxy_flags(void **state)
 {
 	struct svcnat_options o;
@@ -333,6 +342,221 @@ static void test_kpconfig_file(void **state)
 	options_done(&o);
 }
 
+/*
+ * Every KubeProxyConfiguration field svcnat implements (README's list, and
+ * kpflags.c's table), one at a time: the field alone lands in its own
+ * setting, and the flag of the same meaning, given too, wins over it.  The
+ * values differ from the defaults and from each other, so a field sent to
+ * a neighbour's setting, or a flag that does not mark its field as given,
+ * fails here.
+ */
+struct kp_case {
+	const char *yaml;   /* the fields, after apiVersion and kind */
+	const char *flag;   /* the flag of the same meaning, with another value */
+	void (*check)(const struct svcnat_options *o, bool flag);
+};
+
+static void ck_hostname(const struct svcnat_options *o, bool flag)
+{
+	assert_string_equal(o->hostname, flag ? "flag-node" : "file-node");
+}
+static void ck_bind(const struct svcnat_options *o, bool flag)
+{
+	assert_true(o->plan.n_node_ips >= 1);
+	assert_string_equal(fmt_addr(&o->plan.node_ips[0]), flag ? "198.18.0.8" : "198.18.0.7");
+}
+static void ck_healthz(const struct svcnat_options *o, bool flag)
+{
+	assert_string_equal(o->healthz_bind_address, flag ? "127.0.0.1:10301" : "198.18.0.7:10300");
+	assert_null(o->metrics_bind_address);
+}
+static void ck_metrics(const struct svcnat_options *o, bool flag)
+{
+	assert_string_equal(o->metrics_bind_address, flag ? "127.0.0.1:10303" : "127.0.0.1:10302");
+	assert_null(o->healthz_bind_address);
+}
+static void ck_hard_fail(const struct svcnat_options *o, bool flag)
+{
+	assert_int_equal(o->bind_address_hard_fail, !flag);
+}
+static void ck_masq_bit(const struct svcnat_options *o, bool flag)
+{
+	assert_int_equal(o->plan.masquerade_bit, flag ? 8 : 7);
+}
+static void ck_masq_all(const struct svcnat_options *o, bool flag)
+{
+	assert_int_equal(o->plan.masquerade_all, !flag);
+}
+static void ck_localhost_np(const struct svcnat_options *o, bool flag)
+{
+	assert_int_equal(o->plan.localhost_nodeports, flag);
+}
+static void ck_sync(const struct svcnat_options *o, bool flag)
+{
+	assert_string_equal(o->sync_period, flag ? "42s" : "41s");
+	assert_null(o->min_sync_period);
+}
+static void ck_min_sync(const struct svcnat_options *o, bool flag)
+{
+	assert_string_equal(o->min_sync_period, flag ? "3s" : "2s");
+	assert_null(o->sync_period);
+}
+static void ck_detect_mode(const struct svcnat_options *o, bool flag)
+{
+	assert_int_equal(o->plan.detect_local_mode,
+			 flag ? DETECT_LOCAL_CLUSTER_CIDR : DETECT_LOCAL_BRIDGE);
+}
+static void ck_bridge(const struct svcnat_options *o, bool flag)
+{
+	assert_int_equal(o->plan.detect_local_mode, DETECT_LOCAL_BRIDGE);
+	assert_string_equal(o->plan.pod_bridge_interface, flag ? "br9" : "cbr0");
+}
+static void ck_prefix(const struct svcnat_options *o, bool flag)
+{
+	assert_int_equal(o->plan.detect_local_mode, DETECT_LOCAL_IFACE_PREFIX);
+	assert_string_equal(o->plan.pod_interface_prefix, flag ? "cali" : "veth");
+}
+static void ck_cidrs(const struct svcnat_options *o, bool flag)
+{
+	assert_int_equal(o->plan.n_cluster_cidrs, flag ? 1 : 2);
+	assert_string_equal(fmt_net(&o->plan.cluster_cidrs[0]),
+			    flag ? "198.18.128.0/17" : "198.18.64.0/18");
+	if (!flag)
+		assert_string_equal(fmt_net(&o->plan.cluster_cidrs[1]),
+				    "2001:2::/64");
+}
+static void ck_cidr(const struct svcnat_options *o, bool flag)
+{
+	assert_int_equal(o->plan.n_cluster_cidrs, 1);
+	assert_string_equal(fmt_net(&o->plan.cluster_cidrs[0]),
+			    flag ? "198.18.128.0/17" : "198.18.64.0/18");
+}
+static void ck_nodeport(const struct svcnat_options *o, bool flag)
+{
+	assert_int_equal(o->plan.n_nodeport_addresses, 1);
+	assert_string_equal(fmt_net(&o->plan.nodeport_addresses[0]),
+			    flag ? "198.18.1.0/24" : "198.18.0.0/24");
+}
+static void ck_oom(const struct svcnat_options *o, bool flag)
+{
+	assert_true(o->oom_score_adj_set);
+	assert_int_equal(o->oom_score_adj, flag ? -996 : -997);
+}
+static void ck_ct_max(const struct svcnat_options *o, bool flag)
+{
+	assert_int_equal(o->conntrack.max_per_core, flag ? 23456 : 12345);
+	assert_int_equal(o->conntrack.min, -1);
+}
+static void ck_ct_min(const struct svcnat_options *o, bool flag)
+{
+	assert_int_equal(o->conntrack.min, flag ? 65432 : 54321);
+	assert_int_equal(o->conntrack.max_per_core, -1);
+}
+/* The four timeouts: the one given, none of the others. */
+static void ck_timeouts(const struct svcnat_options *o, uint64_t est, uint64_t cw, uint64_t udp,
+			uint64_t stream)
+{
+	assert_true(o->conntrack.tcp_established_usec == est * 1000000);
+	assert_true(o->conntrack.tcp_close_wait_usec == cw * 1000000);
+	assert_true(o->conntrack.udp_usec == udp * 1000000);
+	assert_true(o->conntrack.udp_stream_usec == stream * 1000000);
+	assert_false(o->conntrack.tcp_be_liberal);
+}
+static void ck_ct_est(const struct svcnat_options *o, bool flag)
+{
+	ck_timeouts(o, flag ? 7200 : 10803, 0, 0, 0);
+}
+static void ck_ct_cw(const struct svcnat_options *o, bool flag)
+{
+	ck_timeouts(o, 0, flag ? 1080 : 1020, 0, 0);
+}
+static void ck_ct_udp(const struct svcnat_options *o, bool flag)
+{
+	ck_timeouts(o, 0, 0, flag ? 43 : 41, 0);
+}
+static void ck_ct_stream(const struct svcnat_options *o, bool flag)
+{
+	ck_timeouts(o, 0, 0, 0, flag ? 128 : 127);
+}
+static void ck_ct_liberal(const struct svcnat_options *o, bool flag)
+{
+	assert_int_equal(o->conntrack.tcp_be_liberal, !flag);
+	assert_int_equal(o->plan.conntrack_tcp_liberal, !flag);
+	assert_true(o->conntrack.tcp_established_usec == 0);
+}
+static void ck_verbosity(const struct svcnat_options *o, bool flag)
+{
+	assert_int_equal(o->verbose, flag ? 0 : 1);
+}
+static void ck_kubeconfig(const struct svcnat_options *o, bool flag)
+{
+	assert_string_equal(o->kubeconfig, flag ? "/nonexistent/flag.conf" : "/nonexistent/file.conf");
+}
+
+static const struct kp_case kp_cases[] = {
+	{ "hostnameOverride: File-Node\n", "--hostname-override=flag-node", ck_hostname },
+	{ "bindAddress: 198.18.0.7\n", "--bind-address=198.18.0.8", ck_bind },
+	{ "healthzBindAddress: 198.18.0.7:10300\n", "--healthz-bind-address=127.0.0.1:10301",
+	  ck_healthz },
+	{ "metricsBindAddress: 127.0.0.1:10302\n", "--metrics-bind-address=127.0.0.1:10303",
+	  ck_metrics },
+	{ "bindAddressHardFail: true\n", "--bind-address-hard-fail=false", ck_hard_fail },
+	{ "iptables:\n  masqueradeBit: 7\n", "--iptables-masquerade-bit=8", ck_masq_bit },
+	{ "iptables:\n  masqueradeAll: true\n", "--masquerade-all=false", ck_masq_all },
+	{ "iptables:\n  localhostNodePorts: false\n", "--iptables-localhost-nodeports=true",
+	  ck_localhost_np },
+	{ "iptables:\n  syncPeriod: 41s\n", "--iptables-sync-period=42s", ck_sync },
+	{ "iptables:\n  minSyncPeriod: 2s\n", "--iptables-min-sync-period=3s", ck_min_sync },
+	{ "detectLocalMode: BridgeInterface\ndetectLocal:\n  bridgeInterface: cbr0\n",
+	  "--detect-local-mode=ClusterCIDR", ck_detect_mode },
+	{ "detectLocalMode: BridgeInterface\ndetectLocal:\n  bridgeInterface: cbr0\n",
+	  "--pod-bridge-interface=br9", ck_bridge },
+	{ "detectLocalMode: InterfaceNamePrefix\ndetectLocal:\n  interfaceNamePrefix: veth\n",
+	  "--pod-interface-name-prefix=cali", ck_prefix },
+	{ "detectLocal:\n  clusterCIDRs: [198.18.64.0/18, \"2001:2::/64\"]\n",
+	  "--cluster-cidr=198.18.128.0/17", ck_cidrs },
+	{ "clusterCIDR: 198.18.64.0/18\n", "--cluster-cidr=198.18.128.0/17", ck_cidr },
+	{ "nodePortAddresses: [198.18.0.0/24]\n", "--nodeport-addresses=198.18.1.0/24", ck_nodeport },
+	{ "oomScoreAdj: -997\n", "--oom-score-adj=-996", ck_oom },
+	{ "conntrack:\n  maxPerCore: 12345\n", "--conntrack-max-per-core=23456", ck_ct_max },
+	{ "conntrack:\n  min: 54321\n", "--conntrack-min=65432", ck_ct_min },
+	{ "conntrack:\n  tcpEstablishedTimeout: 3h0m3s\n", "--conntrack-tcp-timeout-established=2h",
+	  ck_ct_est },
+	{ "conntrack:\n  tcpCloseWaitTimeout: 17m\n", "--conntrack-tcp-timeout-close-wait=18m",
+	  ck_ct_cw },
+	{ "conntrack:\n  udpTimeout: 41s\n", "--conntrack-udp-timeout=43s", ck_ct_udp },
+	{ "conntrack:\n  udpStreamTimeout: 2m7s\n", "--conntrack-udp-timeout-stream=2m8s",
+	  ck_ct_stream },
+	{ "conntrack:\n  tcpBeLiberal: true\n", "--conntrack-tcp-be-liberal=false", ck_ct_liberal },
+	{ "logging:\n  verbosity: 4\n", "--v=0", ck_verbosity },
+	{ "clientConnection:\n  kubeconfig: /nonexistent/file.conf\n",
+	  "--kubeconfig=/nonexistent/flag.conf", ck_kubeconfig },
+};
+
+static void test_kpconfig_each_field(void **state)
+{
+	char svc[256];
+
+	/* write_tmp()'s names are reused after 8 calls: keep a copy */
+	snprintf(svc, sizeof(svc), "%s", write_tmp("svc.json", "{\"kind\": \"List\", \"items\": []}"));
+
+	for (size_t i = 0; i < ARRAY_SIZE(kp_cases); i++) {
+		struct svcnat_options o;
+		char text[512], kp[256];
+
+		snprintf(text, sizeof(text), "apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+					     "kind: KubeProxyConfiguration\n%s", kp_cases[i].yaml);
+		snprintf(kp, sizeof(kp), "%s", write_tmp("field.yaml", text));
+		print_message("field case %zu (flag %s)\n", i, kp_cases[i].flag);
+		assert_int_equal(parse(&o, "--config", kp, "--config", svc, NULL), 0);
+		kp_cases[i].check(&o, false);
+		options_done(&o);
+		assert_int_equal(parse(&o, "--config", kp, "--config", svc, kp_cases[i].flag, NULL), 0);
+		kp_cases[i].check(&o, true);
+		options_done(&o);
+	}
+}
+
 static void test_kpconfig_refusals(void **state)
 {
 	struct svcnat_options o;
@@ -491,6 +715,7 @@ int main(void)
 		cmocka_unit_test(test_detect_local_flags),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_kpconfig_file),
+		cmocka_unit_test(test_kpconfig_each_field),
 		cmocka_unit_test(test_kpconfig_refusals),
 		cmocka_unit_test(test_kpconfig_parse),
 		cmocka_unit_test(test_readme_examples),
