@@ -5,7 +5,9 @@
 # namespace: `svcnat --init-only --conntrack-*` writes exactly the sysctls
 # given (the TCP established/close-wait and UDP timeouts in seconds,
 # tcp_be_liberal) and exits 0; the host's values do not change; a value not
-# given is left as it was; --once with the same flags writes them too.
+# given is left as it was; --once with the same flags writes them too; a
+# KubeProxyConfiguration's conntrack fields each reach their own sysctl,
+# and a flag given too wins over its field.
 . "$(dirname "$0")/lib/topology.sh"
 e2e_init init-only
 [ -e /proc/sys/net/netfilter/nf_conntrack_tcp_timeout_established ] ||
@@ -37,6 +39,34 @@ run() {
 		[ "$(cat $ct/nf_conntrack_tcp_be_liberal)" = "$host_lib" ] ||
 		fail "the host's conntrack sysctls changed"
 	say "the host's values are as they were"
+
+	# The same from a KubeProxyConfiguration: each conntrack field to its
+	# own sysctl (values unlike the ones above and unlike each other), a
+	# flag given too wins over its field.  maxPerCore 0: nf_conntrack_max
+	# is left alone (host-wide on older kernels).
+	in_ns node sh -c "echo 0 >$ct/nf_conntrack_tcp_be_liberal" || fail "cannot reset be_liberal"
+	printf '%s\n' 'apiVersion: kubeproxy.config.k8s.io/v1alpha1' 'kind: KubeProxyConfiguration' \
+		'conntrack:' '  maxPerCore: 0' '  tcpEstablishedTimeout: 3h0m3s' \
+		'  tcpCloseWaitTimeout: 17m' '  tcpBeLiberal: true' '  udpTimeout: 41s' \
+		'  udpStreamTimeout: 2m7s' >"$E2E_TMP/kp.yaml"
+	in_ns node "$SVCNAT" --init-only --config "$E2E_TMP/kp.yaml" >"$E2E_TMP/out" 2>&1 ||
+		fail "--init-only --config kp.yaml exited $?: $(cat "$E2E_TMP/out")"
+	[ "$(get tcp_timeout_established)" = 10803 ] || fail "file: established $(get tcp_timeout_established)"
+	[ "$(get tcp_timeout_close_wait)" = 1020 ] || fail "file: close-wait $(get tcp_timeout_close_wait)"
+	[ "$(get udp_timeout)" = 41 ] || fail "file: udp $(get udp_timeout)"
+	[ "$(get udp_timeout_stream)" = 127 ] || fail "file: udp stream $(get udp_timeout_stream)"
+	[ "$(get tcp_be_liberal)" = 1 ] || fail "file: be_liberal $(get tcp_be_liberal)"
+	say "a KubeProxyConfiguration's conntrack fields: each in its own sysctl"
+	in_ns node "$SVCNAT" --init-only --config "$E2E_TMP/kp.yaml" --conntrack-udp-timeout 44s \
+		--conntrack-tcp-timeout-close-wait 19m >"$E2E_TMP/out" 2>&1 ||
+		fail "--init-only --config kp.yaml with flags exited $?: $(cat "$E2E_TMP/out")"
+	[ "$(get udp_timeout)" = 44 ] && [ "$(get tcp_timeout_close_wait)" = 1140 ] ||
+		fail "the flags did not win: udp $(get udp_timeout), close-wait $(get tcp_timeout_close_wait)"
+	[ "$(get udp_timeout_stream)" = 127 ] || fail "file+flags: udp stream $(get udp_timeout_stream)"
+	say "flags given too win over the file's fields"
+	[ "$(cat $ct/nf_conntrack_tcp_timeout_established)" = "$host_est" ] &&
+		[ "$(cat $ct/nf_conntrack_tcp_be_liberal)" = "$host_lib" ] ||
+		fail "the host's conntrack sysctls changed"
 }
 
 SVCNAT_E2E_BACKENDS=${SVCNAT_E2E_BACKENDS:-direct}
