@@ -26,6 +26,7 @@
 #include "sys/loop.h"
 #include "sys/metrics.h"
 #include "sys/nl.h"
+#include "sys/nslock.h"
 #include "sys/worker.h"
 #include "util.h"
 
@@ -93,6 +94,7 @@ struct daemon {
 	struct loop_timer *watchdog; /* WATCHDOG=1 while the loop runs */
 	uint64_t watchdog_usec;
 	bool ipv6;                   /* the backend writes ip6tables: IPv6 series too */
+	int lock_fd;                 /* this network namespace's svcnat lock (sys/nslock.h) */
 };
 
 /* How many of family_labels the metrics carry. */
@@ -1086,6 +1088,41 @@ static int setup_http(struct daemon *dm, const char *flag, const char *addr,
 	return 0;
 }
 
+/* A contender's connection, made to learn our pid: closed at once. */
+static int on_lock_probe(struct loop *l, int fd, uint32_t events, void *userdata)
+{
+	(void)events;
+	(void)userdata;
+	if (nslock_drain(fd) < 0)
+		/* Out of descriptors: stop accepting (we keep the lock; a
+		 * contender then learns it is held, not by whom). */
+		(void)loop_del_io(l, fd);
+	return 0;
+}
+
+/*
+ * One daemon per network namespace: two would each undo the other's rules
+ * at every sync.  Taken before anything touches the kernel.
+ */
+static int take_netns_lock(struct daemon *dm)
+{
+	pid_t holder = 0;
+	int r = nslock_take(&dm->lock_fd, &holder);
+
+	if (r == -EBUSY) {
+		if (holder > 0)
+			log_err("another svcnat (pid %d) already runs in this network namespace; "
+				"not starting a second one", (int)holder);
+		else
+			log_err("another svcnat (pid unknown: another pid namespace) already runs "
+				"in this network namespace; not starting a second one");
+	} else if (r < 0) {
+		log_err("cannot take this network namespace's lock (@%s): %s", NSLOCK_NAME,
+			strerror(-r));
+	}
+	return r;
+}
+
 static void daemon_done(struct daemon *dm)
 {
 	if (worker_busy(dm->worker))
@@ -1110,6 +1147,8 @@ static void daemon_done(struct daemon *dm)
 	}
 	loop_free(dm->loop);
 	pipeline_free(dm->p);
+	if (dm->lock_fd >= 0)
+		close(dm->lock_fd);
 	metrics_free(dm->metrics);
 	free(dm->source_dirty);
 	free(dm->source_reread);
@@ -1124,7 +1163,7 @@ static void daemon_done(struct daemon *dm)
 
 int daemon_main(struct svcnat_options *o)
 {
-	struct daemon dm = { .o = o, .sigfd = -1 };
+	struct daemon dm = { .o = o, .sigfd = -1, .lock_fd = -1 };
 	struct syncpolicy_config pc;
 	struct diag_list d;
 	struct backend *b;
@@ -1153,6 +1192,9 @@ int daemon_main(struct svcnat_options *o)
 	}
 
 	diag_list_init(&d);
+	r = take_netns_lock(&dm);
+	if (r < 0)
+		goto out;
 	dm.metrics = metrics_new();
 	if (!dm.metrics || metrics_declare_svcnat(dm.metrics) < 0) {
 		r = -ENOMEM;
@@ -1179,6 +1221,8 @@ int daemon_main(struct svcnat_options *o)
 	if (r < 0)
 		goto out;
 	r = setup_signals(&dm);
+	if (r >= 0)
+		r = loop_add_io(dm.loop, dm.lock_fd, EPOLLIN, on_lock_probe, &dm);
 	if (r < 0)
 		goto out;
 	/* After the signal mask is set: the worker's thread must not take

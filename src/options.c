@@ -101,6 +101,8 @@ static void usage(FILE *f)
 	      "      --once                 write the rules once and exit\n"
 	      "      --cleanup[=BOOL]       remove every chain and jump rule svcnat (or kube-proxy)\n"
 	      "                             owns, from every iptables flavour present\n"
+	      "                             (--once, --cleanup and a second daemon are refused,\n"
+	      "                             exit 1, while a daemon runs in the network namespace)\n"
 	      "      --init-only[=BOOL]     write the sysctls asked for (--conntrack-*,\n"
 	      "                             --set-sysctls) and exit\n"
 	      "      --dump-state           print the merged services and endpoints svcnat understood\n"

@@ -17,6 +17,7 @@
 #include "pipeline.h"
 #include "sources/etcdload.h"
 #include "sys/log.h"
+#include "sys/nslock.h"
 #include "util.h"
 
 #define EXIT_RUNTIME 1
@@ -264,6 +265,33 @@ static int run_cleanup(struct svcnat_options *o, struct pipeline *p, struct diag
 	return failed ? EXIT_RUNTIME : 0;
 }
 
+/*
+ * --once and --cleanup refuse to write the kernel under a running daemon:
+ * its next sync would undo a --once, and put back what --cleanup removed
+ * (an outage until then).  They do not hold the lock themselves, so a
+ * daemon starting meanwhile is not turned away; two one-shots are ordered
+ * by the xtables lock.  Returns true when the mode may go on.
+ */
+static bool no_daemon_here(const char *mode)
+{
+	pid_t holder = 0;
+	int r = nslock_holder(&holder);
+	char pid[32] = "pid unknown";
+
+	if (r < 0) {
+		log_debug("%s: cannot ask for this network namespace's daemon: %s", mode,
+			  strerror(-r));
+		return true;
+	}
+	if (r == 0)
+		return true;
+	if (holder > 0)
+		snprintf(pid, sizeof(pid), "pid %d", (int)holder);
+	log_err("%s: a svcnat daemon (%s) runs in this network namespace and would undo this "
+		"at its next sync; stop it first", mode, pid);
+	return false;
+}
+
 /* `svcnat etcd-load --etcd-endpoints URLS FILE...`: populate the cluster store. */
 static int run_etcd_load(const struct svcnat_options *o, struct diag_list *d)
 {
@@ -361,6 +389,11 @@ int main(int argc, char **argv)
 	}
 	if (o.mode == MODE_DAEMON) {
 		code = daemon_main(&o);
+		goto out;
+	}
+	if ((o.mode == MODE_ONCE && !no_daemon_here("--once")) ||
+	    (o.mode == MODE_CLEANUP && !no_daemon_here("--cleanup"))) {
+		code = EXIT_RUNTIME;
 		goto out;
 	}
 	r = pipeline_new(&o, &p, &d);
