@@ -32,7 +32,9 @@ Test control on a plain-HTTP port (--ctl ADDR:PORT, loopback only):
                     Retry-After: 1), 410 (a watch answered HTTP 410), stall
                     (requests are read and never answered), drop (end every
                     open watch now), clear
-  GET  /stats       request counts, the versions watches asked for
+  GET  /stats       request counts, the versions watches asked for, and
+                    "verbs": every authorization attribute asked for, as
+                    RBAC sees it ("list services", "get nonResource /version")
 With --state FILE the objects, the version and the history survive a
 restart (the "API server restarted" tests); --apply FILE and --compact change
 them at start, as if done while the node was cut off.
@@ -268,10 +270,19 @@ class Handler(BaseHTTPRequestHandler):
         path = u.path.rstrip("/")
         disc = self.discovery(path)
         if disc is not None:
+            self.record_verb("get", "nonResource " + path)
             return self.send_json(200, disc)
         res, ns, name = self.route(path)
         if res is None:
+            self.record_verb("get", "unknown " + path)
             return self.status(404, "NotFound", "the server could not find the requested resource")
+        if name is not None:
+            verb = "get"
+        elif q.get("watch") in ("1", "true"):
+            verb = "watch"
+        else:
+            verb = "list"
+        self.record_verb(verb, res[0])
         try:
             labels = parse_labels(q.get("labelSelector"))
             fields = parse_fields(q.get("fieldSelector"))
@@ -284,6 +295,18 @@ class Handler(BaseHTTPRequestHandler):
         if q.get("watch") in ("1", "true"):
             return self.watch(res, q, labels, fields)
         return self.list(res, q, labels, fields)
+
+    def record_verb(self, verb, what):
+        # The (verb, resource) pair RBAC authorizes this request by.
+        with self.server.fault_lock:
+            key = "%s %s" % (verb, what)
+            self.server.stats["verbs"][key] = self.server.stats["verbs"].get(key, 0) + 1
+
+    def refuse_method(self):
+        self.record_verb(self.command.lower(), "unknown " + urllib.parse.urlsplit(self.path).path)
+        self.status(405, "MethodNotAllowed", "the server does not allow this method")
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = refuse_method
 
     def discovery(self, path):
         if path == "/version":
@@ -612,7 +635,7 @@ def main():
     srv.faults = {}
     srv.fault_lock = threading.Lock()
     srv.stats = {"requests": 0, "unauthorized": 0, "stalled": 0, "lists": {}, "watches": {},
-                 "watch_rvs": {}}
+                 "watch_rvs": {}, "verbs": {}}
     srv.drop_gen = 0
     srv.stopping = False
 
