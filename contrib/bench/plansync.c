@@ -27,7 +27,7 @@
 #include "core/plan.h"
 #include "core/planstore.h"
 #include "core/resolve.h"
-#include "sources/file.h"
+#include "sources/file/file.h"
 
 static double now(void)
 {

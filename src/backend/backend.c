@@ -14,7 +14,7 @@
 #include "backend/diff.h"
 #include "backend/run.h"
 #include "backend/writer.h"
-#include "backend/xtlock.h"
+#include "backend/xt/xtlock.h"
 #include "core/owned.h"
 #include "util.h"
 

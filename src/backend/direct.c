@@ -45,10 +45,10 @@
 #include <linux/netfilter_ipv6/ip6_tables.h>
 
 #include "backend/writer.h"
-#include "backend/xtentry.h"
-#include "backend/xtkept.h"
-#include "backend/xtsnap.h"
-#include "backend/xttable.h"
+#include "backend/xt/xtentry.h"
+#include "backend/xt/xtkept.h"
+#include "backend/xt/xtsnap.h"
+#include "backend/xt/xttable.h"
 #include "util.h"
 
 enum fate {

@@ -22,8 +22,8 @@
 #include <libiptc/libiptc.h>
 
 #include "backend/writer.h"
-#include "backend/xtentry.h"
-#include "backend/xtsnap.h"
+#include "backend/xt/xtentry.h"
+#include "backend/xt/xtsnap.h"
 #include "util.h"
 
 /* --- the two libraries --- */

@@ -20,8 +20,8 @@
 
 #include "backend/run.h"
 #include "backend/writer.h"
-#include "backend/xtlock.h"
-#include "backend/xtsnap.h"
+#include "backend/xt/xtlock.h"
+#include "backend/xt/xtsnap.h"
 #include "core/owned.h"
 #include "core/parse.h"
 #include "core/render.h"

@@ -4,7 +4,7 @@
 # The direct writer keeps what it wrote from sync to sync and takes a
 # planned chain whose stamp did not change, and whose bytes in the kernel
 # are still the kept ones, without comparing it rule by rule (issue 18;
-# src/backend/xtkept.h).  What another program changes in between must
+# src/backend/xt/xtkept.h).  What another program changes in between must
 # still be seen and repaired at the next sync:
 #  - a rule of an owned chain replaced by one of the same size that
 #    differs in one address (iptables-legacy -R: only the bytes tell);

@@ -20,7 +20,7 @@
 #include <inttypes.h>
 
 #include "core/merge.h"
-#include "sources/etcd.h"
+#include "sources/etcd/etcd.h"
 #include "sys/loop.h"
 
 struct ctx {

@@ -15,7 +15,7 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 
-#include "backend/nftbatch.h"
+#include "backend/nft/nftbatch.h"
 #include "nft/nftcanon.h"
 
 static int rule_cb(const struct nlmsghdr *nlh, void *data)

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sources/decode.h"
-#include "sources/decodecache.h"
+#include "sources/decode/decode.h"
+#include "sources/decode/decodecache.h"
 
 static char *diag_text(const struct diag_list *d)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * libFuzzer harness for the etcd wire codec (src/sources/etcdwire.c): the
+ * libFuzzer harness for the etcd wire codec (src/sources/etcd/etcdwire.c): the
  * input is read as a range answer, a watch-stream line, a stream fed to the
  * framer in pieces, base64 and an etcd key.  Oracles: base64 encode/decode
  * round trips both ways; a key that parses formats back to itself and
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sources/etcdwire.h"
+#include "sources/etcd/etcdwire.h"
 
 struct lines {
 	size_t n, bytes;

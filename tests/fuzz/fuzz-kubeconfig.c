@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * libFuzzer harness for the kubeconfig reader (src/sources/kubeconfig.c,
+ * libFuzzer harness for the kubeconfig reader (src/sources/kube/kubeconfig.c,
  * YAML through libyaml): the input is the kubeconfig, handed over as a
  * memfd.  Oracles: a load succeeds with no diag and a server that is an
  * http(s) URL without trailing '/', or fails with exactly one diag naming
@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "sources/kubeconfig.h"
+#include "sources/kube/kubeconfig.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer harness for the Kubernetes API source's wire half
- * (src/sources/kubewire.c): the input is read as a JSON object to scan for
+ * (src/sources/kube/kubewire.c): the input is read as a JSON object to scan for
  * members, a list page, a Status, a watch event, a Node, and a watch
  * stream fed in pieces to a sink over the real merge engine and decoders.
  * Oracles: member spans lie inside the input and start where a value can;
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "core/merge.h"
-#include "sources/kubewire.h"
+#include "sources/kube/kubewire.h"
 
 static void members(const char *buf, size_t size)
 {

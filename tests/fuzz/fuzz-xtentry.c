@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * libFuzzer harness for the xt entry codec (src/backend/xtentry.h: the
+ * libFuzzer harness for the xt entry codec (src/backend/xt/xtentry.h: the
  * kernel's ipt_entry and ip6t_entry layouts, written by the direct and
  * libiptc backends).
  *
@@ -21,7 +21,7 @@
 #include "core/owned.h"
 #include "core/parse.h"
 #include "core/render.h"
-#include "backend/xtentry.h"
+#include "backend/xt/xtentry.h"
 
 /* Standard targets as the kernel holds them; a verdict of 0 is the jump
  * offset the writer fills in, resolved here to the rule's own target. */

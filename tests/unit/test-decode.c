@@ -17,9 +17,9 @@
 
 #include "core/diag.h"
 #include "core/model.h"
-#include "sources/decode.h"
-#include "sources/decodecache.h"
-#include "sources/file.h"
+#include "sources/decode/decode.h"
+#include "sources/decode/decodecache.h"
+#include "sources/file/file.h"
 #include "util.h"
 
 #ifndef SRCDIR

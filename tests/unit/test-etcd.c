@@ -16,9 +16,9 @@
 #include <cmocka.h>
 
 #include "core/merge.h"
-#include "sources/etcd.h"
-#include "sources/etcdstore.h"
-#include "sources/etcdwire.h"
+#include "sources/etcd/etcd.h"
+#include "sources/etcd/etcdstore.h"
+#include "sources/etcd/etcdwire.h"
 #include "util.h"
 
 /* ---- key layout ---- */

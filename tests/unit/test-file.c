@@ -21,8 +21,8 @@
 
 #include "core/diag.h"
 #include "core/model.h"
-#include "sources/decode.h"
-#include "sources/file.h"
+#include "sources/decode/decode.h"
+#include "sources/file/file.h"
 #include "util.h"
 
 static char dir[64];

@@ -17,7 +17,7 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
-#include "sources/jsonarena.h"
+#include "sources/decode/jsonarena.h"
 #include "util.h"
 
 void __real_free(void *p);

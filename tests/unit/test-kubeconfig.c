@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "sources/kubeconfig.h"
+#include "sources/kube/kubeconfig.h"
 #include "util.h"
 
 static char dir[64];

@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "core/merge.h"
-#include "sources/kubewire.h"
+#include "sources/kube/kubewire.h"
 #include "util.h"
 
 #define SVC(ns, name, port)                                                                         \

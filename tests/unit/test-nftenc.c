@@ -31,8 +31,8 @@
 #include <libnftnl/udata.h>
 
 #include "core/owned.h"
-#include "backend/nftenc.h"
-#include "backend/nftread.h"
+#include "backend/nft/nftenc.h"
+#include "backend/nft/nftread.h"
 #include "core/parse.h"
 #include "nft/nftcanon.h"
 #include "util.h"

@@ -21,9 +21,9 @@
 #include "core/model.h"
 #include "core/plan.h"
 #include "core/render.h"
-#include "options.h"
-#include "pipeline.h"
-#include "sources/kpconfig.h"
+#include "cli/options.h"
+#include "pipeline/pipeline.h"
+#include "cli/kpconfig.h"
 #include "util.h"
 
 static char tmpdir[] = "/tmp/svcnat-test-options-XXXXXX";

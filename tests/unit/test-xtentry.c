@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The xt entry codec (src/backend/xtentry.c) without a kernel:
+ * The xt entry codec (src/backend/xt/xtentry.c) without a kernel:
  *   - every rule of a case, encoded as an ipt_entry or ip6t_entry, has the
  *     bytes iptables-legacy-restore / ip6tables-legacy-restore 1.8.9 put
  *     into the kernel for the same text (tests/data/xt/<case>.hex: the
@@ -29,7 +29,7 @@
 
 #include <cmocka.h>
 
-#include "backend/xtentry.h"
+#include "backend/xt/xtentry.h"
 #include "core/owned.h"
 #include "core/parse.h"
 #include "util.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the direct writer keeps between syncs (src/backend/xtkept.c),
+ * What the direct writer keeps between syncs (src/backend/xt/xtkept.c),
  * without a kernel: tables built here as the writer and the kernel lay them
  * out (chain head, rules, RETURN; jumps as offsets), for both families, and
  * xtk_same() asked whether the "kernel's" chain still holds the kept one:
@@ -28,9 +28,9 @@
 #include <linux/netfilter_ipv4/ip_tables.h>
 #include <linux/netfilter_ipv6/ip6_tables.h>
 
-#include "backend/xtentry.h"
-#include "backend/xtkept.h"
-#include "backend/xttable.h"
+#include "backend/xt/xtentry.h"
+#include "backend/xt/xtkept.h"
+#include "backend/xt/xttable.h"
 #include "core/parse.h"
 #include "util.h"
 

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The nf_tables writer: svcnat's chains in tables ip filter, ip nat,
+ * ip6 filter and ip6 nat, written over netlink in iptables-nft's and
+ * ip6tables-nft's encoding (nftenc.c), every table in one batch
+ * (nftbatch.c), only what differs (nftdiff.c).
+ *
+ * The live state is read once and kept: while the ruleset generation is
+ * the one svcnat's last commit produced, nobody else has written and the
+ * kept state is the kernel's, so a sync with no change costs one GETGEN
+ * and sends nothing.  Any other generation means another program wrote
+ * (anything, in any table): read the tables again.  Each family is read
+ * when a sync first needs it (with that family's plan), and only at the
+ * generation the other one was read at.  The batch carries the generation
+ * it was planned against; the kernel refuses it (ERESTART) if the ruleset
+ * moved since, which is reported as -EAGAIN.
+ *
+ * Like iptables-nft (1.8.x), this writer takes no xtables lock: the
+ * generation check makes the transaction safe on its own.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "backend/nft/nftbatch.h"
+#include "backend/nft/nftdiff.h"
+#include "backend/nft/nftenc.h"
+#include "backend/nft/nftread.h"
+#include "backend/writer.h"
+#include "util.h"
+
+struct nft_writer {
+	struct writer w;          /* first: the driver's handle */
+	struct nftsock *sock;
+	struct nftread_state *st; /* kept live state, or NULL */
+	size_t copied;            /* rules copied into st since it was read */
+	size_t read_rules;        /* rules st held when read (or since, at most) */
+	/* The transaction in progress, until reset. */
+	struct nftbatch *batch;
+	const struct ruleset *plan[2]; /* [enum writer_family]; NULL: no table of it */
+	bool checked[2];               /* the family's kept state checked for this plan */
+	double t_read, t_diff;         /* seconds: generation check and reads, diff + encoding */
+};
+
+static struct nft_writer *nft_of(struct writer *w)
+{
+	return (struct nft_writer *)w;
+}
+
+static void drop_state(struct nft_writer *x)
+{
+	nftread_state_free(x->st);
+	x->st = NULL;
+	x->copied = x->read_rules = 0;
+}
+
+/* Whether the plan names a chain the kept state filed as another program's. */
+static bool plan_claims_other(const struct nftread_state *st, enum writer_family f,
+			      const struct ruleset *plan)
+{
+	for (int t = 0; plan && t < RS_NTABLES; t++)
+		for (size_t i = 0; i < plan->t[t].n; i++)
+			if (nftread_other(st, f, (enum rs_table)t, plan->t[t].chains[i]->name))
+				return true;
+	return false;
+}
+
+/* Keep the state only while the generation is the one it was read at. */
+static int check_gen(struct nft_writer *x, struct diag_list *d)
+{
+	uint32_t gen;
+	int r;
+
+	r = nftsock_getgen(x->sock, &gen);
+	if (r < 0) {
+		diag_add(d, DIAG_ERROR, "nft", NULL, NULL, "reading the ruleset generation: %s",
+			 strerror(-r));
+		return r;
+	}
+	/* Re-read now and then all the same, so that the copies of
+	 * committed rules kept in st do not pile up in a long-running daemon. */
+	if (x->st && (x->st->genid != gen || x->copied > 2 * x->read_rules + 100000))
+		drop_state(x);
+	if (!x->st && !(x->st = nftread_state_new()))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Family f of the state equal to the kernel's, for this plan: kept or read. */
+static int fresh_family(struct nft_writer *x, enum writer_family f, const struct ruleset *plan,
+			struct diag_list *d)
+{
+	int r;
+
+	if (x->st->f[f].read && !plan_claims_other(x->st, f, plan))
+		return 0;
+	r = nftread_family(x->sock, x->st, f, plan, d);
+	if (r < 0) {
+		drop_state(x);
+		return r;
+	}
+	x->read_rules = 0;
+	for (int k = 0; k < 2; k++)
+		x->read_rules += x->st->f[k].read ? ruleset_count_rules(x->st->f[k].rs) : 0;
+	return 0;
+}
+
+static int nft_prepare(struct writer *w, const struct writer_table *tab, const struct ruleset *plan,
+		       bool keep, bool *ret_changed, struct apply_result *res,
+		       struct diag_list *d)
+{
+	struct nft_writer *x = nft_of(w);
+	enum writer_family f = tab->family;
+	size_t n0, b0;
+	double t0, t1;
+	int r;
+
+	(void)keep; /* one atomic batch: nothing is ever put back */
+	t0 = monotonic_seconds();
+	if (!x->batch || !x->st) {
+		nftbatch_free(x->batch);
+		x->batch = NULL;
+		r = check_gen(x, d);
+		if (r < 0)
+			return r;
+		x->batch = nftbatch_new();
+		if (!x->batch)
+			return -ENOMEM;
+		x->checked[0] = x->checked[1] = false;
+		x->plan[0] = x->plan[1] = NULL;
+		x->t_read = x->t_diff = 0;
+	}
+	if (!x->checked[f]) {
+		r = fresh_family(x, f, plan, d);
+		if (r < 0)
+			return r;
+		x->checked[f] = true;
+		x->plan[f] = plan;
+	}
+	n0 = nftbatch_count(x->batch);
+	b0 = nftbatch_bytes(x->batch);
+	t1 = monotonic_seconds();
+	x->t_read += t1 - t0;
+	r = nftdiff_build(x->sock, x->st, plan, f, tab->table, x->batch, res, d);
+	/* The diff's rare chain reloads count as encoding too: the driver
+	 * takes the rest of prepare as reading the kernel. */
+	res->encode_seconds += monotonic_seconds() - t1;
+	x->t_diff += monotonic_seconds() - t1;
+	if (r == -EINTR) {
+		/* Someone wrote while a chain was re-read: read everything again. */
+		drop_state(x);
+		return -EAGAIN;
+	}
+	if (r < 0)
+		return r;
+	res->messages += nftbatch_count(x->batch) - n0;
+	res->bytes += nftbatch_bytes(x->batch) - b0;
+	*ret_changed = nftbatch_count(x->batch) > n0;
+	return 0;
+}
+
+static int nft_commit(struct writer *w, const struct writer_table *tabs, size_t n, bool *ret_done,
+		      struct diag_list *d)
+{
+	struct nft_writer *x = nft_of(w);
+	size_t planned = 0, msgs, bytes;
+	double t0 = monotonic_seconds(), t1;
+	uint32_t next;
+	int r;
+
+	for (size_t i = 0; i < n; i++)
+		ret_done[i] = false;
+	if (!x->batch || !x->st)
+		return -EINVAL;
+	msgs = nftbatch_count(x->batch);
+	bytes = nftbatch_bytes(x->batch);
+	r = nftbatch_commit(x->sock, x->batch, x->st->genid, d);
+	if (r < 0) {
+		/* -EAGAIN: another program wrote since the read; either way
+		 * the kept state is no longer to be trusted. */
+		drop_state(x);
+		return r;
+	}
+	for (size_t i = 0; i < n; i++)
+		ret_done[i] = true;
+	/* Each commit moves the generation by one (never to 0), and the
+	 * generation check guarantees this one was the only one. */
+	next = x->st->genid + 1 ? x->st->genid + 1 : 1;
+	x->copied += nftbatch_count(x->batch);
+	/* A full sync into empty tables is no churn: measure copies against
+	 * what the tables hold now. */
+	for (int f = 0; f < 2; f++)
+		planned += x->plan[f] ? ruleset_count_rules(x->plan[f]) : 0;
+	if (x->read_rules < planned)
+		x->read_rules = planned;
+	/* The sent batch goes before the kept state takes its copies: the
+	 * peak of a full sync is the larger of the two, not their sum. */
+	nftbatch_free(x->batch);
+	x->batch = NULL;
+	t1 = monotonic_seconds();
+	if (nftdiff_committed(x->st, x->plan, next) < 0)
+		drop_state(x);
+	if (w->cfg.verbose)
+		diag_add(d, DIAG_NOTE, "nft", NULL, NULL,
+			 "generation checked (and tables read) in %.3f s, diffed and encoded %zu "
+			 "messages (%zu bytes) in %.3f s, committed in %.3f s, kept state "
+			 "updated in %.3f s",
+			 x->t_read, msgs, bytes, x->t_diff, t1 - t0, monotonic_seconds() - t1);
+	return 0;
+}
+
+static void nft_reset(struct writer *w)
+{
+	struct nft_writer *x = nft_of(w);
+
+	nftbatch_free(x->batch);
+	x->batch = NULL;
+	x->plan[0] = x->plan[1] = NULL;
+	x->checked[0] = x->checked[1] = false;
+}
+
+static int nft_read(struct writer *w, const struct writer_table *tab, const struct ruleset *plan,
+		    struct ruleset *out, struct diag_list *d)
+{
+	struct nft_writer *x = nft_of(w);
+	const struct nftread_table *tb;
+	int r;
+
+	r = check_gen(x, d);
+	if (r < 0)
+		return r;
+	r = fresh_family(x, tab->family, plan, d);
+	if (r < 0)
+		return r;
+	tb = &x->st->f[tab->family].t[tab->table];
+	for (size_t i = 0; i < tb->n; i++) {
+		const struct nftread_chain *ch = &tb->chains[i];
+
+		if (!ch->gone && !ruleset_copy_chain(out, ch->c))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void nft_free(struct writer *w)
+{
+	struct nft_writer *x = nft_of(w);
+
+	if (!x)
+		return;
+	nft_reset(w);
+	drop_state(x);
+	nftsock_close(x->sock);
+	free(x);
+}
+
+/* iptables-nft takes no xtables lock either: the generation check makes
+ * the transaction safe on its own.  One batch: nothing to put back. */
+#define NFT_OPS                                                                              \
+	.name = "nft", .needs_xtables_lock = false, .one_commit = true, .prepare = nft_prepare, \
+	.commit = nft_commit, .put_back = NULL, .reset = nft_reset, .read = nft_read,         \
+	.free = nft_free
+
+/* Without IPv6 in the kernel: ip filter and ip nat only. */
+static const struct writer_ops nft_ops = { NFT_OPS, .ipv6 = false };
+static const struct writer_ops nft_ops6 = { NFT_OPS, .ipv6 = true };
+
+int writer_nft_new(const struct writer_config *cfg, struct writer **ret, struct diag_list *d)
+{
+	struct nft_writer *x = calloc(1, sizeof(*x));
+	int r, fd;
+
+	if (!x)
+		return -ENOMEM;
+	r = nftsock_open(&x->sock, d);
+	if (r < 0) {
+		free(x);
+		return r;
+	}
+	/* As kube-proxy runs single-stack where ip6tables does not work: a
+	 * kernel without IPv6 (or ipv6.disable=1) has no AF_INET6 sockets. */
+	fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 && errno == EAFNOSUPPORT) {
+		x->w.ops = &nft_ops;
+		diag_add(d, DIAG_NOTE, "nft", NULL, NULL,
+			 "the kernel has no IPv6: svcnat writes the iptables tables only, IPv6 "
+			 "services are not programmed");
+	} else {
+		x->w.ops = &nft_ops6;
+	}
+	if (fd >= 0)
+		close(fd);
+	x->w.cfg = *cfg;
+	*ret = &x->w;
+	return 0;
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Reading the live nf_tables tables `ip filter`, `ip nat`, `ip6 filter` and
+ * `ip6 nat` back into the rule model: nf_tables rules -> struct rs_rule
+ * (the inverse of nftenc.c, strict: only the encoding iptables-nft and
+ * ip6tables-nft 1.8.9 write decodes; anything else is a foreign rule), and
+ * a whole-table read that keeps what a writer needs besides the rules:
+ * chain and rule handles, the built-in chains' hooks, and which of svcnat's
+ * chains other programs' rules jump to.
+ */
+#ifndef SVCNAT_BACKEND_NFTREAD_H
+#define SVCNAT_BACKEND_NFTREAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libnftnl/rule.h>
+
+#include "backend/nft/nftbatch.h"
+#include "backend/writer.h"
+#include "core/diag.h"
+#include "core/ruleset.h"
+
+/*
+ * Decode nf_tables rule nr of family f into *out, copying its strings into
+ * rs's arena.
+ * Returns 0, 1 when the rule is not one svcnat writes (*out is then a
+ * foreign rule: t.kind OWNED_T_FOREIGN, its reason in m[0].u.comment),
+ * or -ENOMEM.  *ret_jump (may be NULL) is the chain the rule jumps or goes
+ * to, decodable or not (in rs's arena), or NULL.
+ */
+int nftread_rule(const struct nftnl_rule *nr, enum writer_family f, struct ruleset *rs,
+		 struct rs_rule *out, const char **ret_jump);
+
+/* A live chain svcnat reads (its own, or a built-in one). */
+struct nftread_chain {
+	struct rs_chain *c;   /* in its family's nftread_family.rs */
+	uint64_t handle;      /* chain handle */
+	bool base;            /* has a hook */
+	bool hook_ok;         /* built-in: hook, priority and type as iptables-nft makes them */
+	uint64_t *handles;    /* handles[i] is c->rules[i]'s, unless stale */
+	size_t cap_handles;
+	bool stale;           /* rules as committed, handles unknown: reload before editing */
+	bool gone;            /* deleted by svcnat since the read */
+	/* The plan's content stamp (struct rs_chain.stamp) of the rules c
+	 * holds, known equal; 0: unknown (as read from the kernel). */
+	uint64_t stamp;
+	bool planned;         /* nftdiff's: the plan being diffed has the chain */
+};
+
+struct nftread_table {
+	bool exists;
+	struct nftread_chain *chains; /* sorted by name once read */
+	size_t n, cap;
+	/* Names of svcnat's chains that rules svcnat does not own jump to
+	 * (sorted; in the family's rs arena): such a chain cannot be deleted. */
+	const char **refs;
+	size_t n_refs, cap_refs;
+	/* Chains the batch being built writes (borrowed names, until
+	 * nftdiff_committed()). */
+	const char **touched;
+	size_t n_touched, cap_touched;
+	/* Chains of other programs in this table (sorted; in the family's arena). */
+	const char **others;
+	size_t n_others, cap_others;
+};
+
+/* The two tables of one family. */
+struct nftread_family {
+	bool read;            /* read at genid (else empty) */
+	struct ruleset *rs;   /* svcnat's chains, and built-in chains with svcnat's jumps */
+	struct nftread_table t[RS_NTABLES];
+};
+
+/*
+ * The live state, family by family: each family is read when a sync first
+ * needs it, and only at the generation the other was read at, so the
+ * whole is one consistent picture of the ruleset.
+ */
+struct nftread_state {
+	struct nftread_family f[2]; /* [enum writer_family] */
+	uint32_t genid;             /* generation the state was read at */
+};
+
+/* An empty state (no family read yet).  NULL on ENOMEM. */
+struct nftread_state *nftread_state_new(void);
+void nftread_state_free(struct nftread_state *st);
+
+/*
+ * Read family f's two tables into st, consistently (again while the
+ * generation moves), replacing what st held of f.  When another family of
+ * st was read already, f is read only at st->genid: -EAGAIN (without a
+ * diag) when the ruleset moved since.  A chain is svcnat's when
+ * owned_chain_ours(plan, ...) holds; the built-in chains keep only the
+ * rules that jump to such a chain.  plan may be NULL.  0 or -errno with a
+ * diag.
+ */
+int nftread_family(struct nftsock *s, struct nftread_state *st, enum writer_family f,
+		   const struct ruleset *plan, struct diag_list *d);
+
+/* The chain named `name` of table t of family f, or NULL. */
+struct nftread_chain *nftread_find(const struct nftread_state *st, enum writer_family f,
+				   enum rs_table t, const char *name);
+
+/* Whether table t of family f has another program's chain `name`. */
+bool nftread_other(const struct nftread_state *st, enum writer_family f, enum rs_table t,
+		   const char *name);
+
+/* Whether a rule svcnat does not own jumps to chain `name` of table t of f. */
+bool nftread_referenced(const struct nftread_state *st, enum writer_family f, enum rs_table t,
+			const char *name);
+
+/*
+ * Re-read one chain's rules and handles (after a commit left its handles
+ * unknown).  0, -EINTR (read everything again) or -errno.
+ */
+int nftread_chain_reload(struct nftsock *s, struct nftread_state *st, const struct ruleset *plan,
+			 enum writer_family f, enum rs_table t, struct nftread_chain *ch);
+
+#endif

@@ -1,0 +1,1297 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Rules <-> kernel entries (struct ipt_entry, or struct ip6t_entry for
+ * ip6tables, with its matches and target), shared by the libiptc, direct
+ * and nf_tables backends.  Entries use the
+ * match and target revisions iptables 1.8.9 picks on current kernels
+ * (comment 0, tcp/udp/sctp 0, addrtype 1, mark 1, conntrack 3, statistic 0,
+ * recent 1, DNAT 2, MARK 2, MASQUERADE 0, REJECT 0), so iptables-legacy-save
+ * prints back what the renderer prints and rules written by
+ * iptables-restore (kube-proxy) compare equal.  The IPv6 entries differ
+ * only where ip6tables' blobs do: REJECT is ip6t_REJECT
+ * (icmp6-port-unreachable), DNAT carries an IPv6 address, MASQUERADE is
+ * nf_nat_range, recent's mask is the all-ones IPv6 one.  One builder per match and
+ * target kind of the model, one decoder per kernel match and target
+ * (name, revision), each in a table.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_nat.h>
+#include <linux/netfilter/xt_addrtype.h>
+#include <linux/netfilter/xt_comment.h>
+#include <linux/netfilter/xt_conntrack.h>
+#include <linux/netfilter/xt_mark.h>
+#include <linux/netfilter/xt_recent.h>
+#include <linux/netfilter/xt_sctp.h>
+#include <linux/netfilter/xt_statistic.h>
+#include <linux/netfilter/xt_tcpudp.h>
+#include <linux/netfilter_ipv4/ipt_REJECT.h>
+#include <linux/netfilter_ipv6/ip6t_REJECT.h>
+
+#include "core/owned.h"
+#include "backend/xt/xtentry.h"
+#include "util.h"
+
+const struct xt_fam xt_fam4 = {
+	.af = AF_INET,
+	.level = SOL_IP,
+	.size = sizeof(struct ipt_entry),
+	.target_at = offsetof(struct ipt_entry, target_offset),
+	.next_at = offsetof(struct ipt_entry, next_offset),
+	.counters_at = offsetof(struct ipt_entry, counters),
+	.tool = "iptables",
+	.so = "IPT",
+};
+
+const struct xt_fam xt_fam6 = {
+	.af = AF_INET6,
+	.level = SOL_IPV6,
+	.size = sizeof(struct ip6t_entry),
+	.target_at = offsetof(struct ip6t_entry, target_offset),
+	.next_at = offsetof(struct ip6t_entry, next_offset),
+	.counters_at = offsetof(struct ip6t_entry, counters),
+	.tool = "ip6tables",
+	.so = "IP6T",
+};
+
+/* --- plan rule -> kernel entry --- */
+
+/* Into a zeroed name field; cut to fit as snprintf would, without its cost
+ * (it showed in a 373k-rule build). */
+static void put_name(char *dst, const char *src)
+{
+	memcpy(dst, src, strnlen(src, XT_EXTENSION_MAXNAMELEN - 1));
+}
+
+static void *add_match(struct xt_entry_buf *buf, size_t *off, const char *name, uint8_t rev,
+		       size_t datalen)
+{
+	size_t sz = XT_ALIGN(sizeof(struct xt_entry_match) + datalen);
+	struct xt_entry_match *m;
+
+	if (*off + sz > XT_ENTRY_MAX)
+		return NULL;
+	m = (struct xt_entry_match *)(buf->b + *off);
+	memset(m, 0, sz);
+	m->u.match_size = (uint16_t)sz;
+	put_name(m->u.user.name, name);
+	m->u.user.revision = rev;
+	*off += sz;
+	return m->data;
+}
+
+/* --dport N as N:N, a range N:M as it is. */
+static void port_encode(const struct rs_match *m, uint16_t dpts[2])
+{
+	dpts[0] = m->u.port.dport;
+	dpts[1] = m->u.port.dport_max ? m->u.port.dport_max : m->u.port.dport;
+}
+
+static void *add_target(struct xt_entry_buf *buf, size_t *off, const char *name, uint8_t rev,
+			size_t datalen)
+{
+	size_t sz = XT_ALIGN(sizeof(struct xt_entry_target) + datalen);
+	struct xt_entry_target *t;
+
+	if (*off + sz > XT_ENTRY_MAX)
+		return NULL;
+	t = (struct xt_entry_target *)(buf->b + *off);
+	memset(t, 0, sz);
+	t->u.target_size = (uint16_t)sz;
+	put_name(t->u.user.name, name);
+	t->u.user.revision = rev;
+	*off += sz;
+	return t->data;
+}
+
+static uint32_t plen_mask(uint8_t plen)
+{
+	return plen == 0 ? 0 : htonl(0xffffffffu << (32 - plen));
+}
+
+static uint16_t ct_states_to_kernel(uint16_t s)
+{
+	uint16_t k = 0;
+
+	if (s & RS_CT_INVALID)
+		k |= XT_CONNTRACK_STATE_INVALID;
+	if (s & RS_CT_ESTABLISHED)
+		k |= XT_CONNTRACK_STATE_BIT(IP_CT_ESTABLISHED);
+	if (s & RS_CT_RELATED)
+		k |= XT_CONNTRACK_STATE_BIT(IP_CT_RELATED);
+	if (s & RS_CT_NEW)
+		k |= XT_CONNTRACK_STATE_BIT(IP_CT_NEW);
+	if (s & RS_CT_SNAT)
+		k |= XT_CONNTRACK_STATE_SNAT;
+	if (s & RS_CT_DNAT)
+		k |= XT_CONNTRACK_STATE_DNAT;
+	return k;
+}
+
+/* -1 when the kernel mask has a state the model lacks. */
+static int ct_states_from_kernel(uint16_t k)
+{
+	static const struct {
+		uint16_t k, rs;
+	} map[] = {
+		{ XT_CONNTRACK_STATE_INVALID, RS_CT_INVALID },
+		{ XT_CONNTRACK_STATE_BIT(IP_CT_ESTABLISHED), RS_CT_ESTABLISHED },
+		{ XT_CONNTRACK_STATE_BIT(IP_CT_RELATED), RS_CT_RELATED },
+		{ XT_CONNTRACK_STATE_BIT(IP_CT_NEW), RS_CT_NEW },
+		{ XT_CONNTRACK_STATE_SNAT, RS_CT_SNAT },
+		{ XT_CONNTRACK_STATE_DNAT, RS_CT_DNAT },
+	};
+	int rs = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(map); i++) {
+		if (k & map[i].k) {
+			rs |= map[i].rs;
+			k &= (uint16_t)~map[i].k;
+		}
+	}
+	return k ? -1 : rs;
+}
+
+static uint32_t xt_probability_to_kernel(double p)
+{
+	/* As libxt_statistic: lround(0x80000000 * p). */
+	if (!(p > 0))
+		return 0;
+	if (p >= 1.0)
+		return 0x80000000u;
+	return (uint32_t)lround(2147483648.0 * p);
+}
+
+/* --- one builder per match kind: m of rule r, appended at *off, for
+ * address family `af` (AF_INET, AF_INET6) --- */
+
+static int too_big(const char **why)
+{
+	*why = "rule too large";
+	return -EINVAL;
+}
+
+static int build_comment(const struct rs_rule *r, int af, const struct rs_match *m,
+			 struct xt_entry_buf *buf, size_t *off, const char **why)
+{
+	struct xt_comment_info *ci;
+
+	(void)r, (void)af;
+	if (!m->u.comment || strlen(m->u.comment) >= XT_MAX_COMMENT_LEN) {
+		*why = "comment missing or longer than 255 bytes";
+		return -EINVAL;
+	}
+	ci = add_match(buf, off, "comment", 0, sizeof(*ci));
+	if (!ci)
+		return too_big(why);
+	memcpy(ci->comment, m->u.comment, strlen(m->u.comment));
+	return 0;
+}
+
+static int build_port(const struct rs_rule *r, int af, const struct rs_match *m,
+		      struct xt_entry_buf *buf, size_t *off, const char **why)
+{
+	(void)af;
+	if (r->proto == IPPROTO_TCP) {
+		struct xt_tcp *tp = add_match(buf, off, "tcp", 0, sizeof(*tp));
+
+		if (!tp)
+			return too_big(why);
+		tp->spts[1] = 0xffff;
+		port_encode(m, tp->dpts);
+		if (!m->u.port.dport)
+			tp->dpts[1] = 0xffff; /* bare -m tcp */
+		if (m->invert)
+			tp->invflags = XT_TCP_INV_DSTPT;
+	} else if (r->proto == IPPROTO_UDP) {
+		struct xt_udp *up = add_match(buf, off, "udp", 0, sizeof(*up));
+
+		if (!up)
+			return too_big(why);
+		up->spts[1] = 0xffff;
+		port_encode(m, up->dpts);
+		if (!m->u.port.dport)
+			up->dpts[1] = 0xffff;
+		if (m->invert)
+			up->invflags = XT_UDP_INV_DSTPT;
+	} else if (r->proto == IPPROTO_SCTP) {
+		struct xt_sctp_info *sp = add_match(buf, off, "sctp", 0, sizeof(*sp));
+
+		if (!sp)
+			return too_big(why);
+		/* As libxt_sctp's init: no flag chunk types. */
+		for (size_t k = 0; k < XT_NUM_SCTP_FLAGS; k++)
+			sp->flag_info[k].chunktype = 0xff;
+		if (m->u.port.dport) {
+			port_encode(m, sp->dpts);
+			sp->flags = XT_SCTP_DEST_PORTS;
+			if (m->invert)
+				sp->invflags = XT_SCTP_DEST_PORTS;
+		}
+	} else {
+		*why = "port match on a rule without -p tcp/udp/sctp";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int build_addrtype(const struct rs_rule *r, int af, const struct rs_match *m,
+			  struct xt_entry_buf *buf, size_t *off, const char **why)
+{
+	struct xt_addrtype_info_v1 *ai;
+
+	(void)r, (void)af;
+	if (m->u.addrtype.type != RS_ADDRTYPE_LOCAL) {
+		*why = "addrtype other than LOCAL";
+		return -EINVAL;
+	}
+	ai = add_match(buf, off, "addrtype", 1, sizeof(*ai));
+	if (!ai)
+		return too_big(why);
+	if (m->u.addrtype.src) {
+		ai->source = XT_ADDRTYPE_LOCAL;
+		if (m->invert)
+			ai->flags = XT_ADDRTYPE_INVERT_SOURCE;
+	} else {
+		ai->dest = XT_ADDRTYPE_LOCAL;
+		if (m->invert)
+			ai->flags = XT_ADDRTYPE_INVERT_DEST;
+	}
+	return 0;
+}
+
+static int build_mark(const struct rs_rule *r, int af, const struct rs_match *m,
+		      struct xt_entry_buf *buf, size_t *off, const char **why)
+{
+	struct xt_mark_mtinfo1 *mi = add_match(buf, off, "mark", 1, sizeof(*mi));
+
+	(void)r, (void)af;
+	if (!mi)
+		return too_big(why);
+	mi->mark = m->u.mark.value;
+	mi->mask = m->u.mark.mask;
+	mi->invert = m->invert;
+	return 0;
+}
+
+static int build_conntrack(const struct rs_rule *r, int af, const struct rs_match *m,
+			   struct xt_entry_buf *buf, size_t *off, const char **why)
+{
+	struct xt_conntrack_mtinfo3 *ct = add_match(buf, off, "conntrack", 3, sizeof(*ct));
+
+	(void)r, (void)af;
+	if (!ct)
+		return too_big(why);
+	ct->match_flags = XT_CONNTRACK_STATE;
+	ct->state_mask = ct_states_to_kernel(m->u.ct.states);
+	if (m->invert)
+		ct->invert_flags = XT_CONNTRACK_STATE;
+	return 0;
+}
+
+static int build_statistic(const struct rs_rule *r, int af, const struct rs_match *m,
+			   struct xt_entry_buf *buf, size_t *off, const char **why)
+{
+	struct xt_statistic_info *si = add_match(buf, off, "statistic", 0, sizeof(*si));
+
+	(void)r, (void)af;
+	if (!si)
+		return too_big(why);
+	si->mode = XT_STATISTIC_MODE_RANDOM;
+	if (m->invert)
+		si->flags = XT_STATISTIC_INVERT;
+	si->u.random.probability = xt_probability_to_kernel(m->u.stat.probability);
+	/* libxt_statistic sets count = every - packet for any mode. */
+	si->u.nth.count = si->u.nth.every - si->u.nth.packet;
+	return 0;
+}
+
+static int build_recent(const struct rs_rule *r, int af, const struct rs_match *m,
+			struct xt_entry_buf *buf, size_t *off, const char **why)
+{
+	struct xt_recent_mtinfo_v1 *ri;
+
+	(void)r;
+	if (m->u.recent.ipv6 != (af == AF_INET6)) {
+		*why = "recent --mask of the other family";
+		return -EINVAL;
+	}
+	if (!m->u.recent.name || !m->u.recent.name[0] ||
+	    strlen(m->u.recent.name) >= XT_RECENT_NAME_LEN) {
+		*why = "recent name empty or longer than 199 bytes";
+		return -EINVAL;
+	}
+	if (m->u.recent.set && m->u.recent.update) {
+		*why = "recent --set and --update together";
+		return -EINVAL;
+	}
+	ri = add_match(buf, off, "recent", 1, sizeof(*ri));
+	if (!ri)
+		return too_big(why);
+	if (m->u.recent.set)
+		ri->check_set = XT_RECENT_SET;
+	else if (m->u.recent.update)
+		ri->check_set = XT_RECENT_UPDATE;
+	else
+		ri->check_set = XT_RECENT_CHECK;
+	if (!m->u.recent.set) {
+		ri->seconds = m->u.recent.seconds;
+		if (m->u.recent.reap)
+			ri->check_set |= XT_RECENT_REAP;
+	}
+	ri->invert = m->invert;
+	memcpy(ri->name, m->u.recent.name, strlen(m->u.recent.name));
+	ri->side = XT_RECENT_SOURCE;
+	/* As libxt_recent: the whole address of the family. */
+	if (af == AF_INET6)
+		memset(&ri->mask.in6, 0xff, sizeof(ri->mask.in6));
+	else
+		ri->mask.ip = 0xffffffffu;
+	return 0;
+}
+
+typedef int (*match_build_fn)(const struct rs_rule *r, int af, const struct rs_match *m,
+			      struct xt_entry_buf *buf, size_t *off, const char **why);
+
+static const match_build_fn match_builders[] = {
+	[RS_M_COMMENT] = build_comment,     [RS_M_PORT] = build_port,
+	[RS_M_ADDRTYPE] = build_addrtype,   [RS_M_MARK] = build_mark,
+	[RS_M_CONNTRACK] = build_conntrack, [RS_M_STATISTIC] = build_statistic,
+	[RS_M_RECENT] = build_recent,
+};
+
+/* --- one builder per target kind --- */
+
+/* A verdict, a jump or a goto: the standard target.  With labels the
+ * name of the chain or verdict, as libiptc takes it. */
+static int build_standard(const struct rs_rule *r, int af, bool labels, struct xt_entry_buf *buf,
+			  size_t *off, const char **why)
+{
+	const char *name = r->t.kind == RS_T_ACCEPT ? "ACCEPT"
+			   : r->t.kind == RS_T_DROP ? "DROP"
+			   : r->t.kind == RS_T_RETURN ? "RETURN"
+						       : r->t.u.chain;
+	int *verdict;
+
+	if (!name || !name[0] || strlen(name) > RS_CHAIN_MAXLEN) {
+		*why = "jump without a valid chain name";
+		return -EINVAL;
+	}
+	/* libiptc maps the name to a verdict or a jump offset; the kernel
+	 * wants the standard target and the verdict itself. */
+	verdict = add_target(buf, off, labels ? name : XT_STANDARD_TARGET, 0, sizeof(int));
+	if (!verdict)
+		return too_big(why);
+	if (!labels)
+		*verdict = r->t.kind == RS_T_ACCEPT ? -NF_ACCEPT - 1
+			   : r->t.kind == RS_T_DROP ? -NF_DROP - 1
+			   : r->t.kind == RS_T_RETURN ? XT_RETURN
+						       : 0;
+	if (r->t.kind == RS_T_GOTO && af == AF_INET6)
+		buf->e6.ipv6.flags |= IP6T_F_GOTO;
+	else if (r->t.kind == RS_T_GOTO)
+		buf->e.ip.flags |= IPT_F_GOTO;
+	return 0;
+}
+
+static int build_none(const struct rs_rule *r, int af, bool labels, struct xt_entry_buf *buf,
+		      size_t *off, const char **why)
+{
+	(void)r, (void)af, (void)labels;
+	/* An empty standard target: libiptc makes it fall through. */
+	if (!add_target(buf, off, "", 0, sizeof(int)))
+		return too_big(why);
+	return 0;
+}
+
+static int build_reject(const struct rs_rule *r, int af, bool labels, struct xt_entry_buf *buf,
+			size_t *off, const char **why)
+{
+	(void)labels;
+	/* The model says which ICMP type the rule's text names. */
+	if (r->t.u.reject.icmp6 != (af == AF_INET6)) {
+		*why = "REJECT with the other family's ICMP type";
+		return -EINVAL;
+	}
+	if (af == AF_INET6) {
+		struct ip6t_reject_info *ri6 = add_target(buf, off, "REJECT", 0, sizeof(*ri6));
+
+		if (!ri6)
+			return too_big(why);
+		ri6->with = IP6T_ICMP6_PORT_UNREACH;
+		return 0;
+	}
+	struct ipt_reject_info *ri = add_target(buf, off, "REJECT", 0, sizeof(*ri));
+
+	if (!ri)
+		return too_big(why);
+	ri->with = IPT_ICMP_PORT_UNREACHABLE;
+	return 0;
+}
+
+static int build_dnat(const struct rs_rule *r, int af, bool labels, struct xt_entry_buf *buf,
+		      size_t *off, const char **why)
+{
+	struct nf_nat_range2 *nr;
+
+	(void)labels;
+	if (r->t.u.dnat.addr.family != af) {
+		*why = af == AF_INET6 ? "DNAT to a non-IPv6 address" : "DNAT to a non-IPv4 address";
+		return -EINVAL;
+	}
+	nr = add_target(buf, off, "DNAT", 2, sizeof(*nr));
+	if (!nr)
+		return too_big(why);
+	nr->flags = NF_NAT_RANGE_MAP_IPS;
+	if (af == AF_INET6)
+		nr->min_addr.in6 = nr->max_addr.in6 = r->t.u.dnat.addr.u.v6;
+	else
+		nr->min_addr.ip = nr->max_addr.ip = r->t.u.dnat.addr.u.v4.s_addr;
+	if (r->t.u.dnat.port) {
+		nr->flags |= NF_NAT_RANGE_PROTO_SPECIFIED;
+		nr->min_proto.all = nr->max_proto.all = htons(r->t.u.dnat.port);
+	}
+	return 0;
+}
+
+static int build_mark_target(const struct rs_rule *r, int af, bool labels, struct xt_entry_buf *buf,
+			     size_t *off, const char **why)
+{
+	struct xt_mark_tginfo2 *mt = add_target(buf, off, "MARK", 2, sizeof(*mt));
+
+	(void)af, (void)labels;
+	if (!mt)
+		return too_big(why);
+	owned_mark_encode(&r->t, &mt->mark, &mt->mask);
+	return 0;
+}
+
+static int build_masquerade(const struct rs_rule *r, int af, bool labels, struct xt_entry_buf *buf,
+			    size_t *off, const char **why)
+{
+	struct nf_nat_ipv4_multi_range_compat *mr;
+
+	(void)labels;
+	if (af == AF_INET6) {
+		/* ip6tables' MASQUERADE carries a plain nf_nat_range. */
+		struct nf_nat_range *r6 = add_target(buf, off, "MASQUERADE", 0, sizeof(*r6));
+
+		if (!r6)
+			return too_big(why);
+		if (r->t.u.masq.random_fully)
+			r6->flags = NF_NAT_RANGE_PROTO_RANDOM_FULLY;
+		return 0;
+	}
+	mr = add_target(buf, off, "MASQUERADE", 0, sizeof(*mr));
+	if (!mr)
+		return too_big(why);
+	mr->rangesize = 1;
+	if (r->t.u.masq.random_fully)
+		mr->range[0].flags = NF_NAT_RANGE_PROTO_RANDOM_FULLY;
+	return 0;
+}
+
+typedef int (*target_build_fn)(const struct rs_rule *r, int af, bool labels,
+			       struct xt_entry_buf *buf, size_t *off, const char **why);
+
+static const target_build_fn target_builders[] = {
+	[RS_T_NONE] = build_none,         [RS_T_JUMP] = build_standard,
+	[RS_T_GOTO] = build_standard,     [RS_T_ACCEPT] = build_standard,
+	[RS_T_DROP] = build_standard,     [RS_T_RETURN] = build_standard,
+	[RS_T_REJECT] = build_reject,     [RS_T_DNAT] = build_dnat,
+	[RS_T_MARK] = build_mark_target,  [RS_T_MASQUERADE] = build_masquerade,
+};
+
+/* The matches and the target of r after the header (hdr bytes), for
+ * family af; *ret_target and *ret_next: the entry's two offsets. */
+static int build_body(const struct rs_rule *r, int af, bool labels, struct xt_entry_buf *buf,
+		      size_t hdr, uint16_t *ret_target, uint16_t *ret_next, const char **ret_why)
+{
+	size_t off = hdr;
+	int k;
+
+	for (size_t i = 0; i < r->n_matches && i < RS_MAX_MATCHES; i++) {
+		const struct rs_match *m = &r->m[i];
+
+		if (m->kind >= ARRAY_SIZE(match_builders) || !match_builders[m->kind]) {
+			*ret_why = "unknown match kind";
+			return -EINVAL;
+		}
+		k = match_builders[m->kind](r, af, m, buf, &off, ret_why);
+		if (k < 0)
+			return k;
+	}
+
+	*ret_target = (uint16_t)off;
+	if (r->t.kind >= ARRAY_SIZE(target_builders) || !target_builders[r->t.kind]) {
+		*ret_why = "unknown target kind";
+		return -EINVAL;
+	}
+	k = target_builders[r->t.kind](r, af, labels, buf, &off, ret_why);
+	if (k < 0)
+		return k;
+	*ret_next = (uint16_t)off;
+	return 0;
+}
+
+/* As iptables (xtables_parse_interface): "br0" masks its NUL too;
+ * "veth+" masks only "veth" and keeps the "+" in the name. */
+static int build_iface(const struct rs_rule *r, char name[IFNAMSIZ], unsigned char mask[IFNAMSIZ],
+		       const char **ret_why)
+{
+	size_t n = strlen(r->in_iface);
+
+	/* A decoded rule's prefix may carry its "+" already. */
+	if (r->in_iface_prefix && n && r->in_iface[n - 1] == '+')
+		n--;
+	if (!n || n + r->in_iface_prefix >= IFNAMSIZ) {
+		*ret_why = "interface name empty or longer than 15 bytes (with a prefix's '+')";
+		return -EINVAL;
+	}
+	memcpy(name, r->in_iface, n);
+	if (r->in_iface_prefix)
+		name[n] = '+';
+	memset(mask, 0xff, r->in_iface_prefix ? n : n + 1);
+	return 0;
+}
+
+int xt_entry_build(const struct rs_rule *r, bool labels, struct xt_entry_buf *buf,
+		   const char **ret_why)
+{
+	struct ipt_entry *e = &buf->e;
+	int k;
+
+	memset(e, 0, sizeof(*e));
+	if (r->src.addr.family) {
+		if (r->src.addr.family != AF_INET || r->src.plen > 32)
+			goto bad_addr;
+		e->ip.smsk.s_addr = plen_mask(r->src.plen);
+		e->ip.src.s_addr = r->src.addr.u.v4.s_addr & e->ip.smsk.s_addr;
+		if (r->src_inv)
+			e->ip.invflags |= IPT_INV_SRCIP;
+	}
+	if (r->dst.addr.family) {
+		if (r->dst.addr.family != AF_INET || r->dst.plen > 32)
+			goto bad_addr;
+		e->ip.dmsk.s_addr = plen_mask(r->dst.plen);
+		e->ip.dst.s_addr = r->dst.addr.u.v4.s_addr & e->ip.dmsk.s_addr;
+		if (r->dst_inv)
+			e->ip.invflags |= IPT_INV_DSTIP;
+	}
+	if (r->in_iface) {
+		k = build_iface(r, e->ip.iniface, e->ip.iniface_mask, ret_why);
+		if (k < 0)
+			return k;
+		if (r->in_iface_inv)
+			e->ip.invflags |= IPT_INV_VIA_IN;
+	}
+	e->ip.proto = r->proto;
+	return build_body(r, AF_INET, labels, buf, sizeof(*e), &e->target_offset, &e->next_offset,
+			  ret_why);
+
+bad_addr:
+	*ret_why = "address is not IPv4";
+	return -EINVAL;
+}
+
+/* The mask of an IPv6 prefix of plen bits (<= 128). */
+static void plen_mask6(uint8_t plen, struct in6_addr *m)
+{
+	memset(m, 0, sizeof(*m));
+	for (unsigned i = 0; i < 16 && plen; i++) {
+		unsigned bits = plen >= 8 ? 8 : plen;
+
+		m->s6_addr[i] = (uint8_t)(0xff00u >> bits);
+		plen = (uint8_t)(plen - bits);
+	}
+}
+
+static int build_addr6(const struct ipnet *n, struct in6_addr *a, struct in6_addr *m)
+{
+	if (n->addr.family != AF_INET6 || n->plen > 128)
+		return -EINVAL;
+	plen_mask6(n->plen, m);
+	for (unsigned i = 0; i < 16; i++)
+		a->s6_addr[i] = n->addr.u.v6.s6_addr[i] & m->s6_addr[i];
+	return 0;
+}
+
+int xt_entry_build6(const struct rs_rule *r, bool labels, struct xt_entry_buf *buf,
+		    const char **ret_why)
+{
+	struct ip6t_entry *e = &buf->e6;
+	int k;
+
+	memset(e, 0, sizeof(*e));
+	if (r->src.addr.family) {
+		if (build_addr6(&r->src, &e->ipv6.src, &e->ipv6.smsk) < 0)
+			goto bad_addr;
+		if (r->src_inv)
+			e->ipv6.invflags |= IP6T_INV_SRCIP;
+	}
+	if (r->dst.addr.family) {
+		if (build_addr6(&r->dst, &e->ipv6.dst, &e->ipv6.dmsk) < 0)
+			goto bad_addr;
+		if (r->dst_inv)
+			e->ipv6.invflags |= IP6T_INV_DSTIP;
+	}
+	if (r->in_iface) {
+		k = build_iface(r, e->ipv6.iniface, e->ipv6.iniface_mask, ret_why);
+		if (k < 0)
+			return k;
+		if (r->in_iface_inv)
+			e->ipv6.invflags |= IP6T_INV_VIA_IN;
+	}
+	/* ip6tables sets IP6T_F_PROTO with -p: ip6_tables matches the
+	 * protocol only then (it has to walk the extension headers). */
+	e->ipv6.proto = r->proto;
+	if (r->proto)
+		e->ipv6.flags |= IP6T_F_PROTO;
+	return build_body(r, AF_INET6, labels, buf, sizeof(*e), &e->target_offset, &e->next_offset,
+			  ret_why);
+
+bad_addr:
+	*ret_why = "address is not IPv6";
+	return -EINVAL;
+}
+
+/* --- kernel entry -> rule (for comparing and for --diff) --- */
+
+/* A port or a range N:M with 1 <= N <= M, or the bare match (0:65535). */
+static bool port_single(const uint16_t dpts[2], bool invert)
+{
+	if (dpts[0] == 0 && dpts[1] == 0xffff)
+		return !invert;
+	return dpts[0] <= dpts[1] && dpts[0] != 0;
+}
+
+static void port_decode(const uint16_t dpts[2], struct rs_match *rm)
+{
+	rm->u.port.dport = dpts[1] == 0xffff && !dpts[0] ? 0 : dpts[0];
+	rm->u.port.dport_max = rm->u.port.dport && dpts[1] != dpts[0] ? dpts[1] : 0;
+}
+
+static const char *entry_str(const char *s, size_t max)
+{
+	return memchr(s, '\0', max) ? s : NULL;
+}
+
+/* --- one decoder per kernel match: false for options svcnat does not
+ * write --- */
+
+static bool dec_comment(const struct rs_rule *r, const void *data, struct rs_match *rm)
+{
+	const struct xt_comment_info *ci = data;
+
+	(void)r;
+	rm->kind = RS_M_COMMENT;
+	return (rm->u.comment = entry_str(ci->comment, sizeof(ci->comment))) != NULL;
+}
+
+static bool dec_tcp(const struct rs_rule *r, const void *data, struct rs_match *rm)
+{
+	const struct xt_tcp *tp = data;
+
+	if (r->proto != IPPROTO_TCP || tp->spts[0] != 0 || tp->spts[1] != 0xffff ||
+	    !port_single(tp->dpts, tp->invflags & XT_TCP_INV_DSTPT) || tp->option ||
+	    tp->flg_mask || tp->flg_cmp || (tp->invflags & ~XT_TCP_INV_DSTPT))
+		return false;
+	rm->kind = RS_M_PORT;
+	port_decode(tp->dpts, rm);
+	rm->invert = tp->invflags & XT_TCP_INV_DSTPT;
+	return true;
+}
+
+static bool dec_udp(const struct rs_rule *r, const void *data, struct rs_match *rm)
+{
+	const struct xt_udp *up = data;
+
+	if (r->proto != IPPROTO_UDP || up->spts[0] != 0 || up->spts[1] != 0xffff ||
+	    !port_single(up->dpts, up->invflags & XT_UDP_INV_DSTPT) ||
+	    (up->invflags & ~XT_UDP_INV_DSTPT))
+		return false;
+	rm->kind = RS_M_PORT;
+	port_decode(up->dpts, rm);
+	rm->invert = up->invflags & XT_UDP_INV_DSTPT;
+	return true;
+}
+
+static bool dec_sctp(const struct rs_rule *r, const void *data, struct rs_match *rm)
+{
+	const struct xt_sctp_info *sp = data;
+
+	if (r->proto != IPPROTO_SCTP || (sp->flags != XT_SCTP_DEST_PORTS && sp->flags != 0) ||
+	    (sp->flags && (sp->dpts[0] > sp->dpts[1] || !sp->dpts[0])) ||
+	    (sp->invflags & ~sp->flags))
+		return false;
+	rm->kind = RS_M_PORT;
+	if (sp->flags)
+		port_decode(sp->dpts, rm);
+	rm->invert = sp->invflags & XT_SCTP_DEST_PORTS;
+	return true;
+}
+
+static bool dec_addrtype(const struct rs_rule *r, const void *data, struct rs_match *rm)
+{
+	const struct xt_addrtype_info_v1 *ai = data;
+
+	(void)r;
+	rm->kind = RS_M_ADDRTYPE;
+	rm->u.addrtype.type = RS_ADDRTYPE_LOCAL;
+	if (ai->source == XT_ADDRTYPE_LOCAL && !ai->dest &&
+	    !(ai->flags & ~XT_ADDRTYPE_INVERT_SOURCE)) {
+		rm->u.addrtype.src = true;
+		rm->invert = ai->flags & XT_ADDRTYPE_INVERT_SOURCE;
+		return true;
+	}
+	if (ai->dest == XT_ADDRTYPE_LOCAL && !ai->source && !(ai->flags & ~XT_ADDRTYPE_INVERT_DEST)) {
+		rm->invert = ai->flags & XT_ADDRTYPE_INVERT_DEST;
+		return true;
+	}
+	return false;
+}
+
+static bool dec_mark(const struct rs_rule *r, const void *data, struct rs_match *rm)
+{
+	const struct xt_mark_mtinfo1 *mi = data;
+
+	(void)r;
+	if (mi->invert > 1)
+		return false;
+	rm->kind = RS_M_MARK;
+	rm->u.mark.value = mi->mark;
+	rm->u.mark.mask = mi->mask;
+	rm->invert = mi->invert;
+	return true;
+}
+
+static bool dec_conntrack(const struct rs_rule *r, const void *data, struct rs_match *rm)
+{
+	const struct xt_conntrack_mtinfo3 *ct = data;
+	int states;
+
+	(void)r;
+	if (ct->match_flags != XT_CONNTRACK_STATE || (ct->invert_flags & ~XT_CONNTRACK_STATE) ||
+	    (states = ct_states_from_kernel(ct->state_mask)) < 0)
+		return false;
+	rm->kind = RS_M_CONNTRACK;
+	rm->u.ct.states = (uint16_t)states;
+	rm->invert = ct->invert_flags & XT_CONNTRACK_STATE;
+	return true;
+}
+
+static bool dec_statistic(const struct rs_rule *r, const void *data, struct rs_match *rm)
+{
+	const struct xt_statistic_info *si = data;
+
+	(void)r;
+	if (si->mode != XT_STATISTIC_MODE_RANDOM || (si->flags & ~XT_STATISTIC_INVERT))
+		return false;
+	rm->kind = RS_M_STATISTIC;
+	rm->u.stat.probability = si->u.random.probability / 2147483648.0;
+	rm->invert = si->flags & XT_STATISTIC_INVERT;
+	return true;
+}
+
+/* recent with the all-ones mask of family af. */
+static bool dec_recent_af(const void *data, int af, struct rs_match *rm)
+{
+	static const uint8_t ones[16] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+					  0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	const struct xt_recent_mtinfo_v1 *ri = data;
+	uint8_t op;
+
+	if (ri->hit_count || ri->invert > 1 || ri->side != XT_RECENT_SOURCE ||
+	    (af == AF_INET6 ? memcmp(&ri->mask.in6, ones, 16) != 0 : ri->mask.ip != 0xffffffffu) ||
+	    !(rm->u.recent.name = entry_str(ri->name, sizeof(ri->name))))
+		return false;
+	op = ri->check_set & (uint8_t)~XT_RECENT_REAP;
+	if (op == XT_RECENT_SET && !(ri->check_set & XT_RECENT_REAP) && !ri->seconds)
+		rm->u.recent.set = true;
+	else if (op == XT_RECENT_UPDATE)
+		rm->u.recent.update = true;
+	else if (op != XT_RECENT_CHECK)
+		return false;
+	rm->kind = RS_M_RECENT;
+	rm->u.recent.ipv6 = af == AF_INET6;
+	rm->u.recent.reap = ri->check_set & XT_RECENT_REAP;
+	rm->u.recent.seconds = ri->seconds;
+	rm->invert = ri->invert;
+	return true;
+}
+
+static bool dec_recent(const struct rs_rule *r, const void *data, struct rs_match *rm)
+{
+	(void)r;
+	return dec_recent_af(data, AF_INET, rm);
+}
+
+static bool dec_recent6(const struct rs_rule *r, const void *data, struct rs_match *rm)
+{
+	(void)r;
+	return dec_recent_af(data, AF_INET6, rm);
+}
+
+/* The kernel matches svcnat reads back, at the revisions it writes
+ * (af 0: the same blob in both families). */
+static const struct {
+	const char *name;
+	uint8_t rev;
+	int af;
+	size_t size; /* of the match data */
+	bool (*decode)(const struct rs_rule *r, const void *data, struct rs_match *rm);
+} match_decoders[] = {
+	{ "comment", 0, 0, sizeof(struct xt_comment_info), dec_comment },
+	{ "tcp", 0, 0, sizeof(struct xt_tcp), dec_tcp },
+	{ "udp", 0, 0, sizeof(struct xt_udp), dec_udp },
+	{ "sctp", 0, 0, sizeof(struct xt_sctp_info), dec_sctp },
+	{ "addrtype", 1, 0, sizeof(struct xt_addrtype_info_v1), dec_addrtype },
+	{ "mark", 1, 0, sizeof(struct xt_mark_mtinfo1), dec_mark },
+	{ "conntrack", 3, 0, sizeof(struct xt_conntrack_mtinfo3), dec_conntrack },
+	{ "statistic", 0, 0, sizeof(struct xt_statistic_info), dec_statistic },
+	{ "recent", 1, AF_INET, sizeof(struct xt_recent_mtinfo_v1), dec_recent },
+	{ "recent", 1, AF_INET6, sizeof(struct xt_recent_mtinfo_v1), dec_recent6 },
+};
+
+/* Decode the match at m into the next slot of r; -1 with a reason. */
+static int decode_match(const struct xt_entry_match *m, int af, struct rs_rule *r, char *why,
+			size_t whylen)
+{
+	const char *name = m->u.user.name;
+	uint8_t rev = m->u.user.revision;
+
+	for (size_t i = 0; i < ARRAY_SIZE(match_decoders); i++) {
+		if (match_decoders[i].rev != rev || (match_decoders[i].af && match_decoders[i].af != af) ||
+		    !streq(match_decoders[i].name, name))
+			continue;
+		if (m->u.match_size < XT_ALIGN(sizeof(*m) + match_decoders[i].size) ||
+		    !match_decoders[i].decode(r, m->data, &r->m[r->n_matches])) {
+			snprintf(why, whylen, "options of match '%.29s' that svcnat does not write",
+				 name);
+			return -1;
+		}
+		r->n_matches++;
+		return 0;
+	}
+	snprintf(why, whylen, "match '%.29s' revision %u", name, rev);
+	return -1;
+}
+
+/* --- one decoder per kernel target (the standard one aside) --- */
+
+static bool dec_reject(const void *data, struct rs_target *t)
+{
+	const struct ipt_reject_info *ri = data;
+
+	t->kind = RS_T_REJECT;
+	return ri->with == IPT_ICMP_PORT_UNREACHABLE;
+}
+
+static bool dec_reject6(const void *data, struct rs_target *t)
+{
+	const struct ip6t_reject_info *ri = data;
+
+	t->kind = RS_T_REJECT;
+	t->u.reject.icmp6 = true;
+	return ri->with == IP6T_ICMP6_PORT_UNREACH;
+}
+
+static bool dec_dnat_af(const void *data, int af, struct rs_target *t)
+{
+	const struct nf_nat_range2 *nr = data;
+
+	if (!(nr->flags & NF_NAT_RANGE_MAP_IPS) ||
+	    (nr->flags & ~(NF_NAT_RANGE_MAP_IPS | NF_NAT_RANGE_PROTO_SPECIFIED)) ||
+	    memcmp(&nr->min_addr, &nr->max_addr, sizeof(nr->min_addr)) != 0)
+		return false;
+	t->kind = RS_T_DNAT;
+	t->u.dnat.addr.family = (uint8_t)af;
+	if (af == AF_INET6)
+		t->u.dnat.addr.u.v6 = nr->min_addr.in6;
+	else
+		t->u.dnat.addr.u.v4.s_addr = nr->min_addr.ip;
+	if (nr->flags & NF_NAT_RANGE_PROTO_SPECIFIED) {
+		if (nr->min_proto.all != nr->max_proto.all || !nr->min_proto.all)
+			return false;
+		t->u.dnat.port = ntohs(nr->min_proto.all);
+	}
+	return true;
+}
+
+static bool dec_dnat(const void *data, struct rs_target *t)
+{
+	return dec_dnat_af(data, AF_INET, t);
+}
+
+static bool dec_dnat6(const void *data, struct rs_target *t)
+{
+	return dec_dnat_af(data, AF_INET6, t);
+}
+
+static bool dec_mark_target(const void *data, struct rs_target *t)
+{
+	const struct xt_mark_tginfo2 *mt = data;
+
+	t->kind = RS_T_MARK;
+	t->u.mark.op = RS_MARK_SET;
+	t->u.mark.value = mt->mark;
+	t->u.mark.mask = mt->mask;
+	return true;
+}
+
+static bool dec_masquerade(const void *data, struct rs_target *t)
+{
+	const struct nf_nat_ipv4_multi_range_compat *mr = data;
+
+	if (mr->rangesize != 1 || (mr->range[0].flags & ~NF_NAT_RANGE_PROTO_RANDOM_FULLY) ||
+	    mr->range[0].min_ip || mr->range[0].max_ip || mr->range[0].min.all ||
+	    mr->range[0].max.all)
+		return false;
+	t->kind = RS_T_MASQUERADE;
+	t->u.masq.random_fully = mr->range[0].flags & NF_NAT_RANGE_PROTO_RANDOM_FULLY;
+	return true;
+}
+
+static bool dec_masquerade6(const void *data, struct rs_target *t)
+{
+	static const struct nf_nat_range zero;
+	const struct nf_nat_range *nr = data;
+	struct nf_nat_range rest = *nr;
+
+	rest.flags &= ~(unsigned)NF_NAT_RANGE_PROTO_RANDOM_FULLY;
+	if (memcmp(&rest, &zero, sizeof(zero)) != 0)
+		return false;
+	t->kind = RS_T_MASQUERADE;
+	t->u.masq.random_fully = nr->flags & NF_NAT_RANGE_PROTO_RANDOM_FULLY;
+	return true;
+}
+
+/* (af 0: the same blob in both families.) */
+static const struct {
+	const char *name;
+	uint8_t rev;
+	int af;
+	size_t size; /* of the target data */
+	bool (*decode)(const void *data, struct rs_target *t);
+} target_decoders[] = {
+	{ "REJECT", 0, AF_INET, sizeof(struct ipt_reject_info), dec_reject },
+	{ "REJECT", 0, AF_INET6, sizeof(struct ip6t_reject_info), dec_reject6 },
+	{ "DNAT", 2, AF_INET, sizeof(struct nf_nat_range2), dec_dnat },
+	{ "DNAT", 2, AF_INET6, sizeof(struct nf_nat_range2), dec_dnat6 },
+	{ "MARK", 2, 0, sizeof(struct xt_mark_tginfo2), dec_mark_target },
+	{ "MASQUERADE", 0, AF_INET, sizeof(struct nf_nat_ipv4_multi_range_compat), dec_masquerade },
+	{ "MASQUERADE", 0, AF_INET6, sizeof(struct nf_nat_range), dec_masquerade6 },
+};
+
+/* An entry of either family as the shared decoders see it. */
+struct entry_view {
+	int af;
+	const unsigned char *base; /* the entry */
+	size_t hdr;                /* sizeof its header: where the matches start */
+	uint16_t target_offset, next_offset;
+	bool goto_flag;
+	xt_label_fn label4;
+	xt_label6_fn label6;
+	void *ctx;
+};
+
+/* The standard target: a verdict, a fall-through, a jump or a goto. */
+static int decode_standard(const struct entry_view *v, struct rs_rule *r, char *why, size_t whylen)
+{
+	const char *label = v->af == AF_INET6 ? v->label6((const void *)v->base, v->ctx)
+					      : v->label4((const void *)v->base, v->ctx);
+
+	if (!label) {
+		snprintf(why, whylen, "unresolvable target");
+		return -1;
+	}
+	if (streq(label, "ACCEPT")) {
+		r->t.kind = RS_T_ACCEPT;
+	} else if (streq(label, "DROP")) {
+		r->t.kind = RS_T_DROP;
+	} else if (streq(label, "RETURN")) {
+		r->t.kind = RS_T_RETURN;
+	} else if (!label[0]) {
+		r->t.kind = RS_T_NONE;
+	} else if (streq(label, "QUEUE")) {
+		snprintf(why, whylen, "target '%s'", label);
+		return -1;
+	} else {
+		r->t.kind = v->goto_flag ? RS_T_GOTO : RS_T_JUMP;
+		r->t.u.chain = label;
+	}
+	if (r->t.kind != RS_T_GOTO && v->goto_flag) {
+		snprintf(why, whylen, "goto to a verdict");
+		return -1;
+	}
+	return 0;
+}
+
+static int decode_target(const struct entry_view *v, struct rs_rule *r, char *why, size_t whylen)
+{
+	const struct xt_entry_target *t = (const void *)(v->base + v->target_offset);
+
+	if (v->target_offset + sizeof(*t) > v->next_offset || t->u.target_size < sizeof(*t) ||
+	    v->target_offset + t->u.target_size > v->next_offset) {
+		snprintf(why, whylen, "malformed target");
+		return -1;
+	}
+	if (!t->u.user.name[0] || streq(t->u.user.name, XT_STANDARD_TARGET))
+		return decode_standard(v, r, why, whylen);
+	if (v->goto_flag) {
+		snprintf(why, whylen, "goto flag on target '%.29s'", t->u.user.name);
+		return -1;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(target_decoders); i++) {
+		if (target_decoders[i].rev != t->u.user.revision ||
+		    (target_decoders[i].af && target_decoders[i].af != v->af) ||
+		    !streq(target_decoders[i].name, t->u.user.name))
+			continue;
+		if (t->u.target_size < XT_ALIGN(sizeof(*t) + target_decoders[i].size) ||
+		    !target_decoders[i].decode(t->data, &r->t)) {
+			snprintf(why, whylen, "options of target '%.29s' that svcnat does not write",
+				 t->u.user.name);
+			return -1;
+		}
+		return 0;
+	}
+	snprintf(why, whylen, "target '%.29s' revision %u", t->u.user.name, t->u.user.revision);
+	return -1;
+}
+
+/* The matches and the target, after the header was decoded into r. */
+static int decode_body(const struct entry_view *v, struct rs_rule *r, char *why, size_t whylen)
+{
+	for (size_t off = v->hdr; off < v->target_offset;) {
+		const struct xt_entry_match *m = (const void *)(v->base + off);
+
+		if (m->u.match_size < sizeof(*m) || off + m->u.match_size > v->target_offset) {
+			snprintf(why, whylen, "malformed match");
+			return -1;
+		}
+		off += m->u.match_size;
+		if (r->n_matches >= RS_MAX_MATCHES) {
+			snprintf(why, whylen, "more than %d matches", RS_MAX_MATCHES);
+			return -1;
+		}
+		if (decode_match(m, v->af, r, why, whylen) < 0)
+			return -1;
+	}
+	return decode_target(v, r, why, whylen);
+}
+
+/* -i as build_iface() writes it. */
+static int decode_iface(const char name[IFNAMSIZ], const unsigned char mask[IFNAMSIZ], bool inv,
+			struct rs_rule *r, char *why, size_t whylen)
+{
+	const char *nul = memchr(name, '\0', IFNAMSIZ);
+	size_t n = nul ? (size_t)(nul - name) : IFNAMSIZ, i, masked;
+	bool prefix = n < IFNAMSIZ && !mask[n];
+
+	/* "veth+" under a mask of "veth" as iptables writes it (the name then
+	 * keeps its "+"; rs_rule_equal() compares without it), else "veth"
+	 * under its own mask as earlier svcnat wrote a prefix. */
+	if (n && name[n - 1] == '+' && !mask[n - 1])
+		prefix = true, masked = n - 1;
+	else
+		masked = prefix ? n : n + 1;
+	for (i = 0; i < IFNAMSIZ; i++)
+		if (mask[i] != (i < masked ? 0xff : 0))
+			break;
+	if (!nul || i < IFNAMSIZ) {
+		snprintf(why, whylen, "input interface with an unusual mask");
+		return -1;
+	}
+	r->in_iface = name;
+	r->in_iface_prefix = prefix;
+	r->in_iface_inv = inv;
+	return 0;
+}
+
+int xt_entry_decode(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,
+		    struct rs_rule *r, char *why, size_t whylen)
+{
+	struct entry_view v = {
+		.af = AF_INET,
+		.base = (const void *)e,
+		.hdr = sizeof(*e),
+		.target_offset = e->target_offset,
+		.next_offset = e->next_offset,
+		.goto_flag = e->ip.flags & IPT_F_GOTO,
+		.label4 = label_of,
+		.ctx = ctx,
+	};
+
+	memset(r, 0, sizeof(*r));
+	if (e->ip.outiface[0] || (e->ip.flags & ~IPT_F_GOTO) ||
+	    (e->ip.invflags & ~(IPT_INV_SRCIP | IPT_INV_DSTIP | IPT_INV_VIA_IN))) {
+		snprintf(why, whylen, "output interface, fragment or protocol-inversion options");
+		return -1;
+	}
+	if (e->ip.iniface[0]) {
+		if (decode_iface(e->ip.iniface, e->ip.iniface_mask, e->ip.invflags & IPT_INV_VIA_IN,
+				 r, why, whylen) < 0)
+			return -1;
+	} else if (e->ip.invflags & IPT_INV_VIA_IN) {
+		snprintf(why, whylen, "'! -i' without an interface");
+		return -1;
+	}
+	if (e->ip.smsk.s_addr || e->ip.src.s_addr) {
+		uint32_t m = ntohl(e->ip.smsk.s_addr);
+		int plen = __builtin_popcount(m);
+
+		if (plen != 32 && (m & (0xffffffffu >> plen))) {
+			snprintf(why, whylen, "non-contiguous source mask");
+			return -1;
+		}
+		r->src.addr.family = AF_INET;
+		r->src.addr.u.v4 = e->ip.src;
+		r->src.plen = (uint8_t)plen;
+	}
+	if (e->ip.dmsk.s_addr || e->ip.dst.s_addr) {
+		uint32_t m = ntohl(e->ip.dmsk.s_addr);
+		int plen = __builtin_popcount(m);
+
+		if (plen != 32 && (m & (0xffffffffu >> plen))) {
+			snprintf(why, whylen, "non-contiguous destination mask");
+			return -1;
+		}
+		r->dst.addr.family = AF_INET;
+		r->dst.addr.u.v4 = e->ip.dst;
+		r->dst.plen = (uint8_t)plen;
+	}
+	r->src_inv = e->ip.invflags & IPT_INV_SRCIP;
+	r->dst_inv = e->ip.invflags & IPT_INV_DSTIP;
+	r->proto = (uint8_t)e->ip.proto;
+	return decode_body(&v, r, why, whylen);
+}
+
+/* The prefix length of a contiguous IPv6 mask, or -1. */
+static int plen6(const struct in6_addr *m)
+{
+	struct in6_addr want;
+	int plen = 0;
+
+	for (unsigned i = 0; i < 16; i++)
+		plen += __builtin_popcount(m->s6_addr[i]);
+	plen_mask6((uint8_t)plen, &want);
+	return memcmp(&want, m, sizeof(want)) ? -1 : plen;
+}
+
+static int decode_addr6(const struct in6_addr *a, const struct in6_addr *m, struct ipnet *n)
+{
+	static const struct in6_addr zero;
+	int plen;
+
+	if (!memcmp(a, &zero, sizeof(zero)) && !memcmp(m, &zero, sizeof(zero)))
+		return 0;
+	plen = plen6(m);
+	if (plen < 0)
+		return -1;
+	n->addr.family = AF_INET6;
+	n->addr.u.v6 = *a;
+	n->plen = (uint8_t)plen;
+	return 0;
+}
+
+int xt_entry_decode6(const struct ip6t_entry *e, xt_label6_fn label_of, void *ctx,
+		     struct rs_rule *r, char *why, size_t whylen)
+{
+	struct entry_view v = {
+		.af = AF_INET6,
+		.base = (const void *)e,
+		.hdr = sizeof(*e),
+		.target_offset = e->target_offset,
+		.next_offset = e->next_offset,
+		.goto_flag = e->ipv6.flags & IP6T_F_GOTO,
+		.label6 = label_of,
+		.ctx = ctx,
+	};
+
+	memset(r, 0, sizeof(*r));
+	if (e->ipv6.outiface[0] || e->ipv6.tos || (e->ipv6.flags & ~(IP6T_F_GOTO | IP6T_F_PROTO)) ||
+	    (e->ipv6.invflags & ~(IP6T_INV_SRCIP | IP6T_INV_DSTIP | IP6T_INV_VIA_IN)) ||
+	    !(e->ipv6.flags & IP6T_F_PROTO) != !e->ipv6.proto) {
+		snprintf(why, whylen, "output interface, tos, fragment or protocol options");
+		return -1;
+	}
+	if (e->ipv6.iniface[0]) {
+		if (decode_iface(e->ipv6.iniface, e->ipv6.iniface_mask,
+				 e->ipv6.invflags & IP6T_INV_VIA_IN, r, why, whylen) < 0)
+			return -1;
+	} else if (e->ipv6.invflags & IP6T_INV_VIA_IN) {
+		snprintf(why, whylen, "'! -i' without an interface");
+		return -1;
+	}
+	if (decode_addr6(&e->ipv6.src, &e->ipv6.smsk, &r->src) < 0) {
+		snprintf(why, whylen, "non-contiguous source mask");
+		return -1;
+	}
+	if (decode_addr6(&e->ipv6.dst, &e->ipv6.dmsk, &r->dst) < 0) {
+		snprintf(why, whylen, "non-contiguous destination mask");
+		return -1;
+	}
+	r->src_inv = e->ipv6.invflags & IP6T_INV_SRCIP;
+	r->dst_inv = e->ipv6.invflags & IP6T_INV_DSTIP;
+	r->proto = (uint8_t)e->ipv6.proto;
+	return decode_body(&v, r, why, whylen);
+}
+
+/* --- errors --- */
+
+const char *xt_verdict_name(int verdict)
+{
+	switch (verdict) {
+	case -NF_ACCEPT - 1:
+		return "ACCEPT";
+	case -NF_DROP - 1:
+		return "DROP";
+	case -NF_QUEUE - 1:
+		return "QUEUE";
+	case XT_RETURN:
+		return "RETURN";
+	default:
+		return NULL;
+	}
+}
+
+const char *xt_errno_meaning(int err, bool commit)
+{
+	switch (err) {
+	case EPERM:
+	case EACCES:
+		return "svcnat needs CAP_NET_ADMIN (run it as root)";
+	case EAGAIN:
+		return "another program changed the table while svcnat was writing it";
+	case ENOENT:
+		return commit ? "the kernel lacks a match or target this ruleset uses "
+				"(a missing xt_* module?)"
+			      : "the table or chain does not exist (is ip_tables / iptable_nat loaded?)";
+	case EINVAL:
+		return commit ? "the kernel refused a rule (an option it does not take, or a "
+				"target used in the wrong table or chain; dmesg has x_tables' reason)"
+			      : "the kernel refused the request";
+	case ENOMEM:
+		return "the table is too large for the kernel (legacy xtables stops at 512 MiB) "
+		       "or memory is short";
+	case ELOOP:
+		return "the chains would form a loop";
+	case ENOPROTOOPT:
+	case EAFNOSUPPORT:
+	case ENOSYS:
+		return "this kernel has no legacy iptables (ip_tables) support; try --backend=restore";
+	case EMLINK:
+		return "the chain is still referenced by a rule";
+	default:
+		return NULL;
+	}
+}

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * kube-proxy's flags that svcnat accepts and ignores, and the fields of a
+ * KubeProxyConfiguration, applied as the flags of the same meaning.
+ * Messages go to stderr.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/kpflags.h"
+#include "cli/kpconfig.h"
+#include "util.h"
+
+/*
+ * kube-proxy's flags that svcnat accepts and ignores with a warning (why).
+ * Flags that take a value are required_argument, boolean ones optional.
+ */
+static const struct {
+	const char *name;
+	int has_arg;
+	const char *why;
+} kp_ignored[] = {
+	{ "feature-gates", required_argument, "svcnat has no feature gates" },
+	{ "kube-api-content-type", required_argument, "svcnat's API client has no such setting" },
+	{ "kube-api-burst", required_argument, "svcnat's API client has no such setting" },
+	{ "kube-api-qps", required_argument, "svcnat's API client has no such setting" },
+	{ "config-sync-period", required_argument,
+	  "svcnat follows its sources by change (inotify, watches), without a resync period" },
+	{ "profiling", optional_argument, "svcnat has no /debug/pprof" },
+	{ "show-hidden-metrics-for-version", required_argument, "svcnat hides no metrics" },
+	{ "ipvs-sync-period", required_argument, "IPVS mode only" },
+	{ "ipvs-min-sync-period", required_argument, "IPVS mode only" },
+	{ "ipvs-scheduler", required_argument, "IPVS mode only" },
+	{ "ipvs-exclude-cidrs", required_argument, "IPVS mode only" },
+	{ "ipvs-strict-arp", optional_argument, "IPVS mode only" },
+	{ "ipvs-tcp-timeout", required_argument, "IPVS mode only" },
+	{ "ipvs-tcpfin-timeout", required_argument, "IPVS mode only" },
+	{ "ipvs-udp-timeout", required_argument, "IPVS mode only" },
+	{ "vmodule", required_argument, "svcnat has one log level (-v)" },
+	{ "log-flush-frequency", required_argument, "svcnat does not buffer its log" },
+	{ "log-text-split-stream", optional_argument, "svcnat logs to standard error" },
+	{ "log-text-info-buffer-size", required_argument, "svcnat does not buffer its log" },
+	{ "log-json-split-stream", optional_argument, "svcnat logs text only" },
+	{ "log-json-info-buffer-size", required_argument, "svcnat logs text only" },
+	/* klog's flags, which kube-proxy took before Kubernetes 1.26 */
+	{ "logtostderr", optional_argument, "svcnat logs to standard error" },
+	{ "alsologtostderr", optional_argument, "svcnat logs to standard error" },
+	{ "log-dir", required_argument, "svcnat logs to standard error" },
+	{ "log-file", required_argument, "svcnat logs to standard error" },
+	{ "log-file-max-size", required_argument, "svcnat logs to standard error" },
+	{ "skip-headers", optional_argument, "svcnat's log lines have one format" },
+	{ "skip-log-headers", optional_argument, "svcnat's log lines have one format" },
+	{ "add-dir-header", optional_argument, "svcnat's log lines have one format" },
+	{ "one-output", optional_argument, "svcnat logs to standard error" },
+	{ "stderrthreshold", required_argument, "svcnat logs to standard error" },
+	{ "log-backtrace-at", required_argument, "svcnat has no log backtraces" },
+};
+
+struct option *kpflags_all_options(const struct option *own, size_t n)
+{
+	size_t k = ARRAY_SIZE(kp_ignored);
+	struct option *v = calloc(n + k + 1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	memcpy(v, own, n * sizeof(*v));
+	for (size_t i = 0; i < k; i++)
+		v[n + i] = (struct option){ kp_ignored[i].name, kp_ignored[i].has_arg, NULL,
+					    OPT_IGNORED + (int)i };
+	return v;
+}
+
+/* The option (flag) of a long name, from the table. */
+static const struct option *find_option(const struct option *all, const char *name)
+{
+	for (; all->name; all++)
+		if (streq(all->name, name))
+			return all;
+	return NULL;
+}
+
+int kpflags_ignore(struct pstate *ps, int c, const char *arg)
+{
+	if (c < OPT_IGNORED || c >= OPT_IGNORED + (int)ARRAY_SIZE(kp_ignored))
+		return -EINVAL;
+	/* A zero or false value asks for nothing: no warning. */
+	if (!arg || !(streq(arg, "") || streq(arg, "0") || streq(arg, "0s") || streq(arg, "false")))
+		opt_warn_ignored(ps, kp_ignored[c - OPT_IGNORED].why);
+	return 0;
+}
+
+/*
+ * A KubeProxyConfiguration's fields, each with the flag of the same meaning
+ * (NULL: accepted and ignored, with a warning unless the value is zero or
+ * kube-proxy's default, given in `dflt`).  A path ending in '.' matches
+ * every field under it.
+ */
+static const struct {
+	const char *path;
+	const char *flag;
+	const char *dflt;
+	const char *why;
+} kp_fields[] = {
+	{ "hostnameOverride", "hostname-override", NULL, NULL },
+	{ "bindAddress", "bind-address", NULL, NULL },
+	{ "healthzBindAddress", "healthz-bind-address", NULL, NULL },
+	{ "metricsBindAddress", "metrics-bind-address", NULL, NULL },
+	{ "bindAddressHardFail", "bind-address-hard-fail", NULL, NULL },
+	{ "mode", "proxy-mode", NULL, NULL },
+	{ "iptables.masqueradeBit", "iptables-masquerade-bit", NULL, NULL },
+	{ "iptables.masqueradeAll", "masquerade-all", NULL, NULL },
+	{ "iptables.localhostNodePorts", "iptables-localhost-nodeports", NULL, NULL },
+	{ "iptables.syncPeriod", "iptables-sync-period", NULL, NULL },
+	{ "iptables.minSyncPeriod", "iptables-min-sync-period", NULL, NULL },
+	{ "detectLocalMode", "detect-local-mode", NULL, NULL },
+	{ "detectLocal.bridgeInterface", "pod-bridge-interface", NULL, NULL },
+	{ "detectLocal.interfaceNamePrefix", "pod-interface-name-prefix", NULL, NULL },
+	{ "detectLocal.clusterCIDRs", "cluster-cidr", NULL, NULL },
+	{ "clusterCIDR", "cluster-cidr", NULL, NULL },
+	{ "nodePortAddresses", "nodeport-addresses", NULL, NULL },
+	{ "oomScoreAdj", "oom-score-adj", NULL, NULL },
+	{ "conntrack.maxPerCore", "conntrack-max-per-core", NULL, NULL },
+	{ "conntrack.min", "conntrack-min", NULL, NULL },
+	{ "conntrack.tcpEstablishedTimeout", "conntrack-tcp-timeout-established", NULL, NULL },
+	{ "conntrack.tcpCloseWaitTimeout", "conntrack-tcp-timeout-close-wait", NULL, NULL },
+	{ "conntrack.tcpBeLiberal", "conntrack-tcp-be-liberal", NULL, NULL },
+	{ "conntrack.udpTimeout", "conntrack-udp-timeout", NULL, NULL },
+	{ "conntrack.udpStreamTimeout", "conntrack-udp-timeout-stream", NULL, NULL },
+	{ "logging.verbosity", "v", NULL, NULL },
+	{ "logging.format", "logging-format", NULL, NULL },
+	{ "featureGates.", NULL, NULL, "svcnat has no feature gates" },
+	{ "clientConnection.kubeconfig", "kubeconfig", NULL, NULL },
+	{ "clientConnection.", NULL, "application/vnd.kubernetes.protobuf,5,10",
+	  "svcnat's sources have no such setting" },
+	{ "logging.", NULL, "5s,5000000000", "svcnat's log has no such setting" },
+	{ "enableProfiling", NULL, NULL, "svcnat has no /debug/pprof" },
+	{ "showHiddenMetricsForVersion", NULL, NULL, "svcnat hides no metrics" },
+	{ "iptables.snatNodeInternalIP", NULL, NULL, "not implemented by svcnat" },
+	{ "ipvs.", NULL, NULL, "IPVS mode only" },
+	{ "nftables.", NULL, "14", "nftables mode only" },
+	{ "winkernel.", NULL, NULL, "Windows only" },
+	{ "windowsRunAsService", NULL, NULL, "Windows only" },
+	{ "configSyncPeriod", NULL, "15m0s,15m",
+	  "svcnat follows its sources by change (inotify, watches), without a resync period" },
+	{ "portRange", NULL, NULL, "unused by kube-proxy too" },
+};
+
+static bool in_csv(const char *list, const char *v)
+{
+	size_t n = strlen(v);
+
+	for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (strncmp(p, v, n) == 0 && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
+/* A value that sets nothing: null, empty, zero, false, or kube-proxy's default. */
+static bool kp_zero(const struct kpfield *f, const char *dflt)
+{
+	return f->null || !f->value[0] || in_csv("0,0s,false,0.0", f->value) || (dflt && in_csv(dflt, f->value));
+}
+
+static int kp_field(struct pstate *ps, const struct option *all, const struct kpconfig *kc,
+		    const struct kpfield *f)
+{
+	struct svcnat_options *o = ps->o;
+	const struct option *opt;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(kp_fields); i++) {
+		const char *m = kp_fields[i].path;
+		size_t n = strlen(m);
+
+		if (m[n - 1] == '.' ? strncmp(f->path, m, n) == 0 : streq(f->path, m))
+			break;
+	}
+	snprintf(ps->name, sizeof(ps->name), "%s: %s", kc->path, f->path);
+	if (i == ARRAY_SIZE(kp_fields)) {
+		fprintf(stderr, "svcnat: warning: %s (line %u): not a KubeProxyConfiguration field "
+			"svcnat knows; ignored\n", ps->name, f->line);
+		return 0;
+	}
+	if (!kp_fields[i].flag) {
+		if (!kp_zero(f, kp_fields[i].dflt))
+			opt_warn_ignored(ps, kp_fields[i].why);
+		return 0;
+	}
+	/* Empty or null: kube-proxy's default, which is svcnat's. */
+	if (f->null || !f->value[0])
+		return 0;
+	opt = find_option(all, kp_fields[i].flag);
+	if (!opt)
+		return -EINVAL;
+	/* Flags on the command line override the file. */
+	if (o->given & opt_given_bit(opt->val))
+		return 0;
+	return opt_apply(ps, opt->val, f->value);
+}
+
+/* Drop configs[i] (it is the KubeProxyConfiguration, not a service source). */
+static void drop_config(struct svcnat_options *o, size_t i)
+{
+	free(o->configs[i]);
+	memmove(&o->configs[i], &o->configs[i + 1], (o->n_configs - i - 1) * sizeof(*o->configs));
+	o->n_configs--;
+}
+
+int kpflags_apply_config(struct pstate *ps, const struct option *all)
+{
+	struct svcnat_options *o = ps->o;
+	size_t i = 0;
+	int r;
+
+	while (i < o->n_configs) {
+		_cleanup_(kpconfig_freep) struct kpconfig *kc = NULL;
+		struct diag_list d;
+
+		diag_list_init(&d);
+		r = kpconfig_read(o->configs[i], &kc, &d);
+		diag_list_print(&d, stderr);
+		diag_list_done(&d);
+		if (r == -ENOMEM) {
+			fputs("svcnat: out of memory\n", stderr);
+			return EXIT_RUNTIME;
+		}
+		if (r < 0) {
+			if (r != -EINVAL)
+				fprintf(stderr, "svcnat: %s: %s\n", o->configs[i], strerror(-r));
+			return EXIT_USAGE;
+		}
+		if (r == 0) {
+			i++;
+			continue;
+		}
+		if (o->kp_config) {
+			fprintf(stderr, "svcnat: %s: a second KubeProxyConfiguration (the first is %s)\n",
+				o->configs[i], o->kp_config);
+			return EXIT_USAGE;
+		}
+		if (!streq(kc->api_version, "kubeproxy.config.k8s.io/v1alpha1")) {
+			fprintf(stderr, "svcnat: %s: apiVersion '%s': svcnat reads "
+				"kubeproxy.config.k8s.io/v1alpha1\n", o->configs[i], kc->api_version);
+			return EXIT_USAGE;
+		}
+		o->kp_config = strdup(o->configs[i]);
+		if (!o->kp_config)
+			return EXIT_RUNTIME;
+		for (size_t k = 0; k < kc->n_fields; k++) {
+			r = kp_field(ps, all, kc, &kc->fields[k]);
+			if (r == -ENOMEM)
+				return EXIT_RUNTIME;
+			if (r < 0)
+				return EXIT_USAGE;
+		}
+		drop_config(o, i);
+	}
+	return 0;
+}

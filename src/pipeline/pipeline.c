@@ -1,0 +1,1109 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/chainname.h"
+#include "core/delta.h"
+#include "core/planstore.h"
+#include "core/resolve.h"
+#include "pipeline/pipeline.h"
+#include "sources/kube/kube.h"
+#include "sources/file/file.h"
+#include "util.h"
+
+void options_init(struct svcnat_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->mode = MODE_DAEMON;
+	plan_settings_init(&o->plan);
+	/* lock_path, lock_wait_ms and commit_retries left 0: the backend's
+	 * defaults (backend.h). */
+	o->backend.kind = BACKEND_AUTO;
+	o->conntrack.max_per_core = -1;
+	o->conntrack.min = -1;
+}
+
+void options_done(struct svcnat_options *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->n_configs; i++)
+		free(o->configs[i]);
+	free(o->configs);
+	for (i = 0; i < o->n_args; i++)
+		free(o->args[i]);
+	free(o->args);
+	free(o->hostname);
+	free(o->zone);
+	free(o->plan.node_ips);
+	free(o->plan.cluster_cidrs);
+	free(o->plan.nodeport_addresses);
+	free(o->plan.node_pod_cidrs);
+	free(o->pod_bridge_interface);
+	free(o->pod_interface_prefix);
+	free(o->kp_config);
+	free(o->min_sync_period);
+	free(o->sync_period);
+	free(o->healthz_bind_address);
+	free(o->metrics_bind_address);
+	free(o->etcd_endpoints);
+	free(o->etcd_prefix);
+	free(o->etcd_cacert);
+	free(o->etcd_cert);
+	free(o->etcd_key);
+	free(o->kubeconfig);
+	free(o->master);
+	memset(o, 0, sizeof(*o));
+}
+
+struct pipeline {
+	const struct svcnat_options *o;
+	struct plan_settings settings; /* o->plan with the learnt addresses filled in */
+	struct ipaddr *learnt_addrs;   /* owned; local_addrs when not from --node-ip */
+	struct ipaddr *node_ips;       /* owned; from the Node object when not --node-ip */
+	struct ipnet *pod_cidrs;       /* owned; the Node's spec.podCIDRs (NodeCIDR mode) */
+	struct ipnet *nodeport_addrs;  /* owned; --nodeport-addresses with the Node's primary IP */
+	char *zone;                    /* owned; from the Node object when not --zone */
+	struct merge *merge;
+	int *source_ids;               /* merge source id per --config */
+	struct file_source **files;    /* per --config: its files' last good content */
+	struct backend *backend;       /* created on first apply */
+	struct desired desired;        /* last resolved state */
+	unsigned long desired_generation;
+	struct merge_snapshot *resolved; /* the view `desired` was resolved from */
+	struct chain_hasher *hasher;   /* the daemon's: chain names kept between IPv4 plans */
+	bool full_next;                /* the next resolve is a full one, checking the delta */
+	/* The daemon's: each family's plan kept between syncs (core/planstore.h). */
+	struct plan_store *store[PLAN_NFAMILIES];
+	struct merge_snapshot *planned[PLAN_NFAMILIES]; /* the view each store's plan is of */
+	bool plan_check_next;          /* the next plans are checked against full ones */
+	double resolve_seconds;        /* of the last pipeline_resolve() that resolved */
+	size_t ports_resolved;         /* service ports it built anew */
+	size_t ports_planned[PLAN_NFAMILIES]; /* service ports the last plans planned anew */
+};
+
+/* Files writable by others are refused where svcnat writes rules. */
+static enum file_mode_check mode_check(const struct svcnat_options *o)
+{
+	if (o->allow_insecure_config)
+		return FILE_MODE_IGNORE;
+	return o->mode == MODE_DAEMON || o->mode == MODE_ONCE ? FILE_MODE_REFUSE : FILE_MODE_WARN;
+}
+
+int pipeline_new(const struct svcnat_options *o, struct pipeline **ret, struct diag_list *d)
+{
+	struct pipeline *p;
+	size_t i;
+	int r;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->o = o;
+	p->settings = o->plan;
+	p->settings.hostname = o->hostname;
+	p->settings.zone = o->zone;
+	/* Without --node-ip, --node-ip's addresses double as the local ones
+	 * only when given; learnt addresses come later. */
+	p->settings.local_addrs = o->plan.node_ips;
+	p->settings.n_local_addrs = o->plan.n_node_ips;
+	if (o->nodeport_primary) {
+		/* "primary" until the Node object names it: 0.0.0.0/32 holds no
+		 * node address, so no NodePort answers anywhere meanwhile. */
+		size_t k = o->plan.n_nodeport_addresses;
+
+		p->nodeport_addrs = malloc((k + 2) * sizeof(*p->nodeport_addrs));
+		if (!p->nodeport_addrs) {
+			pipeline_free(p);
+			return -ENOMEM;
+		}
+		if (k)
+			memcpy(p->nodeport_addrs, o->plan.nodeport_addresses, k * sizeof(*p->nodeport_addrs));
+		/* ... and ::/128 the same for the IPv6 plan */
+		p->nodeport_addrs[k++] = (struct ipnet){ .addr = { .family = AF_INET }, .plen = 32 };
+		p->nodeport_addrs[k++] = (struct ipnet){ .addr = { .family = AF_INET6 }, .plen = 128 };
+		p->settings.nodeport_addresses = p->nodeport_addrs;
+		p->settings.n_nodeport_addresses = k;
+	}
+	p->merge = merge_new();
+	p->source_ids = calloc(o->n_configs ? o->n_configs : 1, sizeof(*p->source_ids));
+	p->files = calloc(o->n_configs ? o->n_configs : 1, sizeof(*p->files));
+	/* The daemon plans again and again: it keeps the chain names. */
+	if (o->mode == MODE_DAEMON) {
+		p->hasher = chain_hasher_new_memo();
+		p->store[PLAN_V4] = plan_store_new();
+		p->store[PLAN_V6] = plan_store_new();
+	}
+	if (!p->merge || !p->source_ids || !p->files ||
+	    (o->mode == MODE_DAEMON && (!p->hasher || !p->store[PLAN_V4] || !p->store[PLAN_V6]))) {
+		pipeline_free(p);
+		return -ENOMEM;
+	}
+	for (i = 0; i < o->n_configs; i++) {
+		r = merge_source_register(p->merge, o->configs[i]);
+		if (r < 0) {
+			if (r == -EEXIST)
+				diag_add(d, DIAG_ERROR, o->configs[i], NULL, NULL,
+					 "given twice with --config");
+			pipeline_free(p);
+			return r;
+		}
+		p->source_ids[i] = r;
+		r = file_source_new(o->configs[i], mode_check(o), &p->files[i]);
+		if (r < 0) {
+			pipeline_free(p);
+			return r;
+		}
+	}
+	*ret = p;
+	return 0;
+}
+
+void pipeline_free(struct pipeline *p)
+{
+	if (!p)
+		return;
+	backend_free(p->backend);
+	desired_free(&p->desired);
+	merge_snapshot_unref(p->resolved);
+	chain_hasher_free(p->hasher);
+	plan_store_free(p->store[PLAN_V4]);
+	plan_store_free(p->store[PLAN_V6]);
+	merge_snapshot_unref(p->planned[PLAN_V4]);
+	merge_snapshot_unref(p->planned[PLAN_V6]);
+	merge_free(p->merge);
+	if (p->files)
+		for (size_t i = 0; i < p->o->n_configs; i++)
+			file_source_free(p->files[i]);
+	free(p->files);
+	free(p->source_ids);
+	free(p->learnt_addrs);
+	free(p->nodeport_addrs);
+	free(p->pod_cidrs);
+	free(p->node_ips);
+	free(p->zone);
+	free(p);
+}
+
+int pipeline_source_load(struct pipeline *p, size_t i, struct diag_list *d)
+{
+	if (i >= p->o->n_configs)
+		return -EINVAL;
+	return file_source_reload(p->files[i], d);
+}
+
+int pipeline_source_commit(struct pipeline *p, size_t i)
+{
+	struct file_delta fd = { 0 };
+	bool all;
+	int r;
+
+	if (i >= p->o->n_configs)
+		return -EINVAL;
+	/* Only what changed (the objects of the files read again that
+	 * differ, those of files gone), unless the engine has nothing of
+	 * this source yet. */
+	r = file_source_delta(p->files[i], &fd, &all);
+	if (r < 0)
+		return r;
+	r = merge_update(p->merge, p->source_ids[i], all ? MERGE_SET : MERGE_ADD,
+			 fd.put_services, fd.n_put_services, fd.put_slices, fd.n_put_slices);
+	if (r >= 0 && !all)
+		r = merge_update(p->merge, p->source_ids[i], MERGE_REMOVE, fd.del_services,
+				 fd.n_del_services, fd.del_slices, fd.n_del_slices);
+	if (r >= 0)
+		file_source_accept(p->files[i], all);
+	file_delta_done(&fd);
+	return r;
+}
+
+const struct file_source_stats *pipeline_source_stats(const struct pipeline *p, size_t i)
+{
+	return i < p->o->n_configs ? file_source_stats(p->files[i]) : NULL;
+}
+
+void pipeline_source_reread_all(struct pipeline *p, size_t i)
+{
+	if (i < p->o->n_configs)
+		file_source_reread_all(p->files[i]);
+}
+
+int pipeline_read_source(struct pipeline *p, size_t i, struct diag_list *d)
+{
+	int r, rejected;
+
+	rejected = pipeline_source_load(p, i, d);
+	if (rejected < 0)
+		return rejected;
+	r = pipeline_source_commit(p, i);
+	return r < 0 ? r : rejected;
+}
+
+bool pipeline_source_complete(const struct pipeline *p, size_t i)
+{
+	return i < p->o->n_configs && file_source_complete(p->files[i]);
+}
+
+size_t pipeline_take_conflicts(struct pipeline *p, struct diag_list *d)
+{
+	struct diag_list *c = merge_diags(p->merge);
+	size_t n = c ? c->n : 0;
+
+	if (n && diag_list_move(d, c) < 0)
+		return 0;
+	return n;
+}
+
+int pipeline_clear_source(struct pipeline *p, size_t i)
+{
+	if (i >= p->o->n_configs)
+		return -EINVAL;
+	file_source_forget_handed(p->files[i]);
+	return merge_update(p->merge, p->source_ids[i], MERGE_SET, NULL, 0, NULL, 0);
+}
+
+struct merge *pipeline_merge(struct pipeline *p)
+{
+	return p->merge;
+}
+
+const struct desired *pipeline_desired(const struct pipeline *p)
+{
+	return &p->desired;
+}
+
+unsigned long pipeline_desired_generation(const struct pipeline *p)
+{
+	return p->desired_generation;
+}
+
+int pipeline_family(const struct pipeline *p)
+{
+	/* Dual-stack when the backend writes ip6tables too. */
+	return p->backend && backend_has_ipv6(p->backend) ? AF_UNSPEC : AF_INET;
+}
+
+int pipeline_set_node_pod_cidrs(struct pipeline *p, const struct ipnet *cidrs, size_t n)
+{
+	struct ipnet *copy;
+
+	if (p->o->plan.detect_local_mode != DETECT_LOCAL_NODE_CIDR || p->o->plan.n_node_pod_cidrs)
+		return 0;
+	if (n == p->settings.n_node_pod_cidrs &&
+	    (!n || memcmp(cidrs, p->settings.node_pod_cidrs, n * sizeof(*cidrs)) == 0))
+		return 0;
+	copy = malloc((n ? n : 1) * sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	if (n)
+		memcpy(copy, cidrs, n * sizeof(*cidrs));
+	free(p->pod_cidrs);
+	p->pod_cidrs = copy;
+	p->settings.node_pod_cidrs = copy;
+	p->settings.n_node_pod_cidrs = n;
+	return 1;
+}
+
+const struct plan_settings *pipeline_settings(const struct pipeline *p)
+{
+	return &p->settings;
+}
+
+int pipeline_read_sources(struct pipeline *p, struct diag_list *d)
+{
+	int first = 0;
+	size_t i;
+
+	for (i = 0; i < p->o->n_configs; i++) {
+		int r = pipeline_read_source(p, i, d);
+
+		if (r < 0 && first >= 0)
+			first = r;
+		else if (r > 0 && first == 0)
+			first = r;
+	}
+	if (p->o->kube && first >= 0) {
+		struct kube_options ko = {
+			.kubeconfig = p->o->kubeconfig,
+			.master = p->o->master,
+			.node_name = p->o->hostname,
+		};
+		struct kube_node node;
+		bool have = false;
+		int r;
+
+		r = kube_list_once(p->merge, &ko, &node, &have, d);
+		if (r < 0)
+			return r == -EIO ? -ENOTCONN : r;
+		if (have && (pipeline_set_node(p, node.zone, node.addrs, node.n_addrs) < 0 ||
+			     pipeline_set_node_pod_cidrs(p, node.pod_cidrs, node.n_pod_cidrs) < 0))
+			return -ENOMEM;
+	}
+	pipeline_take_conflicts(p, d);
+	return first;
+}
+
+int pipeline_set_node(struct pipeline *p, const char *zone, const struct ipaddr *ips, size_t n)
+{
+	int changed = 0;
+
+	if (!p->o->zone && !streq(zone ? zone : "", p->zone ? p->zone : "")) {
+		char *z = zone && *zone ? strdup(zone) : NULL;
+
+		if (zone && *zone && !z)
+			return -ENOMEM;
+		free(p->zone);
+		p->zone = z;
+		p->settings.zone = z;
+		changed = 1;
+	}
+	if (!p->o->node_ips_given) {
+		/* --bind-address (kube-proxy's) overrides the Node's primary IP. */
+		const struct ipaddr *bind = p->o->bind_address_set ? &p->o->bind_address : NULL;
+		struct ipaddr *copy = malloc((n + 1) * sizeof(*copy));
+		size_t m = 0;
+
+		if (!copy)
+			return -ENOMEM;
+		if (bind)
+			copy[m++] = *bind;
+		for (size_t i = 0; i < n; i++)
+			if (!bind || ipaddr_cmp(&ips[i], bind) != 0)
+				copy[m++] = ips[i];
+		if (m == p->settings.n_node_ips &&
+		    (!m || memcmp(copy, p->settings.node_ips, m * sizeof(*copy)) == 0)) {
+			free(copy);
+			return changed;
+		}
+		free(p->node_ips);
+		p->node_ips = copy;
+		p->settings.node_ips = copy;
+		p->settings.n_node_ips = m;
+		changed = 1;
+		if (p->o->nodeport_primary) {
+			/* kube-proxy's "primary": the Node's primary IP. */
+			size_t k = p->o->plan.n_nodeport_addresses;
+			struct ipnet *np = malloc((k + 2) * sizeof(*np));
+			bool have4 = false, have6 = false;
+
+			if (!np)
+				return -ENOMEM;
+			if (k)
+				memcpy(np, p->o->plan.nodeport_addresses, k * sizeof(*np));
+			/* The primary IP of each family; a family without one
+			 * gets an address no node has (no NodePort answers). */
+			for (size_t i = 0; i < m; i++) {
+				bool v4 = copy[i].family == AF_INET;
+
+				if (v4 ? have4 : have6)
+					continue;
+				np[k++] = (struct ipnet){ .addr = copy[i], .plen = v4 ? 32 : 128 };
+				*(v4 ? &have4 : &have6) = true;
+			}
+			if (!have4)
+				np[k++] = (struct ipnet){ .addr = { .family = AF_INET }, .plen = 32 };
+			if (!have6)
+				np[k++] = (struct ipnet){ .addr = { .family = AF_INET6 }, .plen = 128 };
+			free(p->nodeport_addrs);
+			p->nodeport_addrs = np;
+			p->settings.nodeport_addresses = np;
+			p->settings.n_nodeport_addresses = k;
+		}
+	}
+	return changed;
+}
+
+int pipeline_set_addresses(struct pipeline *p, const struct ipaddr *a, size_t n)
+{
+	struct ipaddr *copy;
+
+	if (p->learnt_addrs && n == p->settings.n_local_addrs &&
+	    memcmp(a, p->learnt_addrs, n * sizeof(*a)) == 0)
+		return 0;
+	copy = malloc((n ? n : 1) * sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	if (n)
+		memcpy(copy, a, n * sizeof(*a));
+	free(p->learnt_addrs);
+	p->learnt_addrs = copy;
+	p->settings.local_addrs = copy;
+	p->settings.n_local_addrs = n;
+	return 1;
+}
+
+bool pipeline_addresses_matter(const struct pipeline *p)
+{
+	const struct plan_settings *s = &p->settings;
+
+	/* Without a CIDR of some length node ports answer on every local
+	 * address (addrtype LOCAL), whatever they are. */
+	for (size_t i = 0; i < s->n_nodeport_addresses; i++)
+		if (s->nodeport_addresses[i].plen > 0)
+			return true;
+	return false;
+}
+
+int pipeline_learn_addresses(struct pipeline *p, struct diag_list *d)
+{
+	_cleanup_free_ struct ipaddr *v = NULL;
+	struct ifaddrs *ifa = NULL, *i;
+	size_t n = 0, cap = 0;
+	int r;
+
+	if (p->o->node_ips_given)
+		return 0;
+	if (getifaddrs(&ifa) < 0) {
+		r = -errno;
+		diag_add(d, DIAG_WARNING, NULL, NULL, NULL,
+			 "cannot list the node's addresses: %s", strerror(-r));
+		return r;
+	}
+	for (i = ifa; i; i = i->ifa_next) {
+		struct ipaddr a = { 0 };
+
+		if (!i->ifa_addr)
+			continue;
+		/* Both families: each plan takes its own. */
+		if (i->ifa_addr->sa_family == AF_INET) {
+			a.family = AF_INET;
+			a.u.v4 = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+		} else if (i->ifa_addr->sa_family == AF_INET6) {
+			a.family = AF_INET6;
+			a.u.v6 = ((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
+		} else {
+			continue;
+		}
+		if (GROW(v, cap, n + 1) < 0) {
+			freeifaddrs(ifa);
+			return -ENOMEM;
+		}
+		v[n++] = a;
+	}
+	freeifaddrs(ifa);
+	r = pipeline_set_addresses(p, v, n);
+	return r < 0 ? r : 0;
+}
+
+static bool node_has_family(const struct plan_settings *s, int family)
+{
+	for (size_t i = 0; i < s->n_local_addrs; i++)
+		if (s->local_addrs[i].family == family)
+			return true;
+	for (size_t i = 0; i < s->n_node_ips; i++)
+		if (s->node_ips[i].family == family)
+			return true;
+	return false;
+}
+
+/* Whether the node has an IPv6 address beyond loopback and link-local
+ * ones (which every IPv6 host has). */
+static bool node_has_global6(const struct plan_settings *s)
+{
+	const struct ipaddr *v[2] = { s->local_addrs, s->node_ips };
+	const size_t n[2] = { s->n_local_addrs, s->n_node_ips };
+
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < n[k]; i++)
+			if (v[k][i].family == AF_INET6 && !IN6_IS_ADDR_LOOPBACK(&v[k][i].u.v6) &&
+			    !IN6_IS_ADDR_LINKLOCAL(&v[k][i].u.v6) &&
+			    !IN6_IS_ADDR_UNSPECIFIED(&v[k][i].u.v6))
+				return true;
+	return false;
+}
+
+static void warn_families(const struct plan_settings *s, const char *what, const struct ipnet *v,
+			  size_t n, struct diag_list *d)
+{
+	char buf[INET6_ADDRSTRLEN];
+
+	for (size_t i = 0; i < n; i++) {
+		int fam = v[i].addr.family;
+
+		static const uint8_t zero[16];
+
+		/* "all" adds ::/0 and 0.0.0.0/0, a "primary" still unknown
+		 * ::/128 and 0.0.0.0/32: no complaint about those. */
+		if (!v[i].plen || !memcmp(v[i].addr.u.b, zero, sizeof(zero)) ||
+		    node_has_family(s, fam))
+			continue;
+		diag_add(d, DIAG_WARNING, NULL, NULL, what,
+			 "%s/%u is IPv%d, but the node has no IPv%d address (neither learnt "
+			 "nor --node-ip)",
+			 ipaddr_fmt(&v[i].addr, buf, sizeof(buf)), v[i].plen, fam == AF_INET ? 4 : 6,
+			 fam == AF_INET ? 4 : 6);
+	}
+}
+
+void pipeline_check_families(const struct pipeline *p, struct diag_list *d)
+{
+	const struct plan_settings *s = &p->settings;
+
+	/* Nothing known of the node's addresses (a --dry-run without
+	 * --node-ip): nothing to compare with. */
+	if (!s->n_local_addrs && !s->n_node_ips)
+		return;
+	warn_families(s, "--cluster-cidr", s->cluster_cidrs, s->n_cluster_cidrs, d);
+	warn_families(s, "--nodeport-addresses", s->nodeport_addresses, s->n_nodeport_addresses, d);
+	if (s->detect_local_mode == DETECT_LOCAL_NODE_CIDR)
+		warn_families(s, "--node-pod-cidr", s->node_pod_cidrs, s->n_node_pod_cidrs, d);
+}
+
+/* resolve_dump() into a string (NULL on ENOMEM). */
+static char *desired_text(const struct desired *d)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	resolve_dump(d, f);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* A full resolve of snap, checked against the incremental one from
+ * p->resolved (the periodic sync's). */
+static int resolve_checked(struct pipeline *p, const struct merge_snapshot *snap,
+			   const struct resolve_opts *ro, struct desired *ret, struct diag_list *d)
+{
+	struct merge_changes ch = { 0 };
+	struct desired full = { 0 }, inc = { 0 };
+	_cleanup_free_ char *a = NULL, *b = NULL;
+	int r;
+
+	r = resolve_build(snap, ro, &full, d);
+	if (r < 0)
+		return r;
+	/* The delta's own diagnostics repeat the full resolve's: not kept. */
+	if (merge_snapshot_diff(p->resolved, snap, &ch) >= 0 &&
+	    delta_resolve(&p->desired, snap, &ch, ro, &inc, NULL, NULL) >= 0) {
+		a = desired_text(&full);
+		b = desired_text(&inc);
+		if (a && b && !streq(a, b))
+			diag_add(d, DIAG_WARNING, "resolve", NULL, NULL,
+				 "the incremental state differed from a full resolve (a bug: "
+				 "please report it); the full one is used");
+	}
+	merge_changes_done(&ch);
+	desired_free(&inc);
+	*ret = full;
+	return 0;
+}
+
+int pipeline_resolve(struct pipeline *p, struct diag_list *d)
+{
+	/* Both families: each plan takes its own share. */
+	struct resolve_opts ro = { .hostname = p->o->hostname, .family = 0 };
+	struct merge_snapshot *snap;
+	struct desired nd = { 0 };
+	int r;
+
+	snap = merge_snapshot_get(p->merge);
+	if (!snap)
+		return -ENOMEM;
+	if (!p->full_next && p->desired_generation && snap->generation == p->desired_generation &&
+	    !merge_dirty(p->merge)) {
+		merge_snapshot_unref(snap);
+		return 0;
+	}
+	double t0 = monotonic_seconds();
+	size_t rebuilt = 0;
+
+	if (p->full_next && p->resolved) {
+		r = resolve_checked(p, snap, &ro, &nd, d);
+		rebuilt = nd.n_ports;
+	} else if (p->resolved) {
+		/* Only the services the changes since the last resolve affect
+		 * are resolved again (core/delta.h). */
+		struct merge_changes ch = { 0 };
+
+		r = merge_snapshot_diff(p->resolved, snap, &ch);
+		if (r >= 0)
+			r = delta_resolve(&p->desired, snap, &ch, &ro, &nd, &rebuilt, d);
+		merge_changes_done(&ch);
+	} else {
+		r = resolve_build(snap, &ro, &nd, d);
+		rebuilt = nd.n_ports;
+	}
+	if (r >= 0) {
+		desired_free(&p->desired);
+		p->desired = nd;
+		p->desired_generation = snap->generation;
+		p->resolve_seconds = monotonic_seconds() - t0;
+		p->ports_resolved = rebuilt;
+		merge_snapshot_unref(p->resolved);
+		p->resolved = merge_snapshot_ref(snap);
+		p->full_next = false;
+	}
+	merge_snapshot_unref(snap);
+	return r;
+}
+
+void pipeline_resolve_full_next(struct pipeline *p)
+{
+	p->full_next = true;
+	p->plan_check_next = true;
+}
+
+int pipeline_plan_family(struct pipeline *p, int family, bool dual_stack, struct ruleset **ret,
+			 struct plan_stats *st, struct diag_list *d)
+{
+	struct plan_settings s = p->settings;
+	struct plan_stats local;
+
+	s.family = family;
+	s.dual_stack = dual_stack;
+	/* One memo per family's plan, or each plan would sweep the other's. */
+	s.hasher = family == AF_INET ? p->hasher : NULL;
+	return plan_build(&p->desired, &s, ret, st ? st : &local, d);
+}
+
+/*
+ * The daemon's plan of one family: the store's, updated from the last
+ * resolved state; *ret is the store's (not to be freed).  On the periodic
+ * sync the incremental plan is checked against a full one.
+ */
+static int plan_family_store(struct pipeline *p, int family, bool dual_stack,
+			     const struct ruleset **ret, struct plan_stats *st,
+			     struct diag_list *d)
+{
+	const int f = family == AF_INET ? PLAN_V4 : PLAN_V6;
+	struct plan_store *store = p->store[f];
+	struct plan_settings s = p->settings;
+	struct merge_changes ch = { 0 };
+	struct plan_store_info info;
+	int r;
+
+	s.family = family;
+	s.dual_stack = dual_stack;
+	s.hasher = family == AF_INET ? p->hasher : NULL;
+	/* What changed since the view the store planned (the desired state
+	 * is a function of the view). */
+	r = p->resolved ? merge_snapshot_diff(p->planned[f], p->resolved, &ch) : 0;
+	if (r >= 0)
+		r = plan_store_update(store, &p->desired, &s, p->resolved ? &ch : NULL,
+				      p->plan_check_next, st, &info, d);
+	merge_changes_done(&ch);
+	merge_snapshot_unref(p->planned[f]);
+	p->planned[f] = r >= 0 && p->resolved ? merge_snapshot_ref(p->resolved) : NULL;
+	if (r < 0)
+		return r;
+	p->ports_planned[f] = info.ports_planned;
+	if (info.mismatched)
+		diag_add(d, DIAG_WARNING, "plan", NULL, NULL,
+			 "the incremental IPv%d plan differed from a full one in %zu chain%s (a "
+			 "bug: please report it); the full one is used",
+			 family == AF_INET ? 4 : 6, info.mismatched, info.mismatched == 1 ? "" : "s");
+	*ret = plan_store_ruleset(store);
+	return 0;
+}
+
+/*
+ * Plan IPv4 and, with want6, IPv6 (diagnostics both give: once).  ret[]
+ * are the caller's to free, or with store the stores' (borrowed; the
+ * daemon's pipeline has them).
+ */
+static int plan_both(struct pipeline *p, bool want6, bool store,
+		     struct ruleset *ret[PLAN_NFAMILIES], struct plan_stats st[PLAN_NFAMILIES],
+		     struct diag_list *d)
+{
+	struct ruleset *rs[PLAN_NFAMILIES] = { NULL };
+	const struct ruleset *kept[PLAN_NFAMILIES] = { NULL };
+	struct diag_list d6;
+	size_t from = d ? d->n : 0;
+	int r;
+
+	if (store)
+		r = plan_family_store(p, AF_INET, want6, &kept[PLAN_V4], &st[PLAN_V4], d);
+	else
+		r = pipeline_plan_family(p, AF_INET, want6, &rs[PLAN_V4], &st[PLAN_V4], d);
+	if (r < 0 || !want6) {
+		ret[PLAN_V4] = store ? (struct ruleset *)kept[PLAN_V4] : rs[PLAN_V4];
+		ret[PLAN_V6] = NULL;
+		if (r >= 0 && store)
+			p->plan_check_next = false;
+		return r;
+	}
+	/* The IPv6 plan repeats what concerns both families (a port defined
+	 * twice, an unsupported protocol): say it once. */
+	diag_list_init(&d6);
+	if (store)
+		r = plan_family_store(p, AF_INET6, true, &kept[PLAN_V6], &st[PLAN_V6],
+				      d ? &d6 : NULL);
+	else
+		r = pipeline_plan_family(p, AF_INET6, true, &rs[PLAN_V6], &st[PLAN_V6],
+					 d ? &d6 : NULL);
+	if (r >= 0 && d)
+		r = diag_list_move_new(d, &d6, from);
+	diag_list_done(&d6);
+	if (r < 0) {
+		ruleset_free(rs[PLAN_V4]);
+		ruleset_free(rs[PLAN_V6]);
+		return r;
+	}
+	if (store) {
+		p->plan_check_next = false;
+		ret[PLAN_V4] = (struct ruleset *)kept[PLAN_V4];
+		ret[PLAN_V6] = (struct ruleset *)kept[PLAN_V6];
+		return 0;
+	}
+	ret[PLAN_V4] = rs[PLAN_V4];
+	ret[PLAN_V6] = rs[PLAN_V6];
+	return 0;
+}
+
+int pipeline_plan(struct pipeline *p, struct ruleset *ret[PLAN_NFAMILIES],
+		  struct plan_stats st[PLAN_NFAMILIES], struct diag_list *d)
+{
+	int r;
+
+	r = pipeline_resolve(p, d);
+	if (r < 0)
+		return r;
+	return plan_both(p, true, false, ret, st, d);
+}
+
+/* CAP_NET_ADMIN in the effective set, read from /proc (no libcap needed). */
+static bool have_net_admin(void)
+{
+	char line[256];
+	bool ok = geteuid() == 0;
+	FILE *f;
+
+	f = fopen("/proc/self/status", "re");
+	if (!f)
+		return ok;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long eff;
+
+		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+			ok = (eff >> 12) & 1; /* CAP_NET_ADMIN */
+			break;
+		}
+	}
+	fclose(f);
+	return ok;
+}
+
+int pipeline_backend(struct pipeline *p, struct backend **ret, struct diag_list *d)
+{
+	int r;
+
+	if (!p->backend) {
+		if (!have_net_admin()) {
+			diag_add(d, DIAG_ERROR, NULL, NULL, NULL,
+				 p->o->mode == MODE_DIFF
+					 ? "reading the kernel's iptables rules needs CAP_NET_ADMIN: "
+					   "run svcnat --diff as root"
+				 : p->o->mode == MODE_CLEANUP
+					 ? "removing iptables rules needs CAP_NET_ADMIN: run svcnat as root"
+					 : "writing iptables rules needs CAP_NET_ADMIN: run svcnat as root "
+					   "(or use --dry-run, which needs no privileges)");
+			return -EPERM;
+		}
+		r = backend_new(&p->o->backend, &p->backend, d);
+		if (r < 0)
+			return r;
+	}
+	*ret = p->backend;
+	return 0;
+}
+
+int pipeline_sync_prepare(struct pipeline *p, struct diag_list *d)
+{
+	struct backend *b;
+	int r;
+
+	r = pipeline_backend(p, &b, d);
+	if (r < 0)
+		return r;
+	p->resolve_seconds = 0;
+	p->ports_resolved = 0;
+	return pipeline_resolve(p, d);
+}
+
+int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_list *d)
+{
+	struct sync_report local = { 0 };
+	struct ruleset *rs2[PLAN_NFAMILIES] = { NULL }, *rs;
+	struct plan_stats st[PLAN_NFAMILIES] = { { 0 } };
+	double t0 = monotonic_seconds(), t1;
+	bool v6;
+	int r;
+
+	if (!rep)
+		rep = &local;
+	memset(rep, 0, sizeof(*rep));
+	rep->resolve_seconds = p->resolve_seconds;
+	rep->ports_resolved = p->ports_resolved;
+	if (!p->backend)
+		return -EINVAL;
+	/* ip6tables too when the backend writes it (kube-proxy runs
+	 * single-stack where the host has no ip6tables). */
+	v6 = backend_has_ipv6(p->backend);
+	r = plan_both(p, v6, p->store[PLAN_V4] != NULL, rs2, st, d);
+	if (r < 0)
+		return r;
+	rs = rs2[PLAN_V4];
+	rep->plan = st[PLAN_V4];
+	rep->plan6 = st[PLAN_V6];
+	rep->ipv6 = v6;
+	t1 = monotonic_seconds();
+	rep->plan_seconds = t1 - t0;
+	/* The IPv6 plan, if any, plans the same ports again. */
+	rep->ports_planned = p->store[PLAN_V4] ? p->ports_planned[PLAN_V4] : p->desired.n_ports;
+	/* The plans counted them (no walk over every chain again). */
+	memcpy(rep->chains, st[PLAN_V4].table_chains, sizeof(rep->chains));
+	memcpy(rep->rules, st[PLAN_V4].table_rules, sizeof(rep->rules));
+	memcpy(rep->chains6, st[PLAN_V6].table_chains, sizeof(rep->chains6));
+	memcpy(rep->rules6, st[PLAN_V6].table_rules, sizeof(rep->rules6));
+	if (p->o->mode == MODE_ONCE) {
+		/* A one-shot run needs only the plan from here on: free the
+		 * merged and resolved state, so the peak is the kernel write's. */
+		desired_free(&p->desired);
+		memset(&p->desired, 0, sizeof(p->desired));
+		p->desired_generation = 0;
+		merge_snapshot_unref(p->resolved);
+		p->resolved = NULL;
+		merge_free(p->merge);
+		p->merge = NULL;
+		/* Give the freed pages back (glibc keeps them otherwise). */
+		malloc_trim(0);
+	}
+	r = backend_apply_families(p->backend, rs, rs2[PLAN_V6], &rep->apply, d);
+	if (!p->store[PLAN_V4]) { /* else the stores' plans */
+		ruleset_free(rs);
+		ruleset_free(rs2[PLAN_V6]);
+	}
+	rep->total_seconds = monotonic_seconds() - t0;
+	return r;
+}
+
+int pipeline_sync(struct pipeline *p, struct sync_report *rep, struct diag_list *d)
+{
+	double t0 = monotonic_seconds(), resolve;
+	int r;
+
+	if (rep)
+		memset(rep, 0, sizeof(*rep));
+	r = pipeline_sync_prepare(p, d);
+	if (r < 0)
+		return r;
+	resolve = monotonic_seconds() - t0;
+	r = pipeline_sync_run(p, rep, d);
+	if (rep) {
+		/* The resolve counts as planning, as it did before the split. */
+		rep->plan_seconds += resolve;
+		rep->total_seconds += resolve;
+	}
+	return r;
+}
+
+static int sysctl_read(const char *path, int *ret)
+{
+	char buf[32];
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	*ret = atoi(buf);
+	return 0;
+}
+
+static int sysctl_write(const char *path, const char *v)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, v, strlen(v));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+/* Write an integer sysctl unless it has the value already (as kube-proxy's
+ * setIntSysCtl).  1 if written, 0 if it was so, -errno. */
+static int sysctl_set_int(const char *path, long v, struct diag_list *d)
+{
+	char buf[32];
+	int cur = 0, r;
+
+	if (sysctl_read(path, &cur) >= 0 && cur == v)
+		return 0;
+	snprintf(buf, sizeof(buf), "%ld", v);
+	r = sysctl_write(path, buf);
+	if (r < 0) {
+		diag_add(d, DIAG_ERROR, NULL, NULL, NULL, "cannot set %s to %ld: %s",
+			 path + strlen("/proc/sys/"), v, strerror(-r));
+		return r;
+	}
+	diag_add(d, DIAG_NOTE, NULL, NULL, NULL, "set %s to %ld (was %d)",
+		 path + strlen("/proc/sys/"), v, cur);
+	return 1;
+}
+
+/* Whether this process is in the host's network namespace (that of pid 1). */
+static bool in_host_netns(void)
+{
+	struct stat a, b;
+
+	return stat("/proc/self/ns/net", &a) == 0 && stat("/proc/1/ns/net", &b) == 0 &&
+	       a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
+/*
+ * kube-proxy's conntrack settings (cmd/kube-proxy/app/server_linux.go,
+ * setupConntrack): nf_conntrack_max = max(max_per_core x CPUs, min) when
+ * max_per_core > 0, the TCP and UDP timeouts when > 0, tcp_be_liberal when
+ * true.  Only what a flag or the KubeProxyConfiguration gave is written.
+ */
+static int conntrack_sysctls(const struct conntrack_settings *ct, struct diag_list *d)
+{
+	static const char dir[] = "/proc/sys/net/netfilter/";
+	const struct {
+		const char *name;
+		uint64_t usec;
+	} timeouts[] = {
+		{ "nf_conntrack_tcp_timeout_established", ct->tcp_established_usec },
+		{ "nf_conntrack_tcp_timeout_close_wait", ct->tcp_close_wait_usec },
+		{ "nf_conntrack_udp_timeout", ct->udp_usec },
+		{ "nf_conntrack_udp_timeout_stream", ct->udp_stream_usec },
+	};
+	char path[128];
+	int r;
+
+	if (ct->max_per_core > 0 || (ct->max_per_core < 0 && ct->min >= 0)) {
+		long per = ct->max_per_core >= 0 ? ct->max_per_core : 32768;
+		long min = ct->min >= 0 ? ct->min : 131072;
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		long max = per * (cpus > 0 ? cpus : 1);
+		int hashsize = 0;
+
+		if (max < min)
+			max = min;
+		snprintf(path, sizeof(path), "%snf_conntrack_max", dir);
+		r = sysctl_set_int(path, max, d);
+		if (r == -EACCES || r == -EPERM || r == -EROFS) {
+			/* Read-only outside the host's namespace (recent kernels),
+			 * or /proc/sys read-only: kube-proxy goes on, so do we. */
+			d->items[d->n - 1].level = DIAG_WARNING;
+		} else if (r < 0) {
+			return r;
+		}
+		/* The hash table: a module parameter shared by every network
+		 * namespace, so written only from the host's. */
+		if (in_host_netns() &&
+		    sysctl_read("/sys/module/nf_conntrack/parameters/hashsize", &hashsize) >= 0 &&
+		    hashsize < max / 4) {
+			char buf[32];
+
+			snprintf(buf, sizeof(buf), "%ld", max / 4);
+			if (sysctl_write("/sys/module/nf_conntrack/parameters/hashsize", buf) < 0)
+				diag_add(d, DIAG_WARNING, NULL, NULL, NULL,
+					 "cannot set nf_conntrack's hashsize to %ld (/sys read-only?)",
+					 max / 4);
+		}
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(timeouts); i++) {
+		if (timeouts[i].usec < 1000000)
+			continue;
+		snprintf(path, sizeof(path), "%s%s", dir, timeouts[i].name);
+		r = sysctl_set_int(path, (long)(timeouts[i].usec / 1000000), d);
+		if (r < 0)
+			return r;
+	}
+	if (ct->tcp_be_liberal) {
+		snprintf(path, sizeof(path), "%snf_conntrack_tcp_be_liberal", dir);
+		r = sysctl_set_int(path, 1, d);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int pipeline_set_oom_score(const struct svcnat_options *o, struct diag_list *d)
+{
+	char buf[16];
+	int r;
+
+	if (!o->oom_score_adj_set)
+		return 0;
+	snprintf(buf, sizeof(buf), "%d", o->oom_score_adj);
+	r = sysctl_write("/proc/self/oom_score_adj", buf);
+	if (r < 0)
+		/* As kube-proxy: logged, not fatal (lowering needs CAP_SYS_RESOURCE). */
+		diag_add(d, DIAG_WARNING, NULL, NULL, "--oom-score-adj",
+			 "cannot set /proc/self/oom_score_adj to %d: %s", o->oom_score_adj,
+			 strerror(-r));
+	return 0;
+}
+
+int pipeline_check_sysctls(struct pipeline *p, struct diag_list *d)
+{
+	static const struct {
+		const char *path;
+		const char *why;
+		bool localhost_only;
+	} need[] = {
+		{ "/proc/sys/net/ipv4/ip_forward",
+		  "service traffic from other hosts and pods is not forwarded", false },
+		{ "/proc/sys/net/ipv4/conf/all/route_localnet",
+		  "NodePorts on 127.0.0.1 do not work (--localhost-nodeports)", true },
+	};
+	size_t i;
+	int r, v = 0;
+
+	for (i = 0; i < ARRAY_SIZE(need); i++) {
+		if (need[i].localhost_only && !p->settings.localhost_nodeports)
+			continue;
+		r = sysctl_read(need[i].path, &v);
+		if (r < 0 || v == 1)
+			continue;
+		if (p->o->set_sysctls) {
+			r = sysctl_write(need[i].path, "1");
+			if (r < 0) {
+				diag_add(d, DIAG_ERROR, NULL, NULL, NULL, "cannot set %s to 1: %s",
+					 need[i].path + strlen("/proc/sys/"), strerror(-r));
+				return r;
+			}
+			diag_add(d, DIAG_NOTE, NULL, NULL, NULL, "set %s to 1",
+				 need[i].path + strlen("/proc/sys/"));
+		} else {
+			diag_add(d, DIAG_WARNING, NULL, NULL, NULL,
+				 "%s is 0: %s (use --set-sysctls to turn it on)",
+				 need[i].path + strlen("/proc/sys/"), need[i].why);
+		}
+	}
+	/* IPv6 forwarding is only warned about: with it on, the kernel
+	 * ignores router advertisements (accept_ra 1), which may be what
+	 * configures the node's own IPv6 addresses and routes. */
+	if (node_has_global6(&p->settings) &&
+	    sysctl_read("/proc/sys/net/ipv6/conf/all/forwarding", &v) >= 0 && v == 0)
+		diag_add(d, DIAG_WARNING, NULL, NULL, NULL,
+			 "net/ipv6/conf/all/forwarding is 0: IPv6 service traffic from other hosts "
+			 "and pods is not forwarded (svcnat does not turn it on, --set-sysctls "
+			 "neither: forwarding on, the kernel ignores router advertisements)");
+	return conntrack_sysctls(&p->o->conntrack, d);
+}

@@ -1,0 +1,815 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "sources/etcd/etcd.h"
+#include "sources/net/curlloop.h"
+#include "sources/etcd/etcdcurl.h"
+#include "sources/net/jitter.h"
+#include "util.h"
+
+#define RANGE_PAGE 1000            /* kvs per range request */
+#define RANGE_TIMEOUT_MS 30000
+#define CONNECT_TIMEOUT_MS 3000
+/* A watch is idle for long stretches: TCP keepalive (and a user timeout for
+ * unacknowledged data) is what notices a member that vanished. */
+#define KEEPALIVE_IDLE_S 5
+#define KEEPALIVE_INTVL_S 2
+#define KEEPALIVE_CNT 3
+#define USER_TIMEOUT_MS 15000
+
+/* ---- options, connection settings ---- */
+
+void etcd_endpoints_free(char **urls, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(urls[i]);
+	free(urls);
+}
+
+static bool url_ok(const char *u, size_t n)
+{
+	size_t skip;
+
+	if (n > 7 && !strncmp(u, "http://", 7))
+		skip = 7;
+	else if (n > 8 && !strncmp(u, "https://", 8))
+		skip = 8;
+	else
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)u[i] <= ' ' || u[i] == '"' || u[i] == '\\')
+			return false;
+	return u[skip] != '/';
+}
+
+int etcd_endpoints_parse(const char *csv, char ***ret_urls, size_t *ret_n)
+{
+	char **urls = NULL;
+	size_t n = 0, cap = 0;
+	const char *p = csv;
+
+	if (!csv || !*csv)
+		return -EINVAL;
+	for (;;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		while (len > 0 && (*p == ' ' || *p == '\t')) {
+			p++;
+			len--;
+		}
+		while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+			len--;
+		while (len > 0 && p[len - 1] == '/')
+			len--;
+		if (!url_ok(p, len) || len > 1024) {
+			etcd_endpoints_free(urls, n);
+			return -EINVAL;
+		}
+		if (GROW(urls, cap, n + 1) < 0 || !(urls[n] = strndup(p, len))) {
+			etcd_endpoints_free(urls, n);
+			return -ENOMEM;
+		}
+		n++;
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	*ret_urls = urls;
+	*ret_n = n;
+	return 0;
+}
+
+int etcd_options_check(const struct etcd_options *o, struct diag_list *d)
+{
+	char **urls = NULL, *prefix = NULL;
+	size_t n = 0;
+	int r, bad = 0;
+
+	r = etcd_endpoints_parse(o->endpoints, &urls, &n);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		bad = 1;
+		diag_add(d, DIAG_ERROR, NULL, NULL, "--etcd-endpoints",
+			 "'%s' is not a comma-separated list of http:// or https:// URLs",
+			 o->endpoints ? o->endpoints : "");
+	}
+	etcd_endpoints_free(urls, n);
+	r = etcd_prefix_normalize(o->prefix, &prefix);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		bad = 1;
+		diag_add(d, DIAG_ERROR, NULL, NULL, "--etcd-prefix",
+			 "'%s' must be an absolute key path such as /registry", o->prefix);
+	}
+	free(prefix);
+	if ((o->cert && *o->cert) != (o->key && *o->key)) {
+		bad = 1;
+		diag_add(d, DIAG_ERROR, NULL, NULL, o->cert && *o->cert ? "--etcd-key" : "--etcd-cert",
+			 "--etcd-cert and --etcd-key go together");
+	}
+	return bad ? -EINVAL : 0;
+}
+
+static int dup_opt(const char *s, char **ret)
+{
+	*ret = NULL;
+	if (!s || !*s)
+		return 0;
+	*ret = strdup(s);
+	return *ret ? 0 : -ENOMEM;
+}
+
+void etcd_conn_done(struct etcd_conn *c)
+{
+	etcd_endpoints_free(c->urls, c->n_urls);
+	free(c->prefix);
+	free(c->cacert);
+	free(c->cert);
+	free(c->key);
+	*c = (struct etcd_conn){ 0 };
+}
+
+int etcd_conn_init(struct etcd_conn *c, const struct etcd_options *o, struct diag_list *d)
+{
+	int r;
+
+	*c = (struct etcd_conn){ 0 };
+	r = etcd_options_check(o, d);
+	if (r < 0)
+		return r;
+	r = etcd_endpoints_parse(o->endpoints, &c->urls, &c->n_urls);
+	if (r >= 0)
+		r = etcd_prefix_normalize(o->prefix, &c->prefix);
+	if (r >= 0)
+		r = dup_opt(o->cacert, &c->cacert);
+	if (r >= 0)
+		r = dup_opt(o->cert, &c->cert);
+	if (r >= 0)
+		r = dup_opt(o->key, &c->key);
+	if (r < 0)
+		etcd_conn_done(c);
+	return r;
+}
+
+int etcd_curl_global_init(void)
+{
+	static bool done;
+
+	if (done)
+		return 0;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		return -EIO;
+	done = true;
+	return 0;
+}
+
+static int sockopt_cb(void *userdata, curl_socket_t fd, curlsocktype purpose)
+{
+	int cnt = KEEPALIVE_CNT;
+	unsigned ut = USER_TIMEOUT_MS;
+
+	/* curl 7.88 sets idle and interval but not the probe count. */
+	if (purpose == CURLSOCKTYPE_IPCXN) {
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, sizeof(ut));
+	}
+	return CURL_SOCKOPT_OK;
+}
+
+int etcd_curl_prepare(CURL *e, const struct etcd_conn *c, const char *url, const char *path,
+		      const char *body, long timeout_ms, struct curl_slist **headers)
+{
+	_cleanup_free_ char *full = NULL;
+	struct curl_slist *h;
+	CURLcode cc = CURLE_OK;
+
+	if (asprintf(&full, "%s%s", url, path) < 0)
+		return -ENOMEM;
+	h = curl_slist_append(NULL, "Content-Type: application/json");
+	/* etcd's require-leader metadata (clientv3.WithRequireLeader), through
+	 * the gateway's Grpc-Metadata- headers: a member cut off from the
+	 * quorum ends the watch instead of keeping it silently stale. */
+	if (h && !curl_slist_append(h, "Grpc-Metadata-hasleader: true")) {
+		curl_slist_free_all(h);
+		h = NULL;
+	}
+	if (!h)
+		return -ENOMEM;
+#define SET(opt, val)                                                                  \
+	do {                                                                           \
+		if (cc == CURLE_OK)                                                    \
+			cc = curl_easy_setopt(e, opt, val);                            \
+	} while (0)
+	SET(CURLOPT_URL, full);
+	SET(CURLOPT_HTTPHEADER, h);
+	SET(CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+	SET(CURLOPT_COPYPOSTFIELDS, body);
+	SET(CURLOPT_NOSIGNAL, 1L);
+	SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	SET(CURLOPT_PROXY, "");
+	SET(CURLOPT_CONNECTTIMEOUT_MS, (long)CONNECT_TIMEOUT_MS);
+	SET(CURLOPT_TIMEOUT_MS, timeout_ms);
+	SET(CURLOPT_TCP_KEEPALIVE, 1L);
+	SET(CURLOPT_TCP_KEEPIDLE, (long)KEEPALIVE_IDLE_S);
+	SET(CURLOPT_TCP_KEEPINTVL, (long)KEEPALIVE_INTVL_S);
+	SET(CURLOPT_SOCKOPTFUNCTION, sockopt_cb);
+	SET(CURLOPT_PROTOCOLS_STR, "http,https");
+	if (c->cacert)
+		SET(CURLOPT_CAINFO, c->cacert);
+	if (c->cert)
+		SET(CURLOPT_SSLCERT, c->cert);
+	if (c->key)
+		SET(CURLOPT_SSLKEY, c->key);
+#undef SET
+	if (cc != CURLE_OK) {
+		curl_slist_free_all(h);
+		return cc == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EIO;
+	}
+	*headers = h;
+	return 0;
+}
+
+/* ---- the source ---- */
+
+enum req_kind {
+	REQ_RANGE,
+	REQ_WATCH,
+};
+
+enum watch_verdict {
+	WATCH_OK,
+	WATCH_COMPACTED, /* re-read */
+	WATCH_FAILED,    /* reconnect elsewhere */
+	WATCH_REREAD,    /* the store lost track (ENOMEM): re-read */
+};
+
+struct request {
+	struct etcd_source *src;
+	enum req_kind kind;
+	CURL *easy;
+	struct curl_slist *headers;
+	char *body; /* range: the answer so far */
+	size_t len, cap;
+	struct etcd_framer framer; /* watch */
+	enum watch_verdict verdict;
+	char why[256];
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+enum src_state {
+	ST_IDLE,
+	ST_READING,
+	ST_WATCHING,
+	ST_BACKOFF,
+};
+
+struct etcd_source {
+	struct loop *loop;
+	struct merge *merge;
+	struct etcd_conn conn;
+	struct etcd_store *store;
+	char *range_start, *range_end; /* raw keys */
+	etcd_event_fn fn;
+	void *userdata;
+
+	struct curlloop curl;
+	struct loop_timer *retry_timer;
+	struct request *req; /* the one transfer in flight */
+
+	enum src_state state;
+	size_t cur;             /* index of the member in use */
+	bool need_read;         /* next connection starts with a full read */
+	int64_t read_rev;       /* revision the pages are read at (0: first page) */
+	char *read_next;        /* key the next page starts at */
+	size_t read_next_len;
+	uint64_t read_started;
+	unsigned attempt;       /* consecutive failures */
+	uint64_t rnd;
+
+	bool connected, synced;
+	uint64_t reconnects;
+	uint64_t last_read_usec;
+	char last_error[256];
+};
+
+static void notify(struct etcd_source *s, enum etcd_event ev, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void notify(struct etcd_source *s, enum etcd_event ev, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (!s->fn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	s->fn(s, ev, msg, s->userdata);
+}
+
+static void drain_diags(struct etcd_source *s)
+{
+	struct diag_list *dl = etcd_store_diags(s->store);
+
+	for (size_t i = 0; i < dl->n; i++) {
+		_cleanup_free_ char *line = diag_format(&dl->items[i]);
+
+		if (line)
+			notify(s, ETCD_EV_DIAG, "%s", line);
+	}
+	diag_list_done(dl);
+	diag_list_init(dl);
+}
+
+static void request_free(struct etcd_source *s, struct request *q)
+{
+	if (!q)
+		return;
+	if (q->easy) {
+		curl_multi_remove_handle(s->curl.multi, q->easy);
+		curl_easy_cleanup(q->easy);
+	}
+	curl_slist_free_all(q->headers);
+	etcd_framer_done(&q->framer);
+	free(q->body);
+	free(q);
+}
+
+static void cancel_request(struct etcd_source *s)
+{
+	struct request *q = s->req;
+
+	s->req = NULL;
+	request_free(s, q);
+}
+
+static int connect_now(struct etcd_source *s);
+
+static void fail(struct etcd_source *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A request or the watch failed: keep what we have, retry on the next member. */
+static void fail(struct etcd_source *s, const char *fmt, ...)
+{
+	const char *url = s->conn.urls[s->cur];
+	uint64_t delay;
+	size_t n;
+	bool first;
+	va_list ap;
+
+	n = (size_t)snprintf(s->last_error, sizeof(s->last_error), "%.200s: ", url);
+	if (n < sizeof(s->last_error)) {
+		va_start(ap, fmt);
+		vsnprintf(s->last_error + n, sizeof(s->last_error) - n, fmt, ap);
+		va_end(ap);
+	}
+	cancel_request(s);
+	if (s->state == ST_READING)
+		etcd_store_read_abort(s->store);
+	s->connected = false;
+	first = s->attempt == 0;
+	delay = etcd_backoff_usec(s->attempt, jitter_next(&s->rnd));
+	if (s->attempt < 64)
+		s->attempt++;
+	s->cur = (s->cur + 1) % s->conn.n_urls;
+	s->state = ST_BACKOFF;
+	notify(s, first ? ETCD_EV_DISCONNECTED : ETCD_EV_RETRY,
+	       "%s; keeping the last state (revision %" PRId64 "), retrying %s in %" PRIu64
+	       " ms",
+	       s->last_error, etcd_store_revision(s->store), s->conn.urls[s->cur],
+	       delay / 1000);
+	if (loop_timer_arm(s->retry_timer, delay ? delay : 1) < 0)
+		snprintf(s->last_error, sizeof(s->last_error), "cannot arm the retry timer");
+}
+
+static size_t range_write(char *data, size_t size, size_t nmemb, void *userdata)
+{
+	struct request *q = userdata;
+	size_t n = size * nmemb;
+
+	if (n > ETCD_MAX_LINE || q->len > ETCD_MAX_LINE - n)
+		return 0;
+	if (GROW(q->body, q->cap, q->len + n + 1) < 0)
+		return 0;
+	memcpy(q->body + q->len, data, n);
+	q->len += n;
+	return n;
+}
+
+static int watch_line(const char *line, size_t len, void *userdata)
+{
+	struct request *q = userdata;
+	struct etcd_source *s = q->src;
+	struct etcd_watch_resp w;
+	int r;
+
+	r = etcd_watch_resp_parse(line, len, &w);
+	if (r < 0) {
+		snprintf(q->why, sizeof(q->why), "malformed watch response (%s)", strerror(-r));
+		q->verdict = WATCH_FAILED;
+		return -EPROTO;
+	}
+	r = 0;
+	if (w.error) {
+		snprintf(q->why, sizeof(q->why), "watch failed: %s", w.error);
+		q->verdict = etcd_error_is_compacted(w.error) ? WATCH_COMPACTED : WATCH_FAILED;
+		r = -EPROTO;
+		goto out;
+	}
+	if (w.created) {
+		s->connected = true;
+		s->attempt = 0;
+		notify(s, ETCD_EV_CONNECTED, "watching %s from revision %" PRId64,
+		       s->conn.urls[s->cur], etcd_store_revision(s->store) + 1);
+	}
+	if (w.canceled) {
+		if (w.compact_revision > 0) {
+			snprintf(q->why, sizeof(q->why),
+				 "revision %" PRId64 " was compacted (compact revision %" PRId64 ")",
+				 etcd_store_revision(s->store) + 1, w.compact_revision);
+			q->verdict = WATCH_COMPACTED;
+		} else {
+			snprintf(q->why, sizeof(q->why), "watch canceled: %s",
+				 w.cancel_reason ? w.cancel_reason : "no reason given");
+			q->verdict = WATCH_FAILED;
+		}
+		r = -ECANCELED;
+		goto out;
+	}
+	if (w.n_events) {
+		r = etcd_store_apply_events(s->store, w.events, w.n_events);
+		drain_diags(s);
+		if (r < 0) {
+			snprintf(q->why, sizeof(q->why), "applying events: %s", strerror(-r));
+			q->verdict = WATCH_REREAD;
+			goto out;
+		}
+	} else if (!w.created && w.revision > 0) {
+		/* A progress notification: nothing is pending below it. */
+		etcd_store_advance(s->store, w.revision);
+	}
+out:
+	etcd_watch_resp_done(&w);
+	return r;
+}
+
+static size_t watch_write(char *data, size_t size, size_t nmemb, void *userdata)
+{
+	struct request *q = userdata;
+	size_t n = size * nmemb;
+	int r;
+
+	r = etcd_framer_feed(&q->framer, data, n, watch_line, q);
+	if (r == -EFBIG || r == -ENOMEM) {
+		snprintf(q->why, sizeof(q->why), "watch response: %s", strerror(-r));
+		q->verdict = WATCH_FAILED;
+	}
+	/* Anything but n aborts the transfer; it then ends in watch_done(). */
+	return r < 0 ? 0 : n;
+}
+
+static int start_request(struct etcd_source *s, enum req_kind kind, const char *path,
+			 const char *body)
+{
+	struct request *q;
+	int r;
+
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->src = s;
+	q->kind = kind;
+	etcd_framer_init(&q->framer, ETCD_MAX_LINE);
+	q->easy = curl_easy_init();
+	if (!q->easy) {
+		request_free(s, q);
+		return -ENOMEM;
+	}
+	r = etcd_curl_prepare(q->easy, &s->conn, s->conn.urls[s->cur], path, body,
+			      kind == REQ_RANGE ? RANGE_TIMEOUT_MS : 0, &q->headers);
+	if (r >= 0 &&
+	    (curl_easy_setopt(q->easy, CURLOPT_WRITEFUNCTION,
+			      kind == REQ_RANGE ? range_write : watch_write) != CURLE_OK ||
+	     curl_easy_setopt(q->easy, CURLOPT_WRITEDATA, q) != CURLE_OK ||
+	     curl_easy_setopt(q->easy, CURLOPT_PRIVATE, q) != CURLE_OK ||
+	     curl_easy_setopt(q->easy, CURLOPT_ERRORBUFFER, q->errbuf) != CURLE_OK))
+		r = -EIO;
+	if (r < 0) {
+		request_free(s, q);
+		return r;
+	}
+	if (curl_multi_add_handle(s->curl.multi, q->easy) != CURLM_OK) {
+		curl_easy_cleanup(TAKE_PTR(q->easy));
+		request_free(s, q);
+		return -EIO;
+	}
+	s->req = q;
+	return 0;
+}
+
+static int issue_range(struct etcd_source *s)
+{
+	_cleanup_free_ char *k = NULL, *e = NULL, *body = NULL;
+	int r;
+
+	k = etcd_b64_encode(s->read_next, s->read_next_len);
+	e = etcd_b64_encode(s->range_end, strlen(s->range_end));
+	if (!k || !e)
+		return -ENOMEM;
+	if (s->read_rev > 0)
+		r = asprintf(&body,
+			     "{\"key\":\"%s\",\"range_end\":\"%s\",\"limit\":\"%d\",\"revision\":\"%" PRId64
+			     "\"}",
+			     k, e, RANGE_PAGE, s->read_rev);
+	else
+		r = asprintf(&body, "{\"key\":\"%s\",\"range_end\":\"%s\",\"limit\":\"%d\"}", k, e,
+			     RANGE_PAGE);
+	if (r < 0)
+		return -ENOMEM;
+	return start_request(s, REQ_RANGE, "/v3/kv/range", body);
+}
+
+static int start_read(struct etcd_source *s)
+{
+	free(s->read_next);
+	s->read_next_len = strlen(s->range_start);
+	s->read_next = strdup(s->range_start);
+	if (!s->read_next)
+		return -ENOMEM;
+	s->read_rev = 0;
+	s->read_started = loop_now_usec();
+	s->state = ST_READING;
+	etcd_store_read_begin(s->store);
+	return issue_range(s);
+}
+
+static int start_watch(struct etcd_source *s)
+{
+	_cleanup_free_ char *k = NULL, *e = NULL, *body = NULL;
+
+	k = etcd_b64_encode(s->range_start, strlen(s->range_start));
+	e = etcd_b64_encode(s->range_end, strlen(s->range_end));
+	if (!k || !e)
+		return -ENOMEM;
+	if (asprintf(&body,
+		     "{\"create_request\":{\"key\":\"%s\",\"range_end\":\"%s\",\"start_revision\":\"%" PRId64
+		     "\",\"progress_notify\":true}}",
+		     k, e, etcd_store_revision(s->store) + 1) < 0)
+		return -ENOMEM;
+	s->state = ST_WATCHING;
+	return start_request(s, REQ_WATCH, "/v3/watch", body);
+}
+
+static int connect_now(struct etcd_source *s)
+{
+	int r;
+
+	r = s->need_read ? start_read(s) : start_watch(s);
+	if (r < 0)
+		fail(s, "cannot start a request: %s", strerror(-r));
+	return r;
+}
+
+static void range_done(struct etcd_source *s, struct request *q, CURLcode cc)
+{
+	struct etcd_range_resp rr;
+	long http = 0;
+	int r;
+
+	if (cc != CURLE_OK) {
+		fail(s, "range: %s", q->errbuf[0] ? q->errbuf : curl_easy_strerror(cc));
+		return;
+	}
+	curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &http);
+	r = etcd_range_resp_parse(q->body ? q->body : "", q->len, &rr);
+	if (r < 0) {
+		fail(s, "range: HTTP %ld, unreadable answer", http);
+		return;
+	}
+	if (rr.error) {
+		if (s->read_rev > 0 && etcd_error_is_compacted(rr.error)) {
+			/* Compacted between two pages: start over at a new revision. */
+			notify(s, ETCD_EV_COMPACTED, "revision %" PRId64 " compacted while reading, re-reading",
+			       s->read_rev);
+			etcd_range_resp_done(&rr);
+			cancel_request(s);
+			(void)connect_now(s);
+			return;
+		}
+		fail(s, "range: %s (code %d)", rr.error, rr.error_code);
+		etcd_range_resp_done(&rr);
+		return;
+	}
+	if (s->read_rev == 0)
+		s->read_rev = rr.revision;
+	r = etcd_store_read_add(s->store, rr.kvs, rr.n_kvs);
+	drain_diags(s);
+	if (r < 0) {
+		etcd_range_resp_done(&rr);
+		fail(s, "range: %s", strerror(-r));
+		return;
+	}
+	cancel_request(s);
+	if (rr.more && rr.n_kvs > 0) {
+		const struct etcd_kv *last = &rr.kvs[rr.n_kvs - 1];
+
+		/* The next page starts right after the last key: key + "\0". */
+		free(s->read_next);
+		s->read_next = malloc(last->key_len + 1);
+		if (!s->read_next) {
+			etcd_range_resp_done(&rr);
+			fail(s, "range: %s", strerror(ENOMEM));
+			return;
+		}
+		memcpy(s->read_next, last->key, last->key_len);
+		s->read_next[last->key_len] = '\0';
+		s->read_next_len = last->key_len + 1;
+		etcd_range_resp_done(&rr);
+		r = issue_range(s);
+		if (r < 0)
+			fail(s, "range: %s", strerror(-r));
+		return;
+	}
+	etcd_range_resp_done(&rr);
+	r = etcd_store_read_commit(s->store, s->read_rev);
+	drain_diags(s);
+	if (r < 0) {
+		fail(s, "applying the full read: %s", strerror(-r));
+		return;
+	}
+	s->need_read = false;
+	s->synced = true;
+	s->last_read_usec = loop_now_usec() - s->read_started;
+	{
+		struct etcd_store_stats st;
+
+		etcd_store_stats(s->store, &st);
+		notify(s, ETCD_EV_SYNCED, "read %zu keys at revision %" PRId64 " from %s in %.3f s",
+		       st.n_keys, st.revision, s->conn.urls[s->cur], s->last_read_usec / 1e6);
+	}
+	r = start_watch(s);
+	if (r < 0)
+		fail(s, "watch: %s", strerror(-r));
+}
+
+static void watch_done(struct etcd_source *s, struct request *q, CURLcode cc)
+{
+	enum watch_verdict v = q->verdict;
+	char why[sizeof(q->why) + CURL_ERROR_SIZE];
+
+	snprintf(why, sizeof(why), "%s", q->why);
+	if (v == WATCH_OK) {
+		if (cc != CURLE_OK)
+			snprintf(why, sizeof(why), "watch: %s",
+				 q->errbuf[0] ? q->errbuf : curl_easy_strerror(cc));
+		else
+			snprintf(why, sizeof(why), "watch stream closed by the member");
+		v = WATCH_FAILED;
+	}
+	cancel_request(s);
+	if (v == WATCH_COMPACTED || v == WATCH_REREAD) {
+		notify(s, ETCD_EV_COMPACTED, "%s: re-reading everything", why);
+		s->need_read = true;
+		s->connected = false;
+		(void)connect_now(s);
+		return;
+	}
+	fail(s, "%s", why);
+}
+
+static void on_done(void *priv, CURLcode result, void *userdata)
+{
+	struct etcd_source *s = userdata;
+	struct request *q = priv;
+
+	if (!q || q != s->req)
+		return;
+	if (q->kind == REQ_RANGE)
+		range_done(s, q, result);
+	else
+		watch_done(s, q, result);
+}
+
+static int on_retry_timer(struct loop *l, struct loop_timer *t, void *userdata)
+{
+	struct etcd_source *s = userdata;
+
+	s->reconnects++;
+	(void)connect_now(s);
+	return 0;
+}
+
+
+int etcd_source_new(struct loop *l, struct merge *m, const struct etcd_options *o,
+		    etcd_event_fn fn, void *userdata, struct etcd_source **ret)
+{
+	struct etcd_source *s;
+	struct diag_list d;
+	int r, sid;
+
+	diag_list_init(&d);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->loop = l;
+	s->merge = m;
+	s->fn = fn;
+	s->userdata = userdata;
+	s->need_read = true;
+	r = etcd_conn_init(&s->conn, o, &d);
+	diag_list_done(&d);
+	if (r < 0)
+		goto fail;
+	r = etcd_layout_range(s->conn.prefix, &s->range_start, &s->range_end);
+	if (r < 0)
+		goto fail;
+	s->rnd = jitter_seed();
+	r = curlloop_init(&s->curl, l, on_done, s);
+	if (r >= 0)
+		r = loop_timer_new(l, on_retry_timer, s, &s->retry_timer);
+	if (r < 0)
+		goto fail;
+	sid = merge_source_register(m, "etcd");
+	if (sid < 0) {
+		r = sid;
+		goto fail;
+	}
+	r = etcd_store_new(s->conn.prefix, m, sid, &s->store);
+	if (r < 0)
+		goto fail;
+	*ret = s;
+	return 0;
+fail:
+	etcd_source_free(s);
+	return r;
+}
+
+int etcd_source_start(struct etcd_source *s)
+{
+	if (s->state != ST_IDLE)
+		return -EALREADY;
+	/* A failure to start is retried like a failed connection. */
+	(void)connect_now(s);
+	return 0;
+}
+
+int etcd_source_resync(struct etcd_source *s)
+{
+	if (s->state == ST_IDLE)
+		return etcd_source_start(s);
+	cancel_request(s);
+	if (s->state == ST_READING)
+		etcd_store_read_abort(s->store);
+	(void)loop_timer_arm(s->retry_timer, 0);
+	s->need_read = true;
+	s->connected = false;
+	(void)connect_now(s);
+	return 0;
+}
+
+void etcd_source_get_status(const struct etcd_source *s, struct etcd_status *ret)
+{
+	struct etcd_store_stats st;
+
+	etcd_store_stats(s->store, &st);
+	*ret = (struct etcd_status){
+		.connected = s->connected,
+		.synced = s->synced,
+		.revision = st.revision,
+		.reconnects = s->reconnects,
+		.full_reads = st.full_reads,
+		.events = st.events,
+		.rejected = st.rejected,
+		.last_read_usec = s->last_read_usec,
+		.endpoint = s->conn.urls[s->cur],
+		.last_error = s->last_error,
+	};
+}
+
+void etcd_source_free(struct etcd_source *s)
+{
+	if (!s)
+		return;
+	cancel_request(s);
+	curlloop_done(&s->curl);
+	loop_timer_free(s->retry_timer);
+	etcd_store_free(s->store);
+	etcd_conn_done(&s->conn);
+	free(s->range_start);
+	free(s->range_end);
+	free(s->read_next);
+	free(s);
+}

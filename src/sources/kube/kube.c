@@ -1,0 +1,891 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+
+#include "sources/net/curlloop.h"
+#include "sources/etcd/etcdcurl.h"
+#include "sources/net/jitter.h"
+#include "sources/kube/kube.h"
+#include "sources/kube/kubeconfig.h"
+#include "util.h"
+
+#define CONNECT_TIMEOUT_MS 10000
+#define LIST_TIMEOUT_MS 60000   /* the API server's own request timeout */
+#define WATCH_MIN_TIMEOUT_S 300 /* client-go's reflector: 5 min .. 10 min */
+#define WATCH_GRACE_S 60        /* past timeoutSeconds the server should have ended it */
+#define WATCH_ANSWER_USEC (15 * 1000000ull) /* a watch not answered by then is given up */
+#define RELIST_MIN_USEC (5 * 1000000ull)    /* relists closer than this back off */
+#define ERROR_BODY_MAX (64u << 10)
+#define DEFAULT_PAGE 500
+#define KEEPALIVE_IDLE_S 15
+#define KEEPALIVE_INTVL_S 5
+#define KEEPALIVE_CNT 3
+#define USER_TIMEOUT_MS 30000
+
+enum refl_state {
+	R_IDLE,
+	R_LISTING,
+	R_WATCHING,
+	R_BACKOFF,
+	R_DONE, /* once mode: listed */
+};
+
+struct reflector;
+
+struct request {
+	struct reflector *rf;
+	bool watch;
+	CURL *easy;
+	struct curl_slist *headers;
+	char *body; /* list page, or the error answer */
+	size_t len, cap;
+	long http;
+	unsigned retry_after;
+	bool established;
+	enum kube_watch_verdict verdict;
+	uint64_t started;
+	uint64_t events_before;
+	char why[512];
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+struct reflector {
+	struct kube_source *src;
+	enum kube_res res;
+	struct kube_sink sink;
+	enum refl_state state;
+	bool need_list;
+	char *cont; /* continue token of the next page */
+	char list_rv[KUBE_MAX_RV + 1];
+	uint64_t list_started;
+	unsigned attempt;     /* consecutive failures */
+	unsigned retry_after; /* of the failure being handled */
+	bool connected;
+	uint64_t last_relist;   /* when the last relist after expiry started */
+	unsigned relist_streak; /* relists in a row that came too soon */
+	struct loop_timer *retry_timer;
+	struct request *req;
+};
+
+struct kube_source {
+	struct loop *loop;
+	struct merge *merge;
+	struct kube_config cfg;
+	kube_event_fn fn;
+	void *userdata;
+	char *label_q; /* escaped label selector */
+	char *node_q;  /* escaped field selector, or NULL */
+	unsigned page;
+	struct curlloop curl;
+	struct reflector rf[KUBE_RES_COUNT];
+	size_t n_rf;
+	bool started;
+	bool once;
+	struct diag_list *once_diags;
+	int once_result;
+	uint64_t rnd;
+	uint64_t reconnects, relists;
+	uint64_t first_list_started, last_list_usec;
+	bool synced;
+	char last_error[600];
+};
+
+static void notify(struct kube_source *s, enum kube_source_event ev, const char *fmt, ...)
+	_printf_(3, 4);
+
+static void notify(struct kube_source *s, enum kube_source_event ev, const char *fmt, ...)
+{
+	char msg[800];
+	va_list ap;
+
+	if (!s->fn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	s->fn(s, ev, msg, s->userdata);
+}
+
+static void drain_diags(struct reflector *rf)
+{
+	struct kube_source *s = rf->src;
+	struct diag_list *dl = &rf->sink.diags;
+
+	if (s->once_diags) {
+		(void)diag_list_move(s->once_diags, dl);
+		return;
+	}
+	for (size_t i = 0; i < dl->n; i++) {
+		_cleanup_free_ char *line = diag_format(&dl->items[i]);
+
+		if (line)
+			notify(s, KUBE_SRC_DIAG, "%s", line);
+	}
+	diag_list_done(dl);
+	diag_list_init(dl);
+}
+
+static void node_check(struct reflector *rf)
+{
+	if (rf->res != KUBE_RES_NODE || !rf->sink.node_changed)
+		return;
+	rf->sink.node_changed = false;
+	if (!rf->src->once)
+		notify(rf->src, KUBE_SRC_NODE, "node %s: zone '%s', %zu addresses",
+		       rf->sink.have_node ? rf->sink.node.name : "(none)",
+		       rf->sink.have_node ? rf->sink.node.zone : "",
+		       rf->sink.have_node ? rf->sink.node.n_addrs : 0);
+}
+
+static void request_free(struct kube_source *s, struct request *q)
+{
+	if (!q)
+		return;
+	if (q->easy) {
+		curl_multi_remove_handle(s->curl.multi, q->easy);
+		curl_easy_cleanup(q->easy);
+	}
+	curl_slist_free_all(q->headers);
+	free(q->body);
+	free(q);
+}
+
+static void cancel_request(struct reflector *rf)
+{
+	struct request *q = rf->req;
+
+	rf->req = NULL;
+	request_free(rf->src, q);
+}
+
+static int connect_now(struct reflector *rf);
+
+static void fail(struct reflector *rf, const char *fmt, ...) _printf_(2, 3);
+
+/* A request or the watch failed: keep what we have, retry later. */
+static void fail(struct reflector *rf, const char *fmt, ...)
+{
+	struct kube_source *s = rf->src;
+	uint64_t delay;
+	size_t n;
+	bool first;
+	va_list ap;
+
+	n = (size_t)snprintf(s->last_error, sizeof(s->last_error), "%.200s: %s: ", s->cfg.server,
+			     kube_res_name(rf->res));
+	if (n < sizeof(s->last_error)) {
+		va_start(ap, fmt);
+		vsnprintf(s->last_error + n, sizeof(s->last_error) - n, fmt, ap);
+		va_end(ap);
+	}
+	cancel_request(rf);
+	if (rf->state == R_LISTING)
+		kube_sink_list_abort(&rf->sink);
+	if (s->once) {
+		rf->state = R_DONE;
+		s->once_result = -EIO;
+		notify(s, KUBE_SRC_FATAL, "%s", s->last_error);
+		loop_quit(s->loop, 0);
+		return;
+	}
+	rf->connected = false;
+	first = rf->attempt == 0;
+	delay = kube_backoff_usec(rf->attempt, jitter_next(&s->rnd), rf->retry_after);
+	rf->retry_after = 0;
+	if (rf->attempt < 64)
+		rf->attempt++;
+	rf->state = R_BACKOFF;
+	notify(s, first ? KUBE_SRC_DISCONNECTED : KUBE_SRC_RETRY,
+	       "%s; keeping the last state (%s at resourceVersion '%s'), retrying in %" PRIu64 " ms",
+	       s->last_error, kube_res_name(rf->res), rf->sink.rv, delay / 1000);
+	if (loop_timer_arm(rf->retry_timer, delay ? delay : 1) < 0)
+		snprintf(s->last_error, sizeof(s->last_error), "cannot arm the retry timer");
+}
+
+static size_t append(struct request *q, const char *data, size_t n, size_t max)
+{
+	if (n > max || q->len > max - n)
+		return 0;
+	if (GROW(q->body, q->cap, q->len + n + 1) < 0)
+		return 0;
+	memcpy(q->body + q->len, data, n);
+	q->len += n;
+	q->body[q->len] = '\0';
+	return n;
+}
+
+static void watch_established(struct reflector *rf)
+{
+	struct kube_source *s = rf->src;
+
+	rf->connected = true;
+	rf->attempt = 0;
+	(void)loop_timer_arm(rf->retry_timer, 0);
+	notify(s, KUBE_SRC_CONNECTED, "watching %s from resourceVersion '%s'",
+	       kube_res_name(rf->res), rf->sink.rv);
+}
+
+static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
+{
+	struct request *q = userdata;
+	size_t n = size * nmemb;
+
+	if (n > 12 && !strncasecmp(data, "Retry-After:", 12)) {
+		unsigned long v = strtoul(data + 12, NULL, 10);
+
+		q->retry_after = v > 3600 ? 3600 : (unsigned)v;
+	} else if (n <= 2 && (data[0] == '\r' || data[0] == '\n')) {
+		/* The end of a header block: the status of this response is known. */
+		curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->http);
+		if (q->watch && q->http == 200 && !q->established) {
+			q->established = true;
+			watch_established(q->rf);
+		}
+	}
+	return n;
+}
+
+static size_t on_write(char *data, size_t size, size_t nmemb, void *userdata)
+{
+	struct request *q = userdata;
+	struct reflector *rf = q->rf;
+	size_t n = size * nmemb;
+
+	if (!q->http)
+		curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->http);
+	if (!q->watch || q->http != 200)
+		return append(q, data, n, q->http == 200 ? KUBE_MAX_PAGE : ERROR_BODY_MAX);
+	q->verdict = kube_sink_watch_feed(&rf->sink, data, n, q->why, sizeof(q->why));
+	drain_diags(rf);
+	node_check(rf);
+	/* Anything but n aborts the transfer; it then ends in watch_done(). */
+	return q->verdict == KUBE_WATCH_OK ? n : 0;
+}
+
+static int sockopt_cb(void *userdata, curl_socket_t fd, curlsocktype purpose)
+{
+	int cnt = KEEPALIVE_CNT;
+	unsigned ut = USER_TIMEOUT_MS;
+
+	if (purpose == CURLSOCKTYPE_IPCXN) {
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, sizeof(ut));
+	}
+	return CURL_SOCKOPT_OK;
+}
+
+static int set_blob(CURL *e, CURLoption opt, const struct kube_pem *p)
+{
+	struct curl_blob b = { .data = p->data, .len = p->len, .flags = CURL_BLOB_COPY };
+
+	return curl_easy_setopt(e, opt, &b) == CURLE_OK ? 0 : -EIO;
+}
+
+static int prepare(struct kube_source *s, struct request *q, const char *url, long timeout_ms)
+{
+	const struct kube_config *c = &s->cfg;
+	_cleanup_free_ char *auth = NULL;
+	struct curl_slist *h;
+	CURL *e = q->easy;
+	CURLcode cc = CURLE_OK;
+
+	h = curl_slist_append(NULL, "Accept: application/json");
+	if (h && !curl_slist_append(h, "User-Agent: svcnat/" PACKAGE_VERSION)) {
+		curl_slist_free_all(h);
+		h = NULL;
+	}
+	if (h && c->token) {
+		if (asprintf(&auth, "Authorization: Bearer %s", c->token) < 0 ||
+		    !curl_slist_append(h, auth)) {
+			curl_slist_free_all(h);
+			h = NULL;
+		}
+	}
+	if (auth)
+		explicit_bzero(auth, strlen(auth));
+	if (!h)
+		return -ENOMEM;
+	q->headers = h;
+#define SET(opt, val)                                       \
+	do {                                                \
+		if (cc == CURLE_OK)                         \
+			cc = curl_easy_setopt(e, opt, val); \
+	} while (0)
+	SET(CURLOPT_URL, url);
+	SET(CURLOPT_HTTPHEADER, h);
+	SET(CURLOPT_NOSIGNAL, 1L);
+	SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	SET(CURLOPT_PROXY, "");
+	SET(CURLOPT_CONNECTTIMEOUT_MS, (long)CONNECT_TIMEOUT_MS);
+	SET(CURLOPT_TIMEOUT_MS, timeout_ms);
+	SET(CURLOPT_TCP_KEEPALIVE, 1L);
+	SET(CURLOPT_TCP_KEEPIDLE, (long)KEEPALIVE_IDLE_S);
+	SET(CURLOPT_TCP_KEEPINTVL, (long)KEEPALIVE_INTVL_S);
+	SET(CURLOPT_SOCKOPTFUNCTION, sockopt_cb);
+	SET(CURLOPT_PROTOCOLS_STR, "http,https");
+	SET(CURLOPT_WRITEFUNCTION, on_write);
+	SET(CURLOPT_WRITEDATA, q);
+	SET(CURLOPT_HEADERFUNCTION, on_header);
+	SET(CURLOPT_HEADERDATA, q);
+	SET(CURLOPT_PRIVATE, q);
+	SET(CURLOPT_ERRORBUFFER, q->errbuf);
+	if (c->insecure) {
+		SET(CURLOPT_SSL_VERIFYPEER, 0L);
+		SET(CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (c->ca.file)
+		SET(CURLOPT_CAINFO, c->ca.file);
+	if (c->cert.file)
+		SET(CURLOPT_SSLCERT, c->cert.file);
+	if (c->key.file)
+		SET(CURLOPT_SSLKEY, c->key.file);
+#undef SET
+	if (cc == CURLE_OK && c->ca.data && set_blob(e, CURLOPT_CAINFO_BLOB, &c->ca) < 0)
+		cc = CURLE_UNKNOWN_OPTION;
+	if (cc == CURLE_OK && c->cert.data && set_blob(e, CURLOPT_SSLCERT_BLOB, &c->cert) < 0)
+		cc = CURLE_UNKNOWN_OPTION;
+	if (cc == CURLE_OK && c->key.data && set_blob(e, CURLOPT_SSLKEY_BLOB, &c->key) < 0)
+		cc = CURLE_UNKNOWN_OPTION;
+	if (cc != CURLE_OK)
+		return cc == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EIO;
+	return 0;
+}
+
+static void refresh_token(struct kube_source *s)
+{
+	struct diag_list d;
+
+	diag_list_init(&d);
+	if (kube_config_refresh_token(&s->cfg, &d) < 0 && d.n) {
+		_cleanup_free_ char *line = diag_format(&d.items[0]);
+
+		if (line)
+			notify(s, KUBE_SRC_DIAG, "api: %s (keeping the previous token)", line);
+	}
+	diag_list_done(&d);
+}
+
+static int start_request(struct reflector *rf, bool watch, const char *url, long timeout_ms)
+{
+	struct kube_source *s = rf->src;
+	struct request *q;
+	int r;
+
+	refresh_token(s);
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->rf = rf;
+	q->watch = watch;
+	q->started = loop_now_usec();
+	q->events_before = rf->sink.events + rf->sink.bookmarks;
+	q->easy = curl_easy_init();
+	if (!q->easy) {
+		request_free(s, q);
+		return -ENOMEM;
+	}
+	r = prepare(s, q, url, timeout_ms);
+	if (r < 0) {
+		request_free(s, q);
+		return r;
+	}
+	if (curl_multi_add_handle(s->curl.multi, q->easy) != CURLM_OK) {
+		curl_easy_cleanup(TAKE_PTR(q->easy));
+		request_free(s, q);
+		return -EIO;
+	}
+	rf->req = q;
+	return 0;
+}
+
+static const char *selector(struct reflector *rf, char *buf, size_t len)
+{
+	struct kube_source *s = rf->src;
+
+	if (rf->res == KUBE_RES_NODE)
+		snprintf(buf, len, "fieldSelector=%s", s->node_q);
+	else
+		snprintf(buf, len, "labelSelector=%s", s->label_q);
+	return buf;
+}
+
+static int issue_page(struct reflector *rf)
+{
+	struct kube_source *s = rf->src;
+	_cleanup_free_ char *url = NULL, *cont = NULL;
+	char sel[512];
+
+	if (rf->cont && !(cont = kube_query_escape(rf->cont)))
+		return -ENOMEM;
+	if (asprintf(&url, "%s%s?limit=%u&%s%s%s", s->cfg.server, kube_res_path(rf->res), s->page,
+		     selector(rf, sel, sizeof(sel)), cont ? "&continue=" : "", cont ? cont : "") < 0)
+		return -ENOMEM;
+	return start_request(rf, false, url, LIST_TIMEOUT_MS);
+}
+
+static int start_list(struct reflector *rf)
+{
+	free(rf->cont);
+	rf->cont = NULL;
+	rf->list_rv[0] = '\0';
+	rf->list_started = loop_now_usec();
+	rf->state = R_LISTING;
+	kube_sink_list_begin(&rf->sink);
+	return issue_page(rf);
+}
+
+static int start_watch(struct reflector *rf)
+{
+	struct kube_source *s = rf->src;
+	_cleanup_free_ char *url = NULL, *rv = NULL;
+	unsigned timeout = WATCH_MIN_TIMEOUT_S + (unsigned)(jitter_next(&s->rnd) % WATCH_MIN_TIMEOUT_S);
+	char sel[512];
+
+	rv = kube_query_escape(rf->sink.rv);
+	if (!rv)
+		return -ENOMEM;
+	if (asprintf(&url, "%s%s?watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%u&%s",
+		     s->cfg.server, kube_res_path(rf->res), rv, timeout,
+		     selector(rf, sel, sizeof(sel))) < 0)
+		return -ENOMEM;
+	rf->state = R_WATCHING;
+	kube_sink_watch_begin(&rf->sink);
+	/* A server that takes the request and never answers (the watch has no
+	 * overall timeout that would catch it): the retry timer gives it up. */
+	(void)loop_timer_arm(rf->retry_timer, WATCH_ANSWER_USEC);
+	return start_request(rf, true, url, (long)(timeout + WATCH_GRACE_S) * 1000);
+}
+
+static int connect_now(struct reflector *rf)
+{
+	int r;
+
+	r = rf->need_list ? start_list(rf) : start_watch(rf);
+	if (r < 0)
+		fail(rf, "cannot start a request: %s", strerror(-r));
+	return r;
+}
+
+static void relist(struct reflector *rf, const char *why)
+{
+	struct kube_source *s = rf->src;
+	uint64_t now = loop_now_usec();
+	bool soon;
+
+	cancel_request(rf);
+	if (rf->state == R_LISTING)
+		kube_sink_list_abort(&rf->sink);
+	s->relists++;
+	rf->need_list = true;
+	rf->connected = false;
+	/* A server that expires every version at once must not get a list
+	 * storm: a relist within RELIST_MIN_USEC of the last one waits out a
+	 * backoff; the window slides, so they back off while they keep coming. */
+	soon = rf->last_relist && now - rf->last_relist < RELIST_MIN_USEC;
+	rf->last_relist = now;
+	if (soon) {
+		/* A successful list resets the failure count: this one must not. */
+		if (rf->relist_streak < 64)
+			rf->relist_streak++;
+		if (rf->attempt < rf->relist_streak)
+			rf->attempt = rf->relist_streak;
+		fail(rf, "%s: expired again within %llu s", why,
+		     (unsigned long long)(RELIST_MIN_USEC / 1000000));
+		return;
+	}
+	rf->relist_streak = 0;
+	notify(s, KUBE_SRC_RELIST, "%s: %s: listing again", kube_res_name(rf->res), why);
+	(void)connect_now(rf);
+}
+
+/* A non-200 answer: what the server said, and what to do about it. */
+static void http_failed(struct reflector *rf, struct request *q, const char *what)
+{
+	struct kube_status st = { 0 };
+	char msg[400] = "";
+
+	if (q->body && kube_status_parse(q->body, q->len, &st) == 0 && st.message[0])
+		snprintf(msg, sizeof(msg), ": %s", st.message);
+	if (q->http == 410) {
+		char why[400];
+
+		snprintf(why, sizeof(why), "%s: HTTP 410 Gone%s", what, msg);
+		relist(rf, why);
+		return;
+	}
+	rf->retry_after = q->http == 429 || q->http == 503 ? q->retry_after : 0;
+	switch (q->http) {
+	case 401:
+		fail(rf, "%s: HTTP 401 Unauthorized: the server refused the credentials of %s%s",
+		     what, rf->src->cfg.origin, msg);
+		break;
+	case 403:
+		fail(rf, "%s: HTTP 403 Forbidden%s", what, msg);
+		break;
+	case 429:
+		fail(rf, "%s: HTTP 429 Too Many Requests (Retry-After %u)%s", what, q->retry_after, msg);
+		break;
+	default:
+		fail(rf, "%s: HTTP %ld%s", what, q->http, msg);
+		break;
+	}
+}
+
+static bool all_listed(struct kube_source *s, bool with_node)
+{
+	for (size_t i = 0; i < s->n_rf; i++)
+		if ((with_node || s->rf[i].res != KUBE_RES_NODE) && !s->rf[i].sink.listed)
+			return false;
+	return true;
+}
+
+static void list_done(struct reflector *rf, struct request *q, CURLcode cc)
+{
+	struct kube_source *s = rf->src;
+	struct kube_list_meta meta;
+	int r;
+
+	if (cc != CURLE_OK) {
+		fail(rf, "list: %s", q->errbuf[0] ? q->errbuf : curl_easy_strerror(cc));
+		return;
+	}
+	if (q->http != 200) {
+		if (q->http == 410 && rf->cont) {
+			relist(rf, "the list's continue token expired");
+			return;
+		}
+		if (q->http == 410) {
+			/* Gone without a version asked for: listing again would loop. */
+			fail(rf, "list: HTTP 410 Gone");
+			return;
+		}
+		http_failed(rf, q, "list");
+		return;
+	}
+	r = kube_list_meta_parse(q->body ? q->body : "", q->len, &meta);
+	if (r < 0) {
+		fail(rf, "list: HTTP 200 with an answer that is not a JSON list");
+		return;
+	}
+	if (!rf->list_rv[0])
+		snprintf(rf->list_rv, sizeof(rf->list_rv), "%s", meta.rv);
+	r = kube_sink_list_page(&rf->sink, q->body, q->len, &meta);
+	drain_diags(rf);
+	if (r < 0) {
+		kube_list_meta_done(&meta);
+		fail(rf, "list: %s", r == -EINVAL ? "not a list of this resource" : strerror(-r));
+		return;
+	}
+	cancel_request(rf);
+	free(rf->cont);
+	rf->cont = TAKE_PTR(meta.cont);
+	kube_list_meta_done(&meta);
+	if (rf->cont) {
+		r = issue_page(rf);
+		if (r < 0)
+			fail(rf, "list: %s", strerror(-r));
+		return;
+	}
+	if (!rf->list_rv[0]) {
+		fail(rf, "list: the answer has no metadata.resourceVersion");
+		return;
+	}
+	r = kube_sink_list_commit(&rf->sink, rf->list_rv);
+	if (r < 0) {
+		fail(rf, "applying the list: %s", strerror(-r));
+		return;
+	}
+	rf->need_list = false;
+	rf->attempt = 0;
+	node_check(rf);
+	if (!s->synced && all_listed(s, false)) {
+		s->synced = true;
+		s->last_list_usec = loop_now_usec() - s->first_list_started;
+	}
+	notify(s, KUBE_SRC_SYNCED, "listed %zu %s at resourceVersion '%s' in %.3f s", rf->sink.n_items,
+	       kube_res_name(rf->res), rf->sink.rv, (loop_now_usec() - rf->list_started) / 1e6);
+	if (s->once) {
+		rf->state = R_DONE;
+		if (all_listed(s, true))
+			loop_quit(s->loop, 0);
+		return;
+	}
+	r = start_watch(rf);
+	if (r < 0)
+		fail(rf, "watch: %s", strerror(-r));
+}
+
+static void watch_done(struct reflector *rf, struct request *q, CURLcode cc)
+{
+	enum kube_watch_verdict v = q->verdict;
+	bool quiet = rf->sink.events + rf->sink.bookmarks == q->events_before;
+	uint64_t lasted = loop_now_usec() - q->started;
+	char why[sizeof(q->why) + 64];
+
+	snprintf(why, sizeof(why), "%s", q->why);
+	if (v == KUBE_WATCH_EXPIRED || v == KUBE_WATCH_NOMEM) {
+		relist(rf, why);
+		return;
+	}
+	if (v == KUBE_WATCH_BROKEN) {
+		fail(rf, "watch: %s", why);
+		return;
+	}
+	if (q->http && q->http != 200) {
+		http_failed(rf, q, "watch");
+		return;
+	}
+	if (cc != CURLE_OK) {
+		fail(rf, "watch: %s", q->errbuf[0] ? q->errbuf : curl_easy_strerror(cc));
+		return;
+	}
+	/* The server ended the watch (timeoutSeconds): resume at once, unless it
+	 * keeps ending watches at once. */
+	if (quiet && lasted < 1000000) {
+		fail(rf, "watch: the server ended the watch at once");
+		return;
+	}
+	cancel_request(rf);
+	(void)connect_now(rf);
+}
+
+static void on_done(void *priv, CURLcode result, void *userdata)
+{
+	struct request *q = priv;
+
+	if (!q || q != q->rf->req)
+		return;
+	if (!q->http)
+		curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->http);
+	if (q->watch)
+		watch_done(q->rf, q, result);
+	else
+		list_done(q->rf, q, result);
+}
+
+static int on_retry_timer(struct loop *l, struct loop_timer *t, void *userdata)
+{
+	struct reflector *rf = userdata;
+
+	if (rf->state == R_WATCHING) {
+		if (rf->req && !rf->req->established)
+			fail(rf, "watch: no answer within %llu s",
+			     (unsigned long long)(WATCH_ANSWER_USEC / 1000000));
+		return 0;
+	}
+	rf->src->reconnects++;
+	(void)connect_now(rf);
+	return 0;
+}
+
+
+bool kube_options_wanted(const struct kube_options *o)
+{
+	return (o->kubeconfig && *o->kubeconfig) || (o->master && *o->master);
+}
+
+static int load_config(const struct kube_options *o, struct kube_config *c, struct diag_list *d)
+{
+	if (o->kubeconfig && *o->kubeconfig)
+		return kube_config_load(o->kubeconfig, o->master && *o->master ? o->master : NULL, c, d);
+	if (o->master && *o->master)
+		return kube_config_master(o->master, c, d);
+	return kube_config_in_cluster(o->sa_dir, c, d);
+}
+
+int kube_source_new(struct loop *l, struct merge *m, const struct kube_options *o, kube_event_fn fn,
+		    void *userdata, struct kube_source **ret, struct diag_list *d)
+{
+	struct kube_source *s;
+	int r;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->loop = l;
+	s->merge = m;
+	s->fn = fn;
+	s->userdata = userdata;
+	s->page = o->page_size ? o->page_size : DEFAULT_PAGE;
+	r = load_config(o, &s->cfg, d);
+	if (r < 0) {
+		free(s);
+		return r;
+	}
+	s->rnd = jitter_seed();
+	r = -ENOMEM;
+	s->label_q = kube_query_escape(KUBE_PROXY_SELECTOR);
+	if (!s->label_q)
+		goto fail;
+	if (o->node_name && *o->node_name) {
+		_cleanup_free_ char *fs = NULL;
+
+		if (asprintf(&fs, "metadata.name=%s", o->node_name) < 0)
+			goto fail;
+		s->node_q = kube_query_escape(fs);
+		if (!s->node_q)
+			goto fail;
+	}
+	r = curlloop_init(&s->curl, l, on_done, s);
+	if (r < 0)
+		goto fail;
+	for (enum kube_res res = 0; res < KUBE_RES_COUNT; res++) {
+		struct reflector *rf;
+		int sid = -1;
+
+		if (res == KUBE_RES_NODE && !s->node_q)
+			continue;
+		if (res != KUBE_RES_NODE) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "api:%s", kube_res_name(res));
+			sid = merge_source_register(m, name);
+			if (sid < 0) {
+				r = sid;
+				goto fail;
+			}
+		}
+		rf = &s->rf[s->n_rf++];
+		rf->src = s;
+		rf->res = res;
+		rf->need_list = true;
+		kube_sink_init(&rf->sink, res, m, sid);
+		r = loop_timer_new(l, on_retry_timer, rf, &rf->retry_timer);
+		if (r < 0)
+			goto fail;
+	}
+	*ret = s;
+	return 0;
+fail:
+	kube_source_free(s);
+	return r;
+}
+
+int kube_source_start(struct kube_source *s)
+{
+	if (s->started)
+		return -EALREADY;
+	s->started = true;
+	s->first_list_started = loop_now_usec();
+	/* A failure to start is retried like a failed connection. */
+	for (size_t i = 0; i < s->n_rf; i++)
+		(void)connect_now(&s->rf[i]);
+	return 0;
+}
+
+int kube_source_resync(struct kube_source *s)
+{
+	if (!s->started)
+		return kube_source_start(s);
+	for (size_t i = 0; i < s->n_rf; i++) {
+		struct reflector *rf = &s->rf[i];
+
+		(void)loop_timer_arm(rf->retry_timer, 0);
+		rf->last_relist = 0; /* asked for: no backoff */
+		relist(rf, "resync requested");
+	}
+	return 0;
+}
+
+void kube_source_get_status(const struct kube_source *s, struct kube_source_status *ret)
+{
+	struct kube_source_status st = {
+		.synced = s->synced,
+		.server = s->cfg.server,
+		.rv_services = s->rf[0].sink.rv,
+		.rv_slices = s->rf[1].sink.rv,
+		.relists = s->relists,
+		.reconnects = s->reconnects,
+		.last_list_usec = s->last_list_usec,
+		.last_error = s->last_error,
+		.connected = s->n_rf > 0,
+	};
+
+	for (size_t i = 0; i < s->n_rf; i++) {
+		const struct kube_sink *k = &s->rf[i].sink;
+
+		st.connected = st.connected && s->rf[i].connected;
+		st.events += k->events;
+		st.bookmarks += k->bookmarks;
+		st.rejected += k->rejected;
+	}
+	*ret = st;
+}
+
+const struct kube_node *kube_source_node(const struct kube_source *s)
+{
+	for (size_t i = 0; i < s->n_rf; i++)
+		if (s->rf[i].res == KUBE_RES_NODE && s->rf[i].sink.have_node)
+			return &s->rf[i].sink.node;
+	return NULL;
+}
+
+void kube_source_free(struct kube_source *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n_rf; i++) {
+		struct reflector *rf = &s->rf[i];
+
+		cancel_request(rf);
+		loop_timer_free(rf->retry_timer);
+		kube_sink_done(&rf->sink);
+		free(rf->cont);
+	}
+	curlloop_done(&s->curl);
+	kube_config_done(&s->cfg);
+	free(s->label_q);
+	free(s->node_q);
+	free(s);
+}
+
+static void once_event(struct kube_source *s, enum kube_source_event ev, const char *msg, void *userdata)
+{
+	struct diag_list *d = userdata;
+
+	if (ev == KUBE_SRC_FATAL || ev == KUBE_SRC_DIAG)
+		diag_add(d, ev == KUBE_SRC_FATAL ? DIAG_ERROR : DIAG_WARNING, "api", NULL, NULL,
+			 "%s", msg);
+}
+
+int kube_list_once(struct merge *m, const struct kube_options *o, struct kube_node *ret_node,
+		   bool *ret_have_node, struct diag_list *d)
+{
+	struct kube_source *s = NULL;
+	struct loop *l = NULL;
+	const struct kube_node *n;
+	int r;
+
+	r = loop_new(&l);
+	if (r < 0)
+		return r;
+	r = kube_source_new(l, m, o, once_event, d, &s, d);
+	if (r < 0)
+		goto out;
+	s->once = true;
+	s->once_diags = d;
+	(void)kube_source_start(s);
+	r = loop_run(l);
+	if (r >= 0)
+		r = s->once_result;
+	if (r >= 0 && !all_listed(s, true))
+		r = -EIO;
+	n = kube_source_node(s);
+	if (ret_have_node)
+		*ret_have_node = n != NULL;
+	if (n && ret_node)
+		*ret_node = *n;
+out:
+	kube_source_free(s);
+	loop_free(l);
+	return r;
+}
