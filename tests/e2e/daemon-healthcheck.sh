@@ -9,6 +9,8 @@
 #  - answers 503 (localEndpoints 0) once that endpoint moves to another node
 #    (the daemon follows the file), and 200 again when it is back;
 #  - answers 503 on a node without local endpoints (the daemon run as node-b);
+#  - moves when healthCheckNodePort changes (the old port closes, the new
+#    one opens), and back;
 #  - is closed (connection refused) when the service goes away;
 #  - without node ports (allocateLoadBalancerNodePorts false), listens on a
 #    node address learnt inside --nodeport-addresses at once (a sync follows).
@@ -100,6 +102,18 @@ run() {
 	config "$cfg" 198.18.65.10@node-a 198.18.65.11@node-a
 	wait_for 10 "200 with two local endpoints" hc 200 2
 	say "two local endpoints: 200, localEndpoints 2"
+
+	# healthCheckNodePort changed: the old port closes, the new one opens
+	# (kube-proxy's server set follows the port, not the service).
+	HC=32001
+	config "$cfg" 198.18.65.10@node-a 198.18.65.11@node-a
+	wait_for 10 "the health check on the new port $HC" hc 200 2
+	HC=32000 wait_for 10 "the old port 32000 closed" hc_closed
+	say "healthCheckNodePort 32000 -> 32001: 32001 answers, 32000 is closed"
+	HC=32000
+	config "$cfg" 198.18.65.10@node-a 198.18.65.11@node-a
+	wait_for 10 "the health check back on $HC" hc 200 2
+	HC=32001 wait_for 10 "port 32001 closed again" hc_closed
 
 	[ "$(in_ns node curl -sS "http://127.0.0.1:10249/proxyMode")" = iptables ] || fail "/proxyMode"
 	in_ns node curl -sS -o /dev/null -w '%{http_code}' "http://$E2E_NODE_IP:10256/livez" | grep -q 200 ||
