@@ -288,6 +288,58 @@ static void test_servers_follow_addresses(void **state)
 	diag_list_done(&diags);
 }
 
+/* A health check follows its service: a changed healthCheckNodePort closes
+ * the old port and opens the new one; externalTrafficPolicy Cluster or a
+ * type other than LoadBalancer closes it. */
+static void test_servers_follow_port(void **state)
+{
+	struct ipaddr local[] = { addr("127.0.0.1") };
+	struct ipnet np[] = { net("127.0.0.1/32") };
+	struct plan_settings s = { .family = AF_INET, .local_addrs = local, .n_local_addrs = 1,
+				   .nodeport_addresses = np, .n_nodeport_addresses = 1 };
+	struct endpoint e[] = { ep("198.18.65.10", 80, true, true) };
+	struct svc_port sp = { .ns = "ns", .name = "lb", .type = SVC_LOAD_BALANCER,
+			       .ext_policy = POLICY_LOCAL, .endpoints = e, .n_endpoints = 1 };
+	struct desired d = { .ports = &sp, .n_ports = 1 };
+	struct hc_servers *h = NULL;
+	struct loop *l = NULL;
+	struct diag_list diags;
+	uint16_t p1 = free_port(), p2 = free_port();
+
+	for (int i = 0; i < 10 && p1 && p2 == p1; i++)
+		p2 = free_port();
+	if (!p1 || !p2 || p1 == p2)
+		skip(); /* no IPv6 loopback here (free_port's socket) */
+	diag_list_init(&diags);
+	assert_int_equal(loop_new(&l), 0);
+	assert_int_equal(hc_servers_new(l, NULL, NULL, &h), 0);
+	sp.health_check_node_port = p1;
+	assert_int_equal(hc_servers_sync(h, &d, &s, AF_INET, &diags), 0);
+	assert_true(listening(AF_INET, "127.0.0.1", p1));
+	sp.health_check_node_port = p2;
+	assert_int_equal(hc_servers_sync(h, &d, &s, AF_INET, &diags), 0);
+	assert_int_equal(diags.n, 0);
+	assert_int_equal(hc_servers_count(h), 1);
+	assert_true(listening(AF_INET, "127.0.0.1", p2));
+	assert_false(listening(AF_INET, "127.0.0.1", p1));
+	/* externalTrafficPolicy Cluster: closed; Local again: open */
+	sp.ext_policy = POLICY_CLUSTER;
+	assert_int_equal(hc_servers_sync(h, &d, &s, AF_INET, &diags), 0);
+	assert_int_equal(hc_servers_count(h), 0);
+	assert_false(listening(AF_INET, "127.0.0.1", p2));
+	sp.ext_policy = POLICY_LOCAL;
+	assert_int_equal(hc_servers_sync(h, &d, &s, AF_INET, &diags), 0);
+	assert_true(listening(AF_INET, "127.0.0.1", p2));
+	/* a NodePort service (no longer a LoadBalancer): closed */
+	sp.type = SVC_NODE_PORT;
+	assert_int_equal(hc_servers_sync(h, &d, &s, AF_INET, &diags), 0);
+	assert_int_equal(hc_servers_count(h), 0);
+	assert_false(listening(AF_INET, "127.0.0.1", p2));
+	hc_servers_free(h);
+	loop_free(l);
+	diag_list_done(&diags);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -296,6 +348,7 @@ int main(void)
 		cmocka_unit_test(test_listen_binds),
 		cmocka_unit_test(test_loopback_servers),
 		cmocka_unit_test(test_servers_follow_addresses),
+		cmocka_unit_test(test_servers_follow_port),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
