@@ -57,12 +57,16 @@ run() {
 	[ "$(get udp_timeout_stream)" = 127 ] || fail "file: udp stream $(get udp_timeout_stream)"
 	[ "$(get tcp_be_liberal)" = 1 ] || fail "file: be_liberal $(get tcp_be_liberal)"
 	say "a KubeProxyConfiguration's conntrack fields: each in its own sysctl"
+	# The fields without a flag must come from the file again, not stay.
+	in_ns node sh -c "echo 99 >$ct/nf_conntrack_udp_timeout_stream; echo 9999 >$ct/nf_conntrack_tcp_timeout_established" ||
+		fail "cannot reset udp stream and established"
 	in_ns node "$SVCNAT" --init-only --config "$E2E_TMP/kp.yaml" --conntrack-udp-timeout 44s \
 		--conntrack-tcp-timeout-close-wait 19m >"$E2E_TMP/out" 2>&1 ||
 		fail "--init-only --config kp.yaml with flags exited $?: $(cat "$E2E_TMP/out")"
 	[ "$(get udp_timeout)" = 44 ] && [ "$(get tcp_timeout_close_wait)" = 1140 ] ||
 		fail "the flags did not win: udp $(get udp_timeout), close-wait $(get tcp_timeout_close_wait)"
-	[ "$(get udp_timeout_stream)" = 127 ] || fail "file+flags: udp stream $(get udp_timeout_stream)"
+	[ "$(get udp_timeout_stream)" = 127 ] && [ "$(get tcp_timeout_established)" = 10803 ] ||
+		fail "file+flags: udp stream $(get udp_timeout_stream), established $(get tcp_timeout_established)"
 	say "flags given too win over the file's fields"
 	[ "$(cat $ct/nf_conntrack_tcp_timeout_established)" = "$host_est" ] &&
 		[ "$(cat $ct/nf_conntrack_tcp_be_liberal)" = "$host_lib" ] ||
