@@ -148,13 +148,13 @@ static int nft_prepare(struct writer *w, const struct writer_table *tab, const s
 	 * takes the rest of prepare as reading the kernel. */
 	res->encode_seconds += monotonic_seconds() - t1;
 	x->t_diff += monotonic_seconds() - t1;
-	if (r == -EINTR) {
-		/* Someone wrote while a chain was re-read: read everything again. */
+	if (r < 0) {
+		/* A chain re-read for its handles may have failed half way:
+		 * the next attempt reads everything again. */
 		drop_state(x);
-		return -EAGAIN;
+		/* Someone wrote while a chain was re-read: read again now. */
+		return r == -EINTR ? -EAGAIN : r;
 	}
-	if (r < 0)
-		return r;
 	res->messages += nftbatch_count(x->batch) - n0;
 	res->bytes += nftbatch_bytes(x->batch) - b0;
 	*ret_changed = nftbatch_count(x->batch) > n0;

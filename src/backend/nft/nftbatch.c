@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <time.h>
 
@@ -37,7 +39,10 @@ struct nftsock {
 	uint32_t portid;
 	uint32_t seq;
 	int sndbuf, rcvbuf;
-	char *buf; /* RECV_BYTES */
+	bool broken;       /* an answer was left half read: reopen before the next request */
+	unsigned reopened; /* times the socket was replaced */
+	size_t stale;      /* messages of earlier requests skipped */
+	char *buf;         /* RECV_BYTES */
 };
 
 struct page {
@@ -102,10 +107,55 @@ static int open_meaning(int err, struct diag_list *d)
 	return -err;
 }
 
+/* How long a reply may keep svcnat waiting: the kernel answers inside
+ * the request's sendmsg and makes each further dump part inside the
+ * recvmsg that asks for it, so only a lost answer ever waits this long. */
+#define RECV_TIMEOUT_S 10
+
+/* A new socket in s (s->nl NULL before).  0 or -errno, errno's value. */
+static int sock_connect(struct nftsock *s)
+{
+	struct timeval tv = { .tv_sec = RECV_TIMEOUT_S };
+	int one = 1;
+
+	s->nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
+	if (!s->nl || mnl_socket_bind(s->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		int err = errno;
+
+		if (s->nl)
+			mnl_socket_close(s->nl);
+		s->nl = NULL;
+		return -err;
+	}
+	s->portid = mnl_socket_get_portid(s->nl);
+	s->sndbuf = s->rcvbuf = 0;
+	s->broken = false;
+	/* Errors carry only the refused message's header, not its body. */
+	mnl_socket_setsockopt(s->nl, NETLINK_CAP_ACK, &one, sizeof(one));
+	mnl_socket_setsockopt(s->nl, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(mnl_socket_get_fd(s->nl), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return 0;
+}
+
+/*
+ * A socket whose earlier conversation ended in the middle (a read error,
+ * lost messages, a timeout) may still hold the rest of that answer, which
+ * every later request would read as its own: open a new one instead.
+ */
+static int sock_ready(struct nftsock *s)
+{
+	if (s->nl && !s->broken)
+		return 0;
+	if (s->nl)
+		mnl_socket_close(s->nl);
+	s->nl = NULL;
+	s->reopened++;
+	return sock_connect(s);
+}
+
 int nftsock_open(struct nftsock **ret, struct diag_list *d)
 {
 	struct nftsock *s = calloc(1, sizeof(*s));
-	int one = 1;
 	uint32_t gen;
 	int r;
 
@@ -116,18 +166,12 @@ int nftsock_open(struct nftsock **ret, struct diag_list *d)
 		free(s);
 		return -ENOMEM;
 	}
-	s->nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
-	if (!s->nl || mnl_socket_bind(s->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		int err = errno;
-
+	r = sock_connect(s);
+	if (r < 0) {
 		nftsock_close(s);
-		return open_meaning(err, d);
+		return open_meaning(-r, d);
 	}
-	s->portid = mnl_socket_get_portid(s->nl);
 	s->seq = (uint32_t)time(NULL);
-	/* Errors carry only the refused message's header, not its body. */
-	mnl_socket_setsockopt(s->nl, NETLINK_CAP_ACK, &one, sizeof(one));
-	mnl_socket_setsockopt(s->nl, NETLINK_EXT_ACK, &one, sizeof(one));
 	/* Every nfnetlink request needs CAP_NET_ADMIN; ask once, to say so
 	 * up front rather than at the first write. */
 	r = nftsock_getgen(s, &gen);
@@ -149,43 +193,141 @@ void nftsock_close(struct nftsock *s)
 	free(s);
 }
 
+unsigned nftsock_reopened(const struct nftsock *s)
+{
+	return s->reopened;
+}
+
 static int gen_cb(const struct nlmsghdr *nlh, void *data)
 {
-	struct nftnl_gen *g = nftnl_gen_alloc();
+	struct nftnl_gen *g;
 
+	if (nlh->nlmsg_type != ((NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWGEN))
+		return 0;
+	g = nftnl_gen_alloc();
 	if (!g)
-		return MNL_CB_ERROR;
+		return -ENOMEM;
 	if (nftnl_gen_nlmsg_parse(nlh, g) < 0) {
 		nftnl_gen_free(g);
-		return MNL_CB_ERROR;
+		return -EPROTO;
 	}
 	*(uint32_t *)data = nftnl_gen_get_u32(g, NFTNL_GEN_ID);
 	nftnl_gen_free(g);
-	return MNL_CB_OK;
+	return 0;
 }
 
-/* Send one request and run cb over the answers until the ack or done. */
-static int talk(struct nftsock *s, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+int nftreply_feed(struct nftreply *rp, const void *buf, size_t len,
+		  int (*cb)(const struct nlmsghdr *nlh, void *data), void *data)
 {
-	uint32_t seq = nlh->nlmsg_seq;
+	int left = len > INT_MAX ? INT_MAX : (int)len;
+	const struct nlmsghdr *h;
+
+	for (h = buf; mnl_nlmsg_ok(h, left); h = mnl_nlmsg_next(h, &left)) {
+		/* The rest of an earlier conversation, or a message not for
+		 * this socket: not this request's answer. */
+		if (h->nlmsg_seq != rp->seq || (h->nlmsg_pid && h->nlmsg_pid != rp->portid)) {
+			rp->stale++;
+			continue;
+		}
+		if (rp->done) {
+			rp->stale++; /* nothing follows the end of an answer */
+			continue;
+		}
+		/* The dump's parts were taken from different generations:
+		 * read on to its end (the caller asks again), but take no
+		 * more of it. */
+		if (h->nlmsg_flags & NLM_F_DUMP_INTR)
+			rp->intr = true;
+		switch (h->nlmsg_type) {
+		case NLMSG_NOOP:
+			continue;
+		case NLMSG_OVERRUN:
+			if (!rp->err)
+				rp->err = -ENOBUFS;
+			continue;
+		case NLMSG_DONE:
+			/* A dump's end carries the dump's error, if any. */
+			if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(int))) {
+				int e = *(const int *)mnl_nlmsg_get_payload(h);
+
+				if (e < 0 && !rp->err)
+					rp->err = e;
+			}
+			rp->done = true;
+			continue;
+		case NLMSG_ERROR: {
+			const struct nlmsgerr *e = mnl_nlmsg_get_payload(h);
+
+			if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
+				return -EPROTO;
+			/* The ack (0) or refusal ends the answer. */
+			if (e->error < 0 && !rp->err)
+				rp->err = e->error;
+			else if (e->error > 0 && !rp->err)
+				rp->err = -EPROTO;
+			rp->done = true;
+			continue;
+		}
+		default:
+			break;
+		}
+		if (h->nlmsg_type < NLMSG_MIN_TYPE || rp->intr || rp->err || !cb)
+			continue;
+		{
+			int r = cb(h, data);
+
+			if (r < 0)
+				rp->err = r;
+		}
+	}
+	/* A buffer that ends in the middle of a message is no answer. */
+	if (left > 0)
+		return -EPROTO;
+	return 0;
+}
+
+/*
+ * Send one request and read its whole answer: a dump to its end, a
+ * request to its ack, whatever cb or the kernel said on the way, so that
+ * nothing of it is left for the next request to read.  When the socket
+ * failed during the answer (lost messages, a timeout, garbage), it is
+ * marked broken and replaced before the next request.  0 or -errno
+ * (the kernel's, cb's, or the socket's); *ret_intr: NLM_F_DUMP_INTR seen.
+ */
+static int talk(struct nftsock *s, struct nlmsghdr *nlh,
+		int (*cb)(const struct nlmsghdr *nlh, void *data), void *data, bool *ret_intr)
+{
+	struct nftreply rp = { .seq = nlh->nlmsg_seq };
 	int r;
 
+	r = sock_ready(s);
+	if (r < 0)
+		return r;
+	rp.portid = s->portid;
 	if (mnl_socket_sendto(s->nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	for (;;) {
+		return -errno; /* nothing was sent: nothing to read */
+	while (!rp.done) {
 		ssize_t n = mnl_socket_recvfrom(s->nl, s->buf, RECV_BYTES);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return -errno;
+			/* ENOBUFS: messages were dropped (maybe the end of
+			 * this answer); EAGAIN: the receive timeout. */
+			r = errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
+			s->broken = true;
+			return r;
 		}
-		r = mnl_cb_run(s->buf, (size_t)n, seq, s->portid, cb, data);
-		if (r < 0)
-			return -errno;
-		if (r == MNL_CB_STOP)
-			return 0;
+		r = nftreply_feed(&rp, s->buf, (size_t)n, cb, data);
+		if (r < 0) {
+			s->broken = true;
+			return r;
+		}
 	}
+	s->stale += rp.stale;
+	if (ret_intr)
+		*ret_intr = rp.intr;
+	return rp.err;
 }
 
 int nftsock_getgen(struct nftsock *s, uint32_t *ret)
@@ -194,7 +336,7 @@ int nftsock_getgen(struct nftsock *s, uint32_t *ret)
 	struct nlmsghdr *nlh =
 		nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETGEN, AF_UNSPEC, NLM_F_ACK, ++s->seq);
 	uint32_t gen = 0;
-	int r = talk(s, nlh, gen_cb, &gen);
+	int r = talk(s, nlh, gen_cb, &gen, NULL);
 
 	if (r < 0)
 		return r;
@@ -202,34 +344,12 @@ int nftsock_getgen(struct nftsock *s, uint32_t *ret)
 	return 0;
 }
 
-struct dump_ctx {
-	int (*cb)(const struct nlmsghdr *nlh, void *data);
-	void *data;
-	int err;
-	bool intr;
-};
-
-static int dump_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct dump_ctx *c = data;
-	int r;
-
-	if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
-		c->intr = true;
-	r = c->cb(nlh, c->data);
-	if (r < 0) {
-		c->err = r;
-		return MNL_CB_ERROR;
-	}
-	return MNL_CB_OK;
-}
-
 int nftsock_dump(struct nftsock *s, uint8_t nfproto, uint16_t type, const char *table,
 		 const char *chain, int (*cb)(const struct nlmsghdr *nlh, void *data), void *data)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct dump_ctx c = { .cb = cb, .data = data };
 	struct nlmsghdr *nlh;
+	bool intr = false;
 	int r;
 
 	/* libnftnl leaves some padding unwritten: send no stack garbage (the
@@ -256,12 +376,12 @@ int nftsock_dump(struct nftsock *s, uint8_t nfproto, uint16_t type, const char *
 		nftnl_chain_nlmsg_build_payload(nlh, fc);
 		nftnl_chain_free(fc);
 	}
-	r = talk(s, nlh, dump_cb, &c);
-	if (c.err < 0)
-		return c.err;
-	if (r < 0)
-		return r;
-	return c.intr ? -EINTR : 0;
+	r = talk(s, nlh, cb, data, &intr);
+	/* An interrupted dump's callback may have failed on its half-changed
+	 * content: asking again is the answer to both. */
+	if (intr && r != -ENOMEM && !s->broken)
+		return -EINTR;
+	return r;
 }
 
 /* --- the batch --- */
@@ -419,6 +539,12 @@ int nftbatch_commit(struct nftsock *s, struct nftbatch *b, uint32_t genid, struc
 	int first = 0, r;
 	bool lost = false, restart = false;
 
+	r = sock_ready(s);
+	if (r < 0) {
+		diag_add(d, DIAG_ERROR, "nf_tables", NULL, NULL, "opening a netlink socket: %s",
+			 strerror(-r));
+		return r;
+	}
 	r = seal(b, genid);
 	if (r < 0)
 		return r;

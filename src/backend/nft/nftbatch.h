@@ -30,6 +30,14 @@ struct nftsock;
 int nftsock_open(struct nftsock **ret, struct diag_list *d);
 void nftsock_close(struct nftsock *s);
 
+/*
+ * Every request reads its whole answer (a dump to its end, whatever
+ * happened on the way), so that none of it is left for the next request
+ * to read; a socket that failed in the middle of an answer is replaced
+ * before the next request.  The number of such replacements so far.
+ */
+unsigned nftsock_reopened(const struct nftsock *s);
+
 /* The ruleset generation (NFT_MSG_GETGEN).  0 or -errno. */
 int nftsock_getgen(struct nftsock *s, uint32_t *ret);
 
@@ -43,6 +51,25 @@ int nftsock_getgen(struct nftsock *s, uint32_t *ret);
  */
 int nftsock_dump(struct nftsock *s, uint8_t nfproto, uint16_t type, const char *table,
 		 const char *chain, int (*cb)(const struct nlmsghdr *nlh, void *data), void *data);
+
+/* The answer to one request, as nftreply_feed() reads it. */
+struct nftreply {
+	uint32_t seq, portid; /* the request's sequence number, the socket's port id */
+	bool done;            /* NLMSG_DONE, or the request's ack or refusal, seen */
+	bool intr;            /* NLM_F_DUMP_INTR seen: the ruleset changed during the dump */
+	int err;              /* the kernel's refusal, or cb's first failure; 0 */
+	size_t stale;         /* messages of other requests (or after done) skipped */
+};
+
+/*
+ * Read one received buffer of rp's answer: cb (may be NULL) gets each data
+ * message of the request until it fails, the kernel refuses or the dump
+ * turns out interrupted; messages of other sequence numbers (the rest of
+ * an earlier request's answer) are skipped and counted.  Read on while
+ * !rp->done.  0, or -EPROTO when the buffer is not whole netlink messages.
+ */
+int nftreply_feed(struct nftreply *rp, const void *buf, size_t len,
+		  int (*cb)(const struct nlmsghdr *nlh, void *data), void *data);
 
 /* What a batch message does, for errors in words. */
 enum nftmsg_op {
