@@ -19,9 +19,11 @@ CFG=$top_srcdir/contrib/examples/dual-stack.json
 SETTINGS="--node-ip 198.18.0.1 --node-ip 2001:2::1 --hostname node-a
 	--cluster-cidr 198.18.64.0/18,2001:2:0:100::/56"
 DAEMON=
+SVC=
 
 stop() {
 	if [ -n "$DAEMON" ]; then
+		[ -n "$SVC" ] && kill -CONT "$SVC" 2>/dev/null
 		kill "$DAEMON" 2>/dev/null || true
 		wait "$DAEMON" 2>/dev/null || true
 		DAEMON=
@@ -59,6 +61,9 @@ timeout 120 "$SVCNAT" --backend=nft --config "$CFG" $SETTINGS --sync-period 1s \
 	--healthz-bind-address '' --metrics-bind-address '' </dev/null >"$BK_TMP/daemon.log" 2>&1 &
 DAEMON=$!
 wait_equal "first sync"
+# svcnat itself (timeout's child), to stop it for a moment.
+SVC=$(cat "/proc/$DAEMON/task/$DAEMON/children")
+[ -n "$SVC" ] || fail "no svcnat under timeout $DAEMON"
 echo "  first sync: iptables-nft-save and ip6tables-nft-save = dry-run"
 
 # Three periodic syncs with nothing to change: no rule is rewritten.
@@ -71,8 +76,12 @@ echo "  periodic syncs without a change: every handle kept (nothing written)"
 
 h=$(nft -a list chain ip nat KUBE-SERVICES 2>/dev/null | grep -m1 'KUBE-SVC-' | sed 's/.*# handle //')
 [ -n "$h" ] || fail "no rule to delete in KUBE-SERVICES"
+# The daemon stopped meanwhile: its periodic sync would repair the rule
+# before the check could see it gone.
+kill -STOP "$SVC"
 nft delete rule ip nat KUBE-SERVICES handle "$h" || fail "nft delete rule"
 equal && fail "the deletion did not show"
+kill -CONT "$SVC"
 wait_equal "nft delete rule"
 echo "  nft delete rule ip nat KUBE-SERVICES handle $h: repaired"
 
@@ -88,8 +97,10 @@ echo "  the jump from PREROUTING deleted: repaired"
 # The same in the ip6 tables.
 h=$(nft -a list chain ip6 nat KUBE-SVC-67NZLRHBNDSAWJRO 2>/dev/null | grep -m1 'KUBE-SEP-' | sed 's/.*# handle //')
 [ -n "$h" ] || fail "no rule to delete in ip6 nat KUBE-SVC-67NZLRHBNDSAWJRO"
+kill -STOP "$SVC"
 nft delete rule ip6 nat KUBE-SVC-67NZLRHBNDSAWJRO handle "$h" || fail "nft delete rule ip6"
 equal && fail "the ip6 deletion did not show"
+kill -CONT "$SVC"
 wait_equal "nft delete rule ip6 nat"
 echo "  nft delete rule ip6 nat KUBE-SVC-67NZLRHBNDSAWJRO handle $h: repaired"
 
