@@ -22,7 +22,7 @@ static const struct {
 	int has_arg;
 	const char *why;
 } kp_ignored[] = {
-	{ "feature-gates", required_argument, "svcnat has no feature gates" },
+	{ "feature-gates", required_argument, NULL },
 	{ "kube-api-content-type", required_argument, "svcnat's API client has no such setting" },
 	{ "kube-api-burst", required_argument, "svcnat's API client has no such setting" },
 	{ "kube-api-qps", required_argument, "svcnat's API client has no such setting" },
@@ -81,10 +81,99 @@ static const struct option *find_option(const struct option *all, const char *na
 	return NULL;
 }
 
+static bool in_csv(const char *list, const char *v)
+{
+	size_t n = strlen(v);
+
+	for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (strncmp(p, v, n) == 0 && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
+/* Blanks around s trimmed in place (strings.TrimSpace). */
+static char *trim_blanks(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+/* strconv.ParseBool, as feature gate values are read: 1 true, 0 false, -1 neither. */
+static int parse_go_bool(const char *v)
+{
+	if (in_csv("1,t,T,TRUE,true,True", v))
+		return 1;
+	if (in_csv("0,f,F,FALSE,false,False", v))
+		return 0;
+	return -1;
+}
+
+/*
+ * One feature gate set to value (component-base featuregate, SetFromMap).
+ * PreferSameTrafficDistribution (node hints) is GA and locked on since
+ * Kubernetes 1.35 (pkg/features/kube_features.go): true is its default,
+ * false fails as kube-proxy fails.  svcnat has no other gate; those are
+ * accepted and ignored.  0 or -EINVAL (printed).
+ */
+static int feature_gate(const struct pstate *ps, const char *name, const char *value)
+{
+	int v = parse_go_bool(value);
+
+	if (v < 0) {
+		fprintf(stderr, "svcnat: %s: invalid value of %s=%s: not a bool\n", ps->name, name,
+			value);
+		return -EINVAL;
+	}
+	if (streq(name, "PreferSameTrafficDistribution")) {
+		if (v)
+			return 0;
+		fprintf(stderr, "svcnat: %s: cannot set feature gate %s to false, feature is locked "
+			"to true (GA since Kubernetes 1.35)\n", ps->name, name);
+		return -EINVAL;
+	}
+	fprintf(stderr, "svcnat: warning: %s: feature gate '%s' accepted and ignored: svcnat "
+		"does not have it\n", ps->name, name);
+	return 0;
+}
+
+/* --feature-gates "Name=bool,...", split as featuregate.Set splits it. */
+static int feature_gates(const struct pstate *ps, const char *list)
+{
+	_cleanup_free_ char *copy = strdup(list);
+	char *save = NULL, *item;
+
+	if (!copy)
+		return -ENOMEM;
+	for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(item, '='), *name;
+		int r;
+
+		if (eq)
+			*eq = '\0';
+		name = trim_blanks(item);
+		if (!eq) {
+			fprintf(stderr, "svcnat: %s: missing bool value for %s\n", ps->name, name);
+			return -EINVAL;
+		}
+		r = feature_gate(ps, name, trim_blanks(eq + 1));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int kpflags_ignore(struct pstate *ps, int c, const char *arg)
 {
 	if (c < OPT_IGNORED || c >= OPT_IGNORED + (int)ARRAY_SIZE(kp_ignored))
 		return -EINVAL;
+	if (!kp_ignored[c - OPT_IGNORED].why)
+		return feature_gates(ps, arg ? arg : "");
 	/* A zero or false value asks for nothing: no warning. */
 	if (!arg || !(streq(arg, "") || streq(arg, "0") || streq(arg, "0s") || streq(arg, "false")))
 		opt_warn_ignored(ps, kp_ignored[c - OPT_IGNORED].why);
@@ -130,7 +219,7 @@ static const struct {
 	{ "conntrack.udpStreamTimeout", "conntrack-udp-timeout-stream", NULL, NULL },
 	{ "logging.verbosity", "v", NULL, NULL },
 	{ "logging.format", "logging-format", NULL, NULL },
-	{ "featureGates.", NULL, NULL, "svcnat has no feature gates" },
+	{ "featureGates.", NULL, NULL, NULL },
 	{ "clientConnection.kubeconfig", "kubeconfig", NULL, NULL },
 	{ "clientConnection.", NULL, "application/vnd.kubernetes.protobuf,5,10",
 	  "svcnat's sources have no such setting" },
@@ -146,16 +235,6 @@ static const struct {
 	  "svcnat follows its sources by change (inotify, watches), without a resync period" },
 	{ "portRange", NULL, NULL, "unused by kube-proxy too" },
 };
-
-static bool in_csv(const char *list, const char *v)
-{
-	size_t n = strlen(v);
-
-	for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-		if (strncmp(p, v, n) == 0 && (p[n] == ',' || !p[n]))
-			return true;
-	return false;
-}
 
 /* A value that sets nothing: null, empty, zero, false, or kube-proxy's default. */
 static bool kp_zero(const struct kpfield *f, const char *dflt)
@@ -182,6 +261,12 @@ static int kp_field(struct pstate *ps, const struct option *all, const struct kp
 		fprintf(stderr, "svcnat: warning: %s (line %u): not a KubeProxyConfiguration field "
 			"svcnat knows; ignored\n", ps->name, f->line);
 		return 0;
+	}
+	if (!kp_fields[i].flag && !kp_fields[i].why) {
+		/* featureGates: a mapping of gate names to bools */
+		if (f->null)
+			return 0;
+		return feature_gate(ps, f->path + strlen(kp_fields[i].path), f->value);
 	}
 	if (!kp_fields[i].flag) {
 		if (!kp_zero(f, kp_fields[i].dflt))

@@ -21,7 +21,10 @@ struct option *kpflags_all_options(const struct option *own, size_t n);
 /*
  * An ignored flag c (OPT_IGNORED + i) with its value arg (NULL: none):
  * warns why it is ignored unless the value asks for nothing (0, 0s, false,
- * empty).  Returns 0, or -EINVAL for a c that is no ignored flag.
+ * empty).  --feature-gates is checked instead: PreferSameTrafficDistribution
+ * may only be true (locked on, as in kube-proxy 1.35), other gates are
+ * ignored with a warning.  Returns 0, -ENOMEM, or -EINVAL (printed) for a
+ * malformed or refused gate or a c that is no ignored flag.
  */
 int kpflags_ignore(struct pstate *ps, int c, const char *arg);
 

@@ -310,6 +310,9 @@ static void epslice_free(struct epslice *e)
 		for (j = 0; j < ep->n_hint_zones; j++)
 			free(ep->hint_zones[j]);
 		free(ep->hint_zones);
+		for (j = 0; j < ep->n_hint_nodes; j++)
+			free(ep->hint_nodes[j]);
+		free(ep->hint_nodes);
 	}
 	free(e->endpoints);
 	free(e);
@@ -323,7 +326,8 @@ void epslice_unref(struct epslice *e)
 		epslice_free(e);
 }
 
-static bool zones_equal(char *const *a, char *const *b, size_t n)
+/* Two lists of n hint names (zones or nodes), in order. */
+static bool names_equal(char *const *a, char *const *b, size_t n)
 {
 	size_t i;
 
@@ -354,8 +358,10 @@ bool epslice_equal(const struct epslice *a, const struct epslice *b)
 		if (ipaddr_cmp(&ea->addr, &eb->addr) != 0 || ea->ready != eb->ready ||
 		    ea->serving != eb->serving || ea->terminating != eb->terminating ||
 		    ea->has_hints != eb->has_hints || ea->n_hint_zones != eb->n_hint_zones ||
+		    ea->n_hint_nodes != eb->n_hint_nodes ||
 		    !streq_null(ea->node_name, eb->node_name) || !streq_null(ea->zone, eb->zone) ||
-		    !zones_equal(ea->hint_zones, eb->hint_zones, ea->n_hint_zones))
+		    !names_equal(ea->hint_zones, eb->hint_zones, ea->n_hint_zones) ||
+		    !names_equal(ea->hint_nodes, eb->hint_nodes, ea->n_hint_nodes))
 			return false;
 	}
 	return true;
@@ -384,6 +390,9 @@ void svc_port_done(struct svc_port *p)
 		for (j = 0; j < ep->n_hint_zones; j++)
 			free(ep->hint_zones[j]);
 		free(ep->hint_zones);
+		for (j = 0; j < ep->n_hint_nodes; j++)
+			free(ep->hint_nodes[j]);
+		free(ep->hint_nodes);
 	}
 	free(p->endpoints);
 	memset(p, 0, sizeof(*p));

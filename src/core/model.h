@@ -125,6 +125,8 @@ struct epslice_endpoint {
 	char *zone;        /* may be NULL */
 	char **hint_zones; /* hints.forZones[].name */
 	size_t n_hint_zones;
+	char **hint_nodes; /* hints.forNodes[].name */
+	size_t n_hint_nodes;
 	bool has_hints;    /* hints present at all (even empty) */
 };
 
@@ -158,8 +160,10 @@ struct endpoint {
 	bool is_local;      /* node_name equals the planner's hostname (set by resolve) */
 	char *node_name;
 	char *zone;
-	char **hint_zones;
+	char **hint_zones;  /* the slice endpoint's hints.forZones[].name */
 	size_t n_hint_zones;
+	char **hint_nodes;  /* its hints.forNodes[].name */
+	size_t n_hint_nodes;
 	bool has_hints;
 };
 

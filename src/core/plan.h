@@ -36,7 +36,7 @@ struct plan_settings {
 	 * state (the dual-stack pipeline): entries of the other family that
 	 * its plan programs are left out without a note. */
 	bool dual_stack;
-	const char *hostname;          /* for diagnostics; locality is resolved already */
+	const char *hostname;          /* the node name: node hints; locality is resolved already */
 	const char *zone;              /* the node's topology zone, or NULL */
 	struct ipaddr *node_ips;       /* --node-ip; the first is the primary */
 	size_t n_node_ips;

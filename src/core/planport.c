@@ -8,33 +8,71 @@
 
 /* --- endpoint categorization (proxy.CategorizeEndpoints) --- */
 
-static bool ep_hinted_for(const struct endpoint *ep, const char *zone)
+static bool has_name(char *const *v, size_t n, const char *name)
 {
-	for (size_t i = 0; i < ep->n_hint_zones; i++)
-		if (ep->hint_zones[i] && streq(ep->hint_zones[i], zone))
+	for (size_t i = 0; i < n; i++)
+		if (v[i] && streq(v[i], name))
 			return true;
 	return false;
 }
 
+/* How cluster traffic is narrowed by the endpoints' hints. */
+enum topo_mode {
+	TOPO_NONE,      /* every ready endpoint */
+	TOPO_SAME_NODE, /* those hinted for this node */
+	TOPO_SAME_ZONE, /* those hinted for this node's zone */
+};
+
 /*
- * Zone hints are used only when every ready endpoint has some and at least
- * one is for this node's zone (all or nothing, as topologyModeFromHints).
+ * proxy.topologyModeFromHints (pkg/proxy/topology.go): node hints when every
+ * ready endpoint has one and one is for this node; else zone hints when
+ * every ready endpoint has one and one is for this node's zone; else none.
+ * All or nothing: one ready endpoint without the hint turns it off.  The
+ * PreferSameTrafficDistribution gate that guards the node hints is locked
+ * on since Kubernetes 1.35.
  */
-static bool use_zone_hints(const struct ep_slot *eps, size_t n, const char *zone)
+static enum topo_mode topology_mode(const struct ep_slot *eps, size_t n, const char *node,
+				    const char *zone)
 {
-	bool all_hinted = true, for_zone = false;
+	bool any_ready = false, all_node = true, for_node = false, all_zone = true, for_zone = false;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct endpoint *ep = eps[i].ep;
 
 		if (!ep->ready)
 			continue;
+		any_ready = true;
+		if (ep->n_hint_nodes == 0)
+			all_node = false;
+		else if (has_name(ep->hint_nodes, ep->n_hint_nodes, node))
+			for_node = true;
 		if (ep->n_hint_zones == 0)
-			all_hinted = false;
-		else if (ep_hinted_for(ep, zone))
+			all_zone = false;
+		else if (has_name(ep->hint_zones, ep->n_hint_zones, zone))
 			for_zone = true;
 	}
-	return all_hinted && for_zone;
+	if (!any_ready)
+		return TOPO_NONE;
+	if (all_node && for_node)
+		return TOPO_SAME_NODE;
+	if (all_zone && for_zone)
+		return TOPO_SAME_ZONE;
+	return TOPO_NONE;
+}
+
+/* proxy.availableForTopology: the mode's filter, without any fallback. */
+static bool topo_available(const struct endpoint *ep, enum topo_mode mode, const char *node,
+			   const char *zone)
+{
+	switch (mode) {
+	case TOPO_NONE:
+		return true;
+	case TOPO_SAME_NODE:
+		return has_name(ep->hint_nodes, ep->n_hint_nodes, node);
+	case TOPO_SAME_ZONE:
+		return has_name(ep->hint_zones, ep->n_hint_zones, zone);
+	}
+	return false;
 }
 
 struct categories {
@@ -44,17 +82,17 @@ struct categories {
 };
 
 static void categorize(struct ep_slot *eps, size_t n, bool uses_cluster, bool uses_local,
-		       const char *zone, struct categories *cat)
+		       const char *node, const char *zone, struct categories *cat)
 {
 	memset(cat, 0, sizeof(*cat));
 
 	if (uses_cluster) {
-		bool topo = use_zone_hints(eps, n, zone);
+		enum topo_mode mode = topology_mode(eps, n, node, zone);
 
 		for (size_t i = 0; i < n; i++) {
 			const struct endpoint *ep = eps[i].ep;
 
-			if (ep->ready && (!topo || ep_hinted_for(ep, zone))) {
+			if (ep->ready && topo_available(ep, mode, node, zone)) {
 				eps[i].cluster = true;
 				cat->n_cluster++;
 			}
@@ -515,8 +553,8 @@ static int port_decide(struct plan_ctx *c, const struct svc_port *sp, struct por
 
 	if ((e = gather_endpoints(c, sp, &pp->n_eps)) < 0)
 		return e;
-	categorize(c->eps, pp->n_eps, uses_cluster, uses_local, zone_or_empty(c->s->zone),
-		   &pp->cat);
+	categorize(c->eps, pp->n_eps, uses_cluster, uses_local, c->s->hostname ? c->s->hostname : "",
+		   zone_or_empty(c->s->zone), &pp->cat);
 	pp->has_internal = pp->cat.has_any && (!pp->int_local || pp->cat.n_local > 0);
 	pp->has_external = pp->cat.has_any && (!pp->ext_local || pp->cat.n_local > 0);
 	return 1;

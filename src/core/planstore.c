@@ -64,6 +64,7 @@ struct plan_store {
 	struct plan_shared sh;       /* the shared chains in rs */
 	struct fingerprint fp;
 	char *zone;                  /* the fingerprint's zone (owned) */
+	char *hostname;              /* and node name, which node hints read (owned) */
 	struct ipaddr node_ip;       /* family 0: none */
 	struct rs_rule *tail;        /* nat KUBE-SERVICES' node-port jump */
 	size_t n_tail;
@@ -117,6 +118,8 @@ static void store_clear(struct plan_store *st)
 	st->n_tail = 0;
 	free(st->zone);
 	st->zone = NULL;
+	free(st->hostname);
+	st->hostname = NULL;
 }
 
 void plan_store_free(struct plan_store *st)
@@ -823,7 +826,8 @@ static int update(struct plan_store *st, const struct desired *d, const struct p
 		if (e < 0)
 			goto fail;
 		fingerprint_of(&u.c, &fp);
-		u.full = !fingerprint_equal(&fp, &st->fp) || !streq_null(s->zone, st->zone);
+		u.full = !fingerprint_equal(&fp, &st->fp) || !streq_null(s->zone, st->zone) ||
+			 !streq_null(s->hostname, st->hostname);
 	}
 	u.grave = u.full ? st->rs : ruleset_new();
 	if (u.full) {
@@ -851,7 +855,8 @@ static int update(struct plan_store *st, const struct desired *d, const struct p
 		if (e < 0)
 			goto fail;
 		fingerprint_of(&u.c, &st->fp);
-		if (s->zone && !(st->zone = strdup(s->zone))) {
+		if ((s->zone && !(st->zone = strdup(s->zone))) ||
+		    (s->hostname && !(st->hostname = strdup(s->hostname)))) {
 			e = -ENOMEM;
 			goto fail;
 		}

@@ -259,6 +259,39 @@ static int dup_str(const char *s, char **ret)
 	return *ret ? 0 : -ENOMEM;
 }
 
+/* Copies of n hint names into *ret (NULL when n is 0); 0 or -ENOMEM. */
+static int dup_names(char *const *src, size_t n, char ***ret, size_t *ret_n)
+{
+	char **v;
+	size_t i;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (!n)
+		return 0;
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (dup_str(src[i], &v[i]) < 0) {
+			while (i--)
+				free(v[i]);
+			free(v);
+			return -ENOMEM;
+		}
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+static void free_names(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 static int copy_endpoint(const struct rctx *c, const struct cand *k, struct endpoint *ret)
 {
 	const struct epslice_endpoint *src = k->ep;
@@ -270,7 +303,6 @@ static int copy_endpoint(const struct rctx *c, const struct cand *k, struct endp
 		.terminating = src->terminating,
 		.has_hints = src->has_hints,
 	};
-	size_t i;
 
 	e.is_local = c->hostname && *c->hostname && src->node_name &&
 		     streq(src->node_name, c->hostname);
@@ -278,22 +310,13 @@ static int copy_endpoint(const struct rctx *c, const struct cand *k, struct endp
 		goto fail;
 	if (src->zone && !(e.zone = strdup(src->zone)))
 		goto fail;
-	if (src->n_hint_zones) {
-		e.hint_zones = calloc(src->n_hint_zones, sizeof(*e.hint_zones));
-		if (!e.hint_zones)
-			goto fail;
-		for (i = 0; i < src->n_hint_zones; i++) {
-			if (dup_str(src->hint_zones[i], &e.hint_zones[i]) < 0)
-				goto fail;
-			e.n_hint_zones++;
-		}
-	}
+	if (dup_names(src->hint_zones, src->n_hint_zones, &e.hint_zones, &e.n_hint_zones) < 0 ||
+	    dup_names(src->hint_nodes, src->n_hint_nodes, &e.hint_nodes, &e.n_hint_nodes) < 0)
+		goto fail;
 	*ret = e;
 	return 0;
 fail:
-	for (i = 0; i < e.n_hint_zones; i++)
-		free(e.hint_zones[i]);
-	free(e.hint_zones);
+	free_names(e.hint_zones, e.n_hint_zones);
 	free(e.node_name);
 	free(e.zone);
 	return -ENOMEM;
@@ -607,6 +630,11 @@ static void put_endpoint(const struct endpoint *e, FILE *f)
 		fputs(",hints=", f);
 		for (i = 0; i < e->n_hint_zones; i++)
 			fprintf(f, "%s%s", i ? "+" : "", e->hint_zones[i]);
+	}
+	if (e->n_hint_nodes) {
+		fputs(",nodehints=", f);
+		for (i = 0; i < e->n_hint_nodes; i++)
+			fprintf(f, "%s%s", i ? "+" : "", e->hint_nodes[i]);
 	}
 	if (e->is_local)
 		fputs(",local", f);

@@ -43,4 +43,31 @@ static void set_ip(struct ipaddr *a, bool v6, unsigned net, unsigned host)
 	assert_int_equal(ipaddr_parse(buf, a), 0);
 }
 
+/*
+ * Random topology hints on a slice endpoint, as the EndpointSlice
+ * controller writes them for PreferSameZone (zones) and PreferSameNode
+ * (its node and zone), or none, or node hints without zone hints: the
+ * planner's all-or-nothing rules see every case.
+ */
+static void rand_hints(struct epslice_endpoint *ep)
+{
+	static const char *const zones[] = { "zone-a", "zone-b" };
+	static const char *const nodes[] = { "node-a", "node-b", "node-c" };
+	unsigned what = rnd(5);
+
+	if (what == 0)
+		return;
+	ep->has_hints = true;
+	if (what != 4) {
+		ep->hint_zones = calloc(1, sizeof(char *));
+		assert_non_null(ep->hint_zones);
+		ep->hint_zones[ep->n_hint_zones++] = xstrdup(zones[rnd(2)]);
+	}
+	if (what >= 3) {
+		ep->hint_nodes = calloc(1, sizeof(char *));
+		assert_non_null(ep->hint_nodes);
+		ep->hint_nodes[ep->n_hint_nodes++] = xstrdup(nodes[rnd(3)]);
+	}
+}
+
 #endif

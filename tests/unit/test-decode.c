@@ -279,6 +279,14 @@ static const struct bad_case bad_objects[] = {
 	  "error: t.json: EndpointSlice shop/web-abc: endpoints[0].hints.forZones[0]: expected an object, got \"zone-a\"\n" },
 	{ SLICE("\"endpoints\":[{\"addresses\":[\"198.18.65.1\"],\"hints\":{\"forZones\":[{\"name\":3}]}}]"),
 	  "error: t.json: EndpointSlice shop/web-abc: endpoints[0].hints.forZones[0].name: expected a string, got 3\n" },
+	{ SLICE("\"endpoints\":[{\"addresses\":[\"198.18.65.1\"],\"hints\":{\"forNodes\":[\"node-a\"]}}]"),
+	  "error: t.json: EndpointSlice shop/web-abc: endpoints[0].hints.forNodes[0]: expected an object, got \"node-a\"\n" },
+	{ SLICE("\"endpoints\":[{\"addresses\":[\"198.18.65.1\"],\"hints\":{\"forNodes\":[{\"name\":\"Node_A\"}]}}]"),
+	  "error: t.json: EndpointSlice shop/web-abc: endpoints[0].hints.forNodes[0].name: \"Node_A\" is not a valid node name\n" },
+	{ SLICE("\"endpoints\":[{\"addresses\":[\"198.18.65.1\"],\"hints\":{\"forNodes\":[{}]}}]"),
+	  "error: t.json: EndpointSlice shop/web-abc: endpoints[0].hints.forNodes[0].name: missing (a node name is required)\n" },
+	{ SLICE("\"endpoints\":[{\"addresses\":[\"198.18.65.1\"],\"hints\":{\"forNodes\":{}}}]"),
+	  "error: t.json: EndpointSlice shop/web-abc: endpoints[0].hints.forNodes: expected an array, got an object\n" },
 	{ SLICE("\"endpoints\":[{\"addresses\":[\"198.18.65.1\"],\"hints\":true}]"),
 	  "error: t.json: EndpointSlice shop/web-abc: endpoints[0].hints: expected an object, got true\n" },
 	{ SLICE("\"ports\":[{\"port\":0}]"),
@@ -1166,12 +1174,13 @@ static void test_endpointslice(void **state)
 		"{\"port\":9000}],"
 		"\"endpoints\":["
 		"{\"addresses\":[\"198.18.65.10\"],\"conditions\":{\"ready\":true,\"serving\":true,\"terminating\":false},"
-		"\"nodeName\":\"node-a\",\"zone\":\"zone-a\",\"hints\":{\"forZones\":[{\"name\":\"zone-a\"},{\"name\":\"zone-b\"}]},"
+		"\"nodeName\":\"node-a\",\"zone\":\"zone-a\",\"hints\":{\"forZones\":[{\"name\":\"zone-a\"},{\"name\":\"zone-b\"}],"
+		"\"forNodes\":[{\"name\":\"node-a\"},{\"name\":\"node-b.example\"}]},"
 		"\"targetRef\":{\"kind\":\"Pod\",\"name\":\"p\"}},"
 		"{\"addresses\":[\"198.18.66.10\",\"198.18.66.11\"]},"
 		"{\"addresses\":[\"198.18.66.12\"],\"conditions\":{\"ready\":false,\"serving\":true,\"terminating\":true},"
 		"\"hints\":{}},"
-		"{\"addresses\":[\"198.18.66.13\"],\"conditions\":{\"ready\":false}},"
+		"{\"addresses\":[\"198.18.66.13\"],\"conditions\":{\"ready\":false},\"hints\":{\"forZones\":[{}],\"forNodes\":[]}},"
 		"{\"addresses\":[\"198.18.66.14\"],\"conditions\":{\"ready\":null,\"serving\":false}}]}";
 	struct decoded d = { 0 };
 	struct diag_list dl;
@@ -1206,6 +1215,9 @@ static void test_endpointslice(void **state)
 	assert_true(ep->has_hints);
 	assert_int_equal(ep->n_hint_zones, 2);
 	assert_string_equal(ep->hint_zones[1], "zone-b");
+	assert_int_equal(ep->n_hint_nodes, 2);
+	assert_string_equal(ep->hint_nodes[0], "node-a");
+	assert_string_equal(ep->hint_nodes[1], "node-b.example");
 	ep = &e->endpoints[1]; /* no conditions: ready; first address only */
 	assert_string_equal(fmt_ip(&ep->addr), "198.18.66.10");
 	assert_true(ep->ready && ep->serving && !ep->terminating);
@@ -1218,6 +1230,10 @@ static void test_endpointslice(void **state)
 	assert_int_equal(ep->n_hint_zones, 0);
 	ep = &e->endpoints[3]; /* serving absent: as ready */
 	assert_true(!ep->ready && !ep->serving && !ep->terminating);
+	/* A zone without a name is the empty zone name, as kube-proxy reads it. */
+	assert_int_equal(ep->n_hint_zones, 1);
+	assert_string_equal(ep->hint_zones[0], "");
+	assert_int_equal(ep->n_hint_nodes, 0);
 	ep = &e->endpoints[4]; /* ready null: ready */
 	assert_true(ep->ready && !ep->serving && !ep->terminating);
 	decoded_done(&d);

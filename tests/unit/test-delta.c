@@ -133,6 +133,7 @@ static struct epslice *make_eps(unsigned k, bool dual)
 		ep->serving = ep->ready || rnd(2);
 		ep->terminating = !ep->ready && rnd(2);
 		ep->node_name = xstrdup(nodes[rnd(3)]);
+		rand_hints(ep);
 	}
 	e->n_endpoints = n_eps;
 	return e;
@@ -212,6 +213,7 @@ static void node_settings(const struct node *n, int family, bool dual, struct ch
 	ps->family = family;
 	ps->dual_stack = dual;
 	ps->hostname = "node-a";
+	ps->zone = "zone-a";
 	ps->node_ips = (struct ipaddr *)(family == AF_INET6 ? &n->ips[1] : &n->ips[0]);
 	ps->n_node_ips = 1;
 	ps->local_addrs = (struct ipaddr *)n->local;

@@ -1320,6 +1320,10 @@ static void test_resolve_dump(void **state)
 	ep->hint_zones[0] = xstrdup("zone-a");
 	ep->hint_zones[1] = xstrdup("zone-b");
 	ep->n_hint_zones = 2;
+	ep->hint_nodes = calloc(1, sizeof(char *));
+	assert_non_null(ep->hint_nodes);
+	ep->hint_nodes[0] = xstrdup("node-b");
+	ep->n_hint_nodes = 1;
 	ep->has_hints = true;
 	eps_ep(e, "198.18.66.13", 0, NULL, NULL);
 	f.svcs[f.n_svcs++] = web;
@@ -1340,7 +1344,7 @@ static void test_resolve_dump(void **state)
 		"shop/web UDP NodePort 198.19.0.10:53 eTP=Cluster iTP=Cluster -> (none)\n"
 		"shop/web:http TCP NodePort 198.19.0.10:80 nodePort=30080 eTP=Cluster "
 		"iTP=Cluster -> 198.18.65.11:8080 (ready,node-a,local) 198.18.66.12:8080 "
-		"(terminating,serving,node-b,zone=zone-b,hints=zone-a+zone-b) "
+		"(terminating,serving,node-b,zone=zone-b,hints=zone-a+zone-b,nodehints=node-b) "
 		"198.18.66.13:8080 (not-ready)\n");
 	rfix_done(&f);
 }

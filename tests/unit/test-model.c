@@ -187,6 +187,21 @@ static void test_epslice_equal(void **state)
 	free(b->endpoints[0].node_name);
 	b->endpoints[0].node_name = strdup("node-b");
 	assert_false(epslice_equal(a, b));
+	free(b->endpoints[0].node_name);
+	b->endpoints[0].node_name = strdup("node-a");
+	/* node hints count, names and number (a change re-plans the service) */
+	for (i = 0; i < 2; i++) {
+		v[i]->endpoints[0].hint_nodes = calloc(1, sizeof(char *));
+		v[i]->endpoints[0].hint_nodes[0] = strdup("node-a");
+		v[i]->endpoints[0].n_hint_nodes = 1;
+	}
+	assert_true(epslice_equal(a, b));
+	free(b->endpoints[0].hint_nodes[0]);
+	b->endpoints[0].hint_nodes[0] = strdup("node-b");
+	assert_false(epslice_equal(a, b));
+	b->endpoints[0].n_hint_nodes = 0;
+	assert_false(epslice_equal(a, b));
+	b->endpoints[0].n_hint_nodes = 1;
 	epslice_unref(a);
 	epslice_unref(b);
 }

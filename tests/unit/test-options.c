@@ -628,6 +628,57 @@ static void test_kpconfig_refusals(void **state)
 	options_done(&o);
 }
 
+/*
+ * Feature gates as kube-proxy 1.35 takes them: PreferSameTrafficDistribution
+ * is GA and locked to true, so true is accepted and false refused; other
+ * gates are ignored (with a warning); a malformed list is refused.
+ */
+static void test_feature_gates(void **state)
+{
+	struct svcnat_options o;
+	const char *svc = write_tmp("svc.json", "{\"kind\": \"List\", \"items\": []}");
+	static const struct {
+		const char *arg;
+		int rc;
+	} flags[] = {
+		{ "PreferSameTrafficDistribution=true", 0 },
+		{ " PreferSameTrafficDistribution = True ,OtherGate=false", 0 },
+		{ "PreferSameTrafficDistribution=1", 0 },
+		{ "", 0 },
+		{ "PreferSameTrafficDistribution=false", 2 },
+		{ "A=true,PreferSameTrafficDistribution=0", 2 },
+		{ "PreferSameTrafficDistribution", 2 },
+		{ "PreferSameTrafficDistribution=yes", 2 },
+	};
+	char kp[256];
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(flags); i++) {
+		int r = parse(&o, "--config", svc, "--feature-gates", flags[i].arg, NULL);
+
+		if (r != flags[i].rc)
+			fail_msg("--feature-gates '%s': exit %d, want %d", flags[i].arg, r, flags[i].rc);
+		options_done(&o);
+	}
+	snprintf(kp, sizeof(kp), "%s",
+		 write_tmp("gates.yaml", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+					 "kind: KubeProxyConfiguration\nfeatureGates:\n"
+					 "  PreferSameTrafficDistribution: true\n  SomeOther: false\n"));
+	assert_int_equal(parse(&o, "--config", kp, "--config", svc, NULL), 0);
+	options_done(&o);
+	snprintf(kp, sizeof(kp), "%s",
+		 write_tmp("gates-off.yaml", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+					     "kind: KubeProxyConfiguration\nfeatureGates:\n"
+					     "  PreferSameTrafficDistribution: false\n"));
+	assert_int_equal(parse(&o, "--config", kp, "--config", svc, NULL), 2);
+	options_done(&o);
+	snprintf(kp, sizeof(kp), "%s",
+		 write_tmp("gates-empty.yaml", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+					       "kind: KubeProxyConfiguration\nfeatureGates: {}\n"));
+	assert_int_equal(parse(&o, "--config", kp, "--config", svc, NULL), 0);
+	options_done(&o);
+}
+
 /* The file's fields, flattened. */
 static void test_kpconfig_parse(void **state)
 {
@@ -753,6 +804,7 @@ int main(void)
 		cmocka_unit_test(test_kpconfig_file),
 		cmocka_unit_test(test_kpconfig_each_field),
 		cmocka_unit_test(test_kpconfig_refusals),
+		cmocka_unit_test(test_feature_gates),
 		cmocka_unit_test(test_kpconfig_parse),
 		cmocka_unit_test(test_readme_examples),
 	};

@@ -135,6 +135,7 @@ static struct epslice *make_eps(unsigned k, bool dual)
 		ep->serving = ep->ready || rnd(2);
 		ep->terminating = !ep->ready && rnd(2);
 		ep->node_name = xstrdup(nodes[rnd(3)]);
+		rand_hints(ep);
 	}
 	e->n_endpoints = n_eps;
 	return e;
@@ -161,6 +162,7 @@ struct node {
 	struct ipnet np[2];
 	size_t n_np;
 	enum dispatch_mode dispatch;
+	const char *hostname, *zone; /* which endpoints' node and zone hints are this node's */
 };
 
 static void node_settings(const struct node *n, int family, bool dual, struct plan_settings *ps)
@@ -168,8 +170,8 @@ static void node_settings(const struct node *n, int family, bool dual, struct pl
 	plan_settings_init(ps);
 	ps->family = family;
 	ps->dual_stack = dual;
-	ps->hostname = "node-a";
-	ps->zone = "zone-a";
+	ps->hostname = n->hostname;
+	ps->zone = n->zone;
 	ps->node_ips = (struct ipaddr *)n->ips;
 	ps->n_node_ips = dual ? 2 : 1;
 	ps->local_addrs = (struct ipaddr *)n->local;
@@ -188,9 +190,15 @@ static void node_settings(const struct node *n, int family, bool dual, struct pl
 
 static void node_change(struct node *n)
 {
-	unsigned what = rnd(4);
+	unsigned what = rnd(5);
 
-	if (what == 0) {
+	if (what == 4) {
+		static const char *const names[] = { "node-a", "node-b", "node-c" };
+		static const char *const zones[] = { "zone-a", "zone-b", NULL };
+
+		n->hostname = names[rnd(3)];
+		n->zone = zones[rnd(3)];
+	} else if (what == 0) {
 		set_ip(&n->ips[0], false, 0, 1 + rnd(3));
 		n->local[0] = n->ips[0];
 	} else if (what == 1) {
@@ -248,7 +256,8 @@ static void equivalence(bool dual, uint64_t seed)
 	struct merge *m = merge_new();
 	struct merge_snapshot *prev = NULL, *planned_from = NULL;
 	struct desired inc = { 0 };
-	struct node node = { .n_local = 1, .dispatch = DISPATCH_AUTO };
+	struct node node = { .n_local = 1, .dispatch = DISPATCH_AUTO, .hostname = "node-a",
+			     .zone = "zone-a" };
 	int src;
 
 	rng = seed;

@@ -24,6 +24,9 @@ static void endpoint_done(struct epslice_endpoint *ep)
 	for (i = 0; i < ep->n_hint_zones; i++)
 		free(ep->hint_zones[i]);
 	free(ep->hint_zones);
+	for (i = 0; i < ep->n_hint_nodes; i++)
+		free(ep->hint_nodes[i]);
+	free(ep->hint_nodes);
 	*ep = (struct epslice_endpoint){ 0 };
 }
 

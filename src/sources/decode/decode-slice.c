@@ -64,8 +64,34 @@ static int decode_hint_zone(struct dctx *c, const cJSON *z, size_t i, void *ud)
 	r = dec_check_object(c, z);
 	if (r == 0)
 		r = dec_dup_str(c, z, "name", dec_is_label_value, "zone", &name);
-	if (r == 0 && name)
+	/* No name is the empty zone name, a valid label value that kube-proxy
+	 * keeps (endpointslicecache.go, addEndpoints). */
+	if (r == 0 && !name && !(name = strdup("")))
+		r = -ENOMEM;
+	if (r == 0)
 		ep->hint_zones[ep->n_hint_zones++] = name;
+	return r;
+}
+
+/* hints.forNodes[i] (a dec_entry_fn on the endpoint). */
+static int decode_hint_node(struct dctx *c, const cJSON *n, size_t i, void *ud)
+{
+	struct epslice_endpoint *ep = ud;
+	char *name = NULL;
+	int r;
+
+	r = dec_check_object(c, n);
+	if (r == 0)
+		r = dec_dup_str(c, n, "name", dec_is_dns1123_subdomain, "node name", &name);
+	if (r == 0 && !name) {
+		/* The API requires a node name here (an empty one is invalid). */
+		size_t l = dec_path_key(c, "name");
+
+		r = dec_fail(c, "missing (a node name is required)");
+		dec_path_pop(c, l);
+	}
+	if (r == 0)
+		ep->hint_nodes[ep->n_hint_nodes++] = name;
 	return r;
 }
 
@@ -82,6 +108,9 @@ static int decode_hints(struct dctx *c, const cJSON *j, struct epslice_endpoint 
 	l = dec_path_key(c, "hints");
 	r = dec_each(c, hints, "forZones", DECODE_MAX_ADDRS, (void **)&ep->hint_zones,
 		     sizeof(*ep->hint_zones), decode_hint_zone, ep);
+	if (r == 0)
+		r = dec_each(c, hints, "forNodes", DECODE_MAX_ADDRS, (void **)&ep->hint_nodes,
+			     sizeof(*ep->hint_nodes), decode_hint_node, ep);
 	dec_path_pop(c, l);
 	return r;
 }
