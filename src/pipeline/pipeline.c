@@ -17,6 +17,7 @@
 #include "pipeline/pipeline.h"
 #include "sources/kube/kube.h"
 #include "sources/file/file.h"
+#include "sys/sysctl.h"
 #include "util.h"
 
 void options_init(struct svcnat_options *o)
@@ -29,6 +30,8 @@ void options_init(struct svcnat_options *o)
 	o->backend.kind = BACKEND_AUTO;
 	o->conntrack.max_per_core = -1;
 	o->conntrack.min = -1;
+	o->conntrack.tcp_established_usec = CT_TIMEOUT_DEFAULT;
+	o->conntrack.tcp_close_wait_usec = CT_TIMEOUT_DEFAULT;
 }
 
 void options_done(struct svcnat_options *o)
@@ -912,58 +915,6 @@ int pipeline_sync(struct pipeline *p, struct sync_report *rep, struct diag_list 
 	return r;
 }
 
-static int sysctl_read(const char *path, int *ret)
-{
-	char buf[32];
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	*ret = atoi(buf);
-	return 0;
-}
-
-static int sysctl_write(const char *path, const char *v)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, v, strlen(v));
-	close(fd);
-	return n < 0 ? -errno : 0;
-}
-
-/* Write an integer sysctl unless it has the value already (as kube-proxy's
- * setIntSysCtl).  1 if written, 0 if it was so, -errno. */
-static int sysctl_set_int(const char *path, long v, struct diag_list *d)
-{
-	char buf[32];
-	int cur = 0, r;
-
-	if (sysctl_read(path, &cur) >= 0 && cur == v)
-		return 0;
-	snprintf(buf, sizeof(buf), "%ld", v);
-	r = sysctl_write(path, buf);
-	if (r < 0) {
-		diag_add(d, DIAG_ERROR, NULL, NULL, NULL, "cannot set %s to %ld: %s",
-			 path + strlen("/proc/sys/"), v, strerror(-r));
-		return r;
-	}
-	diag_add(d, DIAG_NOTE, NULL, NULL, NULL, "set %s to %ld (was %d)",
-		 path + strlen("/proc/sys/"), v, cur);
-	return 1;
-}
-
 /* Whether this process is in the host's network namespace (that of pid 1). */
 static bool in_host_netns(void)
 {
@@ -975,83 +926,38 @@ static bool in_host_netns(void)
 
 /*
  * kube-proxy's conntrack settings (cmd/kube-proxy/app/server_linux.go,
- * setupConntrack): nf_conntrack_max = max(max_per_core x CPUs, min) when
- * max_per_core > 0, the TCP and UDP timeouts when > 0, tcp_be_liberal when
- * true.  Only what a flag or the KubeProxyConfiguration gave is written.
+ * setupConntrack), its defaults for what neither a flag nor the
+ * KubeProxyConfiguration gave: 32768 per CPU (at least 131072) for
+ * nf_conntrack_max, 24 h established and 1 h CLOSE_WAIT TCP timeouts.
  */
 static int conntrack_sysctls(const struct conntrack_settings *ct, struct diag_list *d)
 {
-	static const char dir[] = "/proc/sys/net/netfilter/";
-	const struct {
-		const char *name;
-		uint64_t usec;
-	} timeouts[] = {
-		{ "nf_conntrack_tcp_timeout_established", ct->tcp_established_usec },
-		{ "nf_conntrack_tcp_timeout_close_wait", ct->tcp_close_wait_usec },
-		{ "nf_conntrack_udp_timeout", ct->udp_usec },
-		{ "nf_conntrack_udp_timeout_stream", ct->udp_stream_usec },
+	long per = ct->max_per_core >= 0 ? ct->max_per_core : CT_DEFAULT_MAX_PER_CORE;
+	long min = ct->min >= 0 ? ct->min : CT_DEFAULT_MIN;
+	struct ct_sysctls c = {
+		.max = ct_sysctls_max(per, min, sysconf(_SC_NPROCESSORS_ONLN)),
+		.max_given = ct->max_per_core >= 0 || ct->min >= 0,
+		.tcp_established_sec = ct->tcp_established_usec == CT_TIMEOUT_DEFAULT ?
+					       CT_DEFAULT_TCP_ESTABLISHED_SEC :
+					       (long)(ct->tcp_established_usec / 1000000),
+		.tcp_close_wait_sec = ct->tcp_close_wait_usec == CT_TIMEOUT_DEFAULT ?
+					      CT_DEFAULT_TCP_CLOSE_WAIT_SEC :
+					      (long)(ct->tcp_close_wait_usec / 1000000),
+		.udp_sec = (long)(ct->udp_usec / 1000000),
+		.udp_stream_sec = (long)(ct->udp_stream_usec / 1000000),
+		.tcp_be_liberal = ct->tcp_be_liberal,
 	};
-	char path[128];
-	int r;
 
-	if (ct->max_per_core > 0 || (ct->max_per_core < 0 && ct->min >= 0)) {
-		long per = ct->max_per_core >= 0 ? ct->max_per_core : 32768;
-		long min = ct->min >= 0 ? ct->min : 131072;
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-		long max = per * (cpus > 0 ? cpus : 1);
-		int hashsize = 0;
-
-		if (max < min)
-			max = min;
-		snprintf(path, sizeof(path), "%snf_conntrack_max", dir);
-		r = sysctl_set_int(path, max, d);
-		if (r == -EACCES || r == -EPERM || r == -EROFS) {
-			/* Read-only outside the host's namespace (recent kernels),
-			 * or /proc/sys read-only: kube-proxy goes on, so do we. */
-			d->items[d->n - 1].level = DIAG_WARNING;
-		} else if (r < 0) {
-			return r;
-		}
-		/* The hash table: a module parameter shared by every network
-		 * namespace, so written only from the host's. */
-		if (in_host_netns() &&
-		    sysctl_read("/sys/module/nf_conntrack/parameters/hashsize", &hashsize) >= 0 &&
-		    hashsize < max / 4) {
-			char buf[32];
-
-			snprintf(buf, sizeof(buf), "%ld", max / 4);
-			if (sysctl_write("/sys/module/nf_conntrack/parameters/hashsize", buf) < 0)
-				diag_add(d, DIAG_WARNING, NULL, NULL, NULL,
-					 "cannot set nf_conntrack's hashsize to %ld (/sys read-only?)",
-					 max / 4);
-		}
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(timeouts); i++) {
-		if (timeouts[i].usec < 1000000)
-			continue;
-		snprintf(path, sizeof(path), "%s%s", dir, timeouts[i].name);
-		r = sysctl_set_int(path, (long)(timeouts[i].usec / 1000000), d);
-		if (r < 0)
-			return r;
-	}
-	if (ct->tcp_be_liberal) {
-		snprintf(path, sizeof(path), "%snf_conntrack_tcp_be_liberal", dir);
-		r = sysctl_set_int(path, 1, d);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	return ct_sysctls_apply(&c, "", in_host_netns(), d);
 }
 
 int pipeline_set_oom_score(const struct svcnat_options *o, struct diag_list *d)
 {
-	char buf[16];
 	int r;
 
 	if (!o->oom_score_adj_set)
 		return 0;
-	snprintf(buf, sizeof(buf), "%d", o->oom_score_adj);
-	r = sysctl_write("/proc/self/oom_score_adj", buf);
+	r = sysctl_write_int("", "/proc/self/oom_score_adj", o->oom_score_adj);
 	if (r < 0)
 		/* As kube-proxy: logged, not fatal (lowering needs CAP_SYS_RESOURCE). */
 		diag_add(d, DIAG_WARNING, NULL, NULL, "--oom-score-adj",
@@ -1073,23 +979,19 @@ int pipeline_check_sysctls(struct pipeline *p, struct diag_list *d)
 		  "NodePorts on 127.0.0.1 do not work (--localhost-nodeports)", true },
 	};
 	size_t i;
-	int r, v = 0;
+	long v = 0;
+	int r;
 
 	for (i = 0; i < ARRAY_SIZE(need); i++) {
 		if (need[i].localhost_only && !p->settings.localhost_nodeports)
 			continue;
-		r = sysctl_read(need[i].path, &v);
+		r = sysctl_read_int("", need[i].path, &v);
 		if (r < 0 || v == 1)
 			continue;
 		if (p->o->set_sysctls) {
-			r = sysctl_write(need[i].path, "1");
-			if (r < 0) {
-				diag_add(d, DIAG_ERROR, NULL, NULL, NULL, "cannot set %s to 1: %s",
-					 need[i].path + strlen("/proc/sys/"), strerror(-r));
+			r = sysctl_set_int("", need[i].path, 1, d);
+			if (r < 0)
 				return r;
-			}
-			diag_add(d, DIAG_NOTE, NULL, NULL, NULL, "set %s to 1",
-				 need[i].path + strlen("/proc/sys/"));
 		} else {
 			diag_add(d, DIAG_WARNING, NULL, NULL, NULL,
 				 "%s is 0: %s (use --set-sysctls to turn it on)",
@@ -1100,7 +1002,7 @@ int pipeline_check_sysctls(struct pipeline *p, struct diag_list *d)
 	 * ignores router advertisements (accept_ra 1), which may be what
 	 * configures the node's own IPv6 addresses and routes. */
 	if (node_has_global6(&p->settings) &&
-	    sysctl_read("/proc/sys/net/ipv6/conf/all/forwarding", &v) >= 0 && v == 0)
+	    sysctl_read_int("", "/proc/sys/net/ipv6/conf/all/forwarding", &v) >= 0 && v == 0)
 		diag_add(d, DIAG_WARNING, NULL, NULL, NULL,
 			 "net/ipv6/conf/all/forwarding is 0: IPv6 service traffic from other hosts "
 			 "and pods is not forwarded (svcnat does not turn it on, --set-sysctls "

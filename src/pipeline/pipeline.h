@@ -30,16 +30,20 @@ enum svcnat_mode {
 	MODE_INIT_ONLY,               /* kube-proxy's --init-only: sysctls, then exit */
 };
 
+/* A TCP timeout neither a flag nor the KubeProxyConfiguration gave:
+ * kube-proxy's default applies (24 h established, 1 h CLOSE_WAIT). */
+#define CT_TIMEOUT_DEFAULT UINT64_MAX
+
 /*
  * kube-proxy's conntrack settings (--conntrack-*, conntrack: in a
- * KubeProxyConfiguration), written as sysctls of the node's network
- * namespace at start; only those given are written ("when asked").
+ * KubeProxyConfiguration), written as sysctls at start with kube-proxy's
+ * defaults for what was not given (sys/sysctl.h).
  */
 struct conntrack_settings {
-	long max_per_core;            /* -1: not given; 0: leave nf_conntrack_max */
+	long max_per_core;            /* -1: not given (32768); 0: leave nf_conntrack_max */
 	long min;                     /* -1: not given (kube-proxy's 131072) */
-	uint64_t tcp_established_usec;/* 0: leave as is */
-	uint64_t tcp_close_wait_usec;
+	uint64_t tcp_established_usec;/* 0: leave as is; CT_TIMEOUT_DEFAULT: not given */
+	uint64_t tcp_close_wait_usec; /* the same */
 	uint64_t udp_usec;
 	uint64_t udp_stream_usec;
 	bool tcp_be_liberal;          /* set nf_conntrack_tcp_be_liberal=1 */

@@ -462,7 +462,8 @@ static void ck_ct_min(const struct svcnat_options *o, bool flag)
 	if (ck_strict)
 		assert_int_equal(o->conntrack.max_per_core, -1);
 }
-/* The four timeouts: timeout `which` is `sec` seconds, the others not set. */
+/* The four timeouts: timeout `which` is `sec` seconds, the others not set
+ * (the TCP ones then keep kube-proxy's default, the UDP ones 0: leave). */
 static void ck_timeouts(const struct svcnat_options *o, size_t which, uint64_t sec)
 {
 	const uint64_t v[] = { o->conntrack.tcp_established_usec, o->conntrack.tcp_close_wait_usec,
@@ -472,7 +473,7 @@ static void ck_timeouts(const struct svcnat_options *o, size_t which, uint64_t s
 		if (i == which)
 			assert_true(v[i] == sec * 1000000);
 		else if (ck_strict)
-			assert_true(v[i] == 0);
+			assert_true(v[i] == (i < 2 ? CT_TIMEOUT_DEFAULT : 0));
 	if (ck_strict)
 		assert_false(o->conntrack.tcp_be_liberal);
 }
@@ -497,7 +498,7 @@ static void ck_ct_liberal(const struct svcnat_options *o, bool flag)
 	assert_int_equal(o->conntrack.tcp_be_liberal, !flag);
 	assert_int_equal(o->plan.conntrack_tcp_liberal, !flag);
 	if (ck_strict)
-		assert_true(o->conntrack.tcp_established_usec == 0);
+		assert_true(o->conntrack.tcp_established_usec == CT_TIMEOUT_DEFAULT);
 }
 static void ck_verbosity(const struct svcnat_options *o, bool flag)
 {
@@ -739,6 +740,40 @@ static int parse_quiet(struct svcnat_options *o, char **ret_err, const char **ar
 	return r;
 }
 
+/* A conntrack timeout given as 0 leaves the kernel's (kube-proxy: a set,
+ * zero duration is skipped), where null or absent means kube-proxy's 24 h
+ * and 1 h; the same for the flags. */
+static void test_conntrack_zero_vs_default(void **state)
+{
+	struct svcnat_options o;
+	const char *svc = write_tmp("ct-svc.json", "{\"kind\": \"List\", \"items\": []}");
+	const char *zero = write_tmp("ct-zero.yaml",
+				     "apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+				     "kind: KubeProxyConfiguration\n"
+				     "conntrack:\n  tcpEstablishedTimeout: 0s\n"
+				     "  tcpCloseWaitTimeout: 0s\n");
+	const char *a[] = { "--config", zero, "--config", svc };
+	const char *b[] = { "--config", svc, "--conntrack-tcp-timeout-established=0",
+			    "--conntrack-tcp-timeout-close-wait=0s" };
+	const char *c[] = { "--config", svc };
+	char *err = NULL;
+
+	(void)state;
+	assert_int_equal(parse_quiet(&o, &err, a, ARRAY_SIZE(a)), 0);
+	assert_true(o.conntrack.tcp_established_usec == 0 && o.conntrack.tcp_close_wait_usec == 0);
+	free(err);
+	options_done(&o);
+	assert_int_equal(parse_quiet(&o, &err, b, ARRAY_SIZE(b)), 0);
+	assert_true(o.conntrack.tcp_established_usec == 0 && o.conntrack.tcp_close_wait_usec == 0);
+	free(err);
+	options_done(&o);
+	assert_int_equal(parse_quiet(&o, &err, c, ARRAY_SIZE(c)), 0);
+	assert_true(o.conntrack.tcp_established_usec == CT_TIMEOUT_DEFAULT);
+	assert_true(o.conntrack.tcp_close_wait_usec == CT_TIMEOUT_DEFAULT);
+	free(err);
+	options_done(&o);
+}
+
 /* README's examples: kubeadm's kube-proxy ConfigMap and a kube-proxy unit's
  * flags work unchanged, without a single warning. */
 static void test_readme_examples(void **state)
@@ -765,6 +800,11 @@ static void test_readme_examples(void **state)
 	assert_true(o.plan.localhost_nodeports);
 	assert_null(o.healthz_bind_address); /* "": kube-proxy's default, 0.0.0.0:10256 */
 	assert_int_equal(o.conntrack.max_per_core, -1);
+	/* kubeadm's conntrack fields are null: kube-proxy's defaults apply */
+	assert_int_equal(o.conntrack.min, -1);
+	assert_true(o.conntrack.tcp_established_usec == CT_TIMEOUT_DEFAULT);
+	assert_true(o.conntrack.tcp_close_wait_usec == CT_TIMEOUT_DEFAULT);
+	assert_true(o.conntrack.udp_usec == 0 && o.conntrack.udp_stream_usec == 0);
 	assert_false(o.oom_score_adj_set);
 	assert_int_equal(o.n_configs, 1);
 	free(err);
@@ -807,6 +847,7 @@ int main(void)
 		cmocka_unit_test(test_feature_gates),
 		cmocka_unit_test(test_kpconfig_parse),
 		cmocka_unit_test(test_readme_examples),
+		cmocka_unit_test(test_conntrack_zero_vs_default),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
