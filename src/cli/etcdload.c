@@ -8,9 +8,11 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "cli/etcdload.h"
 #include "sources/decode/decode.h"
 #include "sources/etcd/etcdcurl.h"
-#include "cli/etcdload.h"
+#include "sources/net/base64.h"
+#include "sources/net/curlloop.h"
 #include "util.h"
 
 #define TXN_TIMEOUT_MS 30000
@@ -133,8 +135,8 @@ static int flush_txn(struct loader *ld)
 
 static int queue_put(struct loader *ld, const char *key, const char *value)
 {
-	_cleanup_free_ char *k = etcd_b64_encode(key, strlen(key));
-	_cleanup_free_ char *v = etcd_b64_encode(value, strlen(value));
+	_cleanup_free_ char *k = base64_encode(key, strlen(key));
+	_cleanup_free_ char *v = base64_encode(value, strlen(value));
 	_cleanup_free_ char *op = NULL;
 	size_t n;
 	int r;
@@ -351,7 +353,7 @@ int etcd_load_file(const struct etcd_options *o, const char *path, struct diag_l
 	r = read_all(path, d, &buf, &len);
 	if (r < 0)
 		goto out;
-	r = etcd_curl_global_init();
+	r = curlloop_global_init();
 	if (r < 0)
 		goto out;
 	ld.easy = curl_easy_init();

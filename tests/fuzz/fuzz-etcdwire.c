@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "sources/etcd/etcdwire.h"
+#include "sources/net/base64.h"
+#include "sources/net/framer.h"
 
 struct lines {
 	size_t n, bytes;
@@ -32,20 +34,20 @@ static int on_line(const char *line, size_t len, void *userdata)
 
 static void framing(const char *data, size_t size)
 {
-	struct etcd_framer f;
+	struct framer f;
 	struct lines l = { 0 };
 	size_t off = 0, step = size ? (unsigned char)data[0] % 17 + 1 : 1;
 	size_t want = 0, want_bytes = 0, start = 0, i;
 	int r = 0;
 
-	etcd_framer_init(&f, 4096);
+	framer_init(&f, 4096);
 	while (off < size && r == 0) {
 		size_t n = size - off < step ? size - off : step;
 
-		r = etcd_framer_feed(&f, data + off, n, on_line, &l);
+		r = framer_feed(&f, data + off, n, on_line, &l);
 		off += n;
 	}
-	etcd_framer_done(&f);
+	framer_done(&f);
 	if (r == -EFBIG || r == -ENOMEM)
 		return;
 	if (r < 0)
@@ -74,18 +76,18 @@ static void base64(const char *data, size_t size)
 	char *enc, *dec = NULL, *dec2 = NULL;
 	size_t n, n2;
 
-	enc = etcd_b64_encode(data, size);
+	enc = base64_encode(data, size);
 	if (!enc)
 		abort();
-	if (etcd_b64_decode(enc, strlen(enc), &dec, &n) < 0 || n != size ||
+	if (base64_decode(enc, strlen(enc), &dec, &n) < 0 || n != size ||
 	    memcmp(dec, data, size) != 0)
 		abort();
 	free(enc);
 	free(dec);
 	dec = NULL;
-	if (etcd_b64_decode(data, size, &dec, &n) == 0) {
-		enc = etcd_b64_encode(dec, n);
-		if (!enc || etcd_b64_decode(enc, strlen(enc), &dec2, &n2) < 0 || n2 != n ||
+	if (base64_decode(data, size, &dec, &n) == 0) {
+		enc = base64_encode(dec, n);
+		if (!enc || base64_decode(enc, strlen(enc), &dec2, &n2) < 0 || n2 != n ||
 		    memcmp(dec, dec2, n) != 0)
 			abort();
 		free(enc);

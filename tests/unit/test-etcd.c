@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The etcd source's pure half: key layout, base64, stream framing, response
- * parsing, the store (full read -> SET, watch events -> ADD/REMOVE with
- * revision bookkeeping) against the real merge engine and decoders, backoff.
+ * The etcd source's pure half: key layout, response parsing, the store (full
+ * read -> SET, watch events -> ADD/REMOVE with revision bookkeeping) against
+ * the real merge engine and decoders, backoff.  Base64 and the stream framer
+ * it uses are test-net.c's.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -19,6 +20,8 @@
 #include "sources/etcd/etcd.h"
 #include "sources/etcd/etcdstore.h"
 #include "sources/etcd/etcdwire.h"
+#include "sources/net/base64.h"
+#include "sources/net/framer.h"
 #include "util.h"
 
 /* ---- key layout ---- */
@@ -161,159 +164,6 @@ static void test_prefix_and_range(void **state)
 	assert_true(strcmp("/registry/servicesX", b) > 0);
 	free(a);
 	free(b);
-}
-
-/* ---- base64 ---- */
-
-static void test_b64_vectors(void **state)
-{
-	/* RFC 4648 section 10. */
-	static const char *const v[][2] = {
-		{ "", "" },         { "f", "Zg==" },        { "fo", "Zm8=" },         { "foo", "Zm9v" },
-		{ "foob", "Zm9vYg==" }, { "fooba", "Zm9vYmE=" }, { "foobar", "Zm9vYmFy" },
-		{ "/registry/services/specs/default/web",
-		  "L3JlZ2lzdHJ5L3NlcnZpY2VzL3NwZWNzL2RlZmF1bHQvd2Vi" },
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
-		char *e = etcd_b64_encode(v[i][0], strlen(v[i][0])), *d;
-		size_t n;
-
-		assert_non_null(e);
-		assert_string_equal(e, v[i][1]);
-		assert_int_equal(etcd_b64_decode(e, strlen(e), &d, &n), 0);
-		assert_int_equal(n, strlen(v[i][0]));
-		assert_memory_equal(d, v[i][0], n);
-		assert_int_equal(d[n], '\0');
-		free(e);
-		free(d);
-	}
-}
-
-static void test_b64_bad_and_unpadded(void **state)
-{
-	static const char *const bad[] = { "Zg=", "Z", "Zm9v!", "Zh==", "Zm9=", "Zm9vY===",
-					   "Zm 9v", "=Zg=", "Zg==Zg==" };
-	char *d;
-	size_t n;
-
-	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
-		if (etcd_b64_decode(bad[i], strlen(bad[i]), &d, &n) != -EINVAL)
-			fail_msg("'%s' decoded", bad[i]);
-	assert_int_equal(etcd_b64_decode("Zm8", 3, &d, &n), 0);
-	assert_int_equal(n, 2);
-	assert_memory_equal(d, "fo", 2);
-	free(d);
-	/* Only n bytes are read. */
-	assert_int_equal(etcd_b64_decode("Zm9vYmFy!!!", 8, &d, &n), 0);
-	assert_int_equal(n, 6);
-	free(d);
-}
-
-static void test_b64_binary_roundtrip(void **state)
-{
-	unsigned char buf[300];
-	char *e, *d;
-	size_t n;
-
-	for (size_t i = 0; i < sizeof(buf); i++)
-		buf[i] = (unsigned char)(i * 37 + 11);
-	for (size_t len = 0; len <= sizeof(buf); len++) {
-		e = etcd_b64_encode(buf, len);
-		assert_non_null(e);
-		assert_int_equal(strlen(e), (len + 2) / 3 * 4);
-		assert_int_equal(etcd_b64_decode(e, strlen(e), &d, &n), 0);
-		assert_int_equal(n, len);
-		if (len)
-			assert_memory_equal(d, buf, len);
-		free(e);
-		free(d);
-	}
-}
-
-/* ---- framing ---- */
-
-struct lines {
-	char got[16][128];
-	size_t n;
-	int fail_at; /* return -EIO on this line (1-based), 0 = never */
-};
-
-static int collect(const char *line, size_t len, void *userdata)
-{
-	struct lines *l = userdata;
-
-	if (l->fail_at && (int)l->n + 1 == l->fail_at)
-		return -EIO;
-	assert_true(l->n < ARRAY_SIZE(l->got));
-	assert_true(len < sizeof(l->got[0]));
-	memcpy(l->got[l->n], line, len);
-	l->got[l->n][len] = '\0';
-	l->n++;
-	return 0;
-}
-
-static void test_framer_every_split(void **state)
-{
-	static const char stream[] = "{\"result\":{\"created\":true}}\n"
-				     "\n"
-				     "{\"result\":{\"a\":\"x\\ny\"}}\r\n"
-				     "{\"b\":1}\n"
-				     "{\"partial\":";
-	const size_t n = sizeof(stream) - 1;
-
-	/* Cut the stream in three at every pair of positions. */
-	for (size_t i = 0; i <= n; i++) {
-		for (size_t j = i; j <= n; j++) {
-			struct etcd_framer f;
-			struct lines l = { 0 };
-
-			etcd_framer_init(&f, 1024);
-			assert_int_equal(etcd_framer_feed(&f, stream, i, collect, &l), 0);
-			assert_int_equal(etcd_framer_feed(&f, stream + i, j - i, collect, &l), 0);
-			assert_int_equal(etcd_framer_feed(&f, stream + j, n - j, collect, &l), 0);
-			assert_int_equal(l.n, 3);
-			assert_string_equal(l.got[0], "{\"result\":{\"created\":true}}");
-			assert_string_equal(l.got[1], "{\"result\":{\"a\":\"x\\ny\"}}\r");
-			assert_string_equal(l.got[2], "{\"b\":1}");
-			/* The partial object waits for its newline. */
-			assert_int_equal(f.len, strlen("{\"partial\":"));
-			etcd_framer_done(&f);
-		}
-	}
-}
-
-static void test_framer_bytewise_and_limits(void **state)
-{
-	static const char stream[] = "{\"x\":1}\n{\"y\":2}\n{\"z\":3}\n";
-	struct etcd_framer f;
-	struct lines l = { 0 };
-
-	etcd_framer_init(&f, 1024);
-	for (size_t i = 0; i < sizeof(stream) - 1; i++)
-		assert_int_equal(etcd_framer_feed(&f, stream + i, 1, collect, &l), 0);
-	assert_int_equal(l.n, 3);
-	assert_string_equal(l.got[2], "{\"z\":3}");
-	etcd_framer_done(&f);
-
-	/* A line longer than the limit fails, whole or in pieces. */
-	etcd_framer_init(&f, 8);
-	l.n = 0;
-	assert_int_equal(etcd_framer_feed(&f, "{\"x\":1234}\n", 11, collect, &l), -EFBIG);
-	etcd_framer_reset(&f);
-	assert_int_equal(etcd_framer_feed(&f, "{\"x\":", 5, collect, &l), 0);
-	assert_int_equal(etcd_framer_feed(&f, "1234}", 5, collect, &l), -EFBIG);
-	etcd_framer_reset(&f);
-	assert_int_equal(etcd_framer_feed(&f, "{\"x\":1}\n", 8, collect, &l), 0);
-	assert_int_equal(l.n, 1);
-	etcd_framer_done(&f);
-
-	/* The callback's error stops the feed. */
-	etcd_framer_init(&f, 1024);
-	l = (struct lines){ .fail_at = 2 };
-	assert_int_equal(etcd_framer_feed(&f, stream, sizeof(stream) - 1, collect, &l), -EIO);
-	assert_int_equal(l.n, 1);
-	etcd_framer_done(&f);
 }
 
 /* ---- responses (texts as etcd 3.4.23's gateway prints them) ---- */
@@ -794,7 +644,7 @@ static int pipe_line(const char *line, size_t len, void *userdata)
 
 static char *b64(const char *s)
 {
-	char *e = etcd_b64_encode(s, strlen(s));
+	char *e = base64_encode(s, strlen(s));
 
 	assert_non_null(e);
 	return e;
@@ -821,14 +671,14 @@ static void test_stream_split_anywhere(void **state)
 	/* Chunk sizes 1..64 and the whole stream; the outcome never changes. */
 	for (size_t step = 1; step <= step_max; step = step < 64 ? step + 1 : step_max) {
 		struct merge *m = merge_new();
-		struct etcd_framer fr;
+		struct framer fr;
 		struct pipe_ctx p = { 0 };
 		int sid = merge_source_register(m, "etcd");
 
 		assert_int_equal(etcd_store_new("/registry", m, sid, &p.s), 0);
-		etcd_framer_init(&fr, 0);
+		framer_init(&fr, 0);
 		for (size_t o = 0; o < step_max; o += step)
-			assert_int_equal(etcd_framer_feed(&fr, stream + o,
+			assert_int_equal(framer_feed(&fr, stream + o,
 							  step < step_max - o ? step : step_max - o,
 							  pipe_line, &p),
 					 0);
@@ -838,7 +688,7 @@ static void test_stream_split_anywhere(void **state)
 		if (!want[0])
 			snprintf(want, sizeof(want), "%s", buf);
 		assert_string_equal(buf, want);
-		etcd_framer_done(&fr);
+		framer_done(&fr);
 		etcd_store_free(p.s);
 		merge_free(m);
 		if (step == step_max)
@@ -860,11 +710,6 @@ int main(void)
 		cmocka_unit_test(test_key_parse_hostile),
 		cmocka_unit_test(test_key_format_roundtrip),
 		cmocka_unit_test(test_prefix_and_range),
-		cmocka_unit_test(test_b64_vectors),
-		cmocka_unit_test(test_b64_bad_and_unpadded),
-		cmocka_unit_test(test_b64_binary_roundtrip),
-		cmocka_unit_test(test_framer_every_split),
-		cmocka_unit_test(test_framer_bytewise_and_limits),
 		cmocka_unit_test(test_range_parse),
 		cmocka_unit_test(test_watch_parse),
 		cmocka_unit_test(test_backoff_bounds),

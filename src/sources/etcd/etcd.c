@@ -12,8 +12,10 @@
 #include <sys/socket.h>
 
 #include "sources/etcd/etcd.h"
-#include "sources/net/curlloop.h"
 #include "sources/etcd/etcdcurl.h"
+#include "sources/net/base64.h"
+#include "sources/net/curlloop.h"
+#include "sources/net/framer.h"
 #include "sources/net/jitter.h"
 #include "util.h"
 
@@ -164,18 +166,6 @@ int etcd_conn_init(struct etcd_conn *c, const struct etcd_options *o, struct dia
 	return r;
 }
 
-int etcd_curl_global_init(void)
-{
-	static bool done;
-
-	if (done)
-		return 0;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		return -EIO;
-	done = true;
-	return 0;
-}
-
 static int sockopt_cb(void *userdata, curl_socket_t fd, curlsocktype purpose)
 {
 	int cnt = KEEPALIVE_CNT;
@@ -263,7 +253,7 @@ struct request {
 	struct curl_slist *headers;
 	char *body; /* range: the answer so far */
 	size_t len, cap;
-	struct etcd_framer framer; /* watch */
+	struct framer framer; /* watch */
 	enum watch_verdict verdict;
 	char why[256];
 	char errbuf[CURL_ERROR_SIZE];
@@ -344,7 +334,7 @@ static void request_free(struct etcd_source *s, struct request *q)
 		curl_easy_cleanup(q->easy);
 	}
 	curl_slist_free_all(q->headers);
-	etcd_framer_done(&q->framer);
+	framer_done(&q->framer);
 	free(q->body);
 	free(q);
 }
@@ -472,7 +462,7 @@ static size_t watch_write(char *data, size_t size, size_t nmemb, void *userdata)
 	size_t n = size * nmemb;
 	int r;
 
-	r = etcd_framer_feed(&q->framer, data, n, watch_line, q);
+	r = framer_feed(&q->framer, data, n, watch_line, q);
 	if (r == -EFBIG || r == -ENOMEM) {
 		snprintf(q->why, sizeof(q->why), "watch response: %s", strerror(-r));
 		q->verdict = WATCH_FAILED;
@@ -492,7 +482,7 @@ static int start_request(struct etcd_source *s, enum req_kind kind, const char *
 		return -ENOMEM;
 	q->src = s;
 	q->kind = kind;
-	etcd_framer_init(&q->framer, ETCD_MAX_LINE);
+	framer_init(&q->framer, ETCD_MAX_LINE);
 	q->easy = curl_easy_init();
 	if (!q->easy) {
 		request_free(s, q);
@@ -525,8 +515,8 @@ static int issue_range(struct etcd_source *s)
 	_cleanup_free_ char *k = NULL, *e = NULL, *body = NULL;
 	int r;
 
-	k = etcd_b64_encode(s->read_next, s->read_next_len);
-	e = etcd_b64_encode(s->range_end, strlen(s->range_end));
+	k = base64_encode(s->read_next, s->read_next_len);
+	e = base64_encode(s->range_end, strlen(s->range_end));
 	if (!k || !e)
 		return -ENOMEM;
 	if (s->read_rev > 0)
@@ -560,8 +550,8 @@ static int start_watch(struct etcd_source *s)
 {
 	_cleanup_free_ char *k = NULL, *e = NULL, *body = NULL;
 
-	k = etcd_b64_encode(s->range_start, strlen(s->range_start));
-	e = etcd_b64_encode(s->range_end, strlen(s->range_end));
+	k = base64_encode(s->range_start, strlen(s->range_start));
+	e = base64_encode(s->range_end, strlen(s->range_end));
 	if (!k || !e)
 		return -ENOMEM;
 	if (asprintf(&body,

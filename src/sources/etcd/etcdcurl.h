@@ -35,7 +35,4 @@ void etcd_conn_done(struct etcd_conn *c);
 int etcd_curl_prepare(CURL *easy, const struct etcd_conn *c, const char *url, const char *path,
 		      const char *body, long timeout_ms, struct curl_slist **headers);
 
-/* One-time libcurl global init (thread-unsafe, call from main-level code). 0 or -EIO. */
-int etcd_curl_global_init(void);
-
 #endif

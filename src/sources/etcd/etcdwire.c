@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "sources/etcd/etcdwire.h"
+#include "sources/net/backoff.h"
+#include "sources/net/base64.h"
 #include "util.h"
 
 /* ---- key layout ---- */
@@ -150,175 +152,6 @@ int etcd_layout_range(const char *prefix, char **ret_start, char **ret_end)
 	return 0;
 }
 
-/* ---- base64 ---- */
-
-static const char b64_alphabet[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-char *etcd_b64_encode(const void *data, size_t len)
-{
-	const unsigned char *p = data;
-	size_t out_len, o = 0;
-	char *s;
-
-	if (len > (SIZE_MAX - 1) / 4 * 3 - 3)
-		return NULL;
-	out_len = (len + 2) / 3 * 4;
-	s = malloc(out_len + 1);
-	if (!s)
-		return NULL;
-	for (size_t i = 0; i < len; i += 3) {
-		uint32_t v = (uint32_t)p[i] << 16;
-
-		if (i + 1 < len)
-			v |= (uint32_t)p[i + 1] << 8;
-		if (i + 2 < len)
-			v |= p[i + 2];
-		s[o++] = b64_alphabet[(v >> 18) & 63];
-		s[o++] = b64_alphabet[(v >> 12) & 63];
-		s[o++] = i + 1 < len ? b64_alphabet[(v >> 6) & 63] : '=';
-		s[o++] = i + 2 < len ? b64_alphabet[v & 63] : '=';
-	}
-	s[o] = '\0';
-	return s;
-}
-
-static int b64_value(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
-int etcd_b64_decode(const char *s, size_t n, char **ret, size_t *ret_len)
-{
-	size_t pad = 0, o = 0, full;
-	uint32_t acc = 0;
-	unsigned bits = 0;
-	char *out;
-
-	while (pad < 2 && n > 0 && s[n - 1] == '=') {
-		n--;
-		pad++;
-	}
-	/* Padding, when present, must complete the last quantum. */
-	if (pad && (n + pad) % 4 != 0)
-		return -EINVAL;
-	if (n % 4 == 1)
-		return -EINVAL;
-	full = n / 4 * 3 + (n % 4 ? n % 4 - 1 : 0);
-	out = malloc(full + 1);
-	if (!out)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		int v = b64_value(s[i]);
-
-		if (v < 0) {
-			free(out);
-			return -EINVAL;
-		}
-		acc = (acc << 6) | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[o++] = (char)((acc >> bits) & 0xff);
-		}
-	}
-	/* Leftover bits of a canonical encoding are zero. */
-	if (acc & ((1u << bits) - 1)) {
-		free(out);
-		return -EINVAL;
-	}
-	out[o] = '\0';
-	*ret = out;
-	*ret_len = o;
-	return 0;
-}
-
-/* ---- framing ---- */
-
-void etcd_framer_init(struct etcd_framer *f, size_t max)
-{
-	*f = (struct etcd_framer){ .max = max ? max : ETCD_MAX_LINE };
-}
-
-void etcd_framer_reset(struct etcd_framer *f)
-{
-	f->len = 0;
-}
-
-void etcd_framer_done(struct etcd_framer *f)
-{
-	free(f->buf);
-	etcd_framer_init(f, f->max);
-}
-
-static bool blank(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
-			return false;
-	return true;
-}
-
-static int framer_append(struct etcd_framer *f, const char *data, size_t n)
-{
-	if (n > f->max || f->len > f->max - n)
-		return -EFBIG;
-	if (GROW(f->buf, f->cap, f->len + n) < 0)
-		return -ENOMEM;
-	memcpy(f->buf + f->len, data, n);
-	f->len += n;
-	return 0;
-}
-
-int etcd_framer_feed(struct etcd_framer *f, const char *data, size_t n, etcd_line_fn fn,
-		     void *userdata)
-{
-	while (n > 0) {
-		const char *nl = memchr(data, '\n', n);
-		size_t take = nl ? (size_t)(nl - data) : n;
-		int r;
-
-		if (!nl)
-			return framer_append(f, data, n);
-		if (f->len == 0) {
-			/* Whole line in this chunk: hand it out without copying. */
-			if (take > f->max)
-				return -EFBIG;
-			if (!blank(data, take)) {
-				r = fn(data, take, userdata);
-				if (r < 0)
-					return r;
-			}
-		} else {
-			size_t l;
-
-			r = framer_append(f, data, take);
-			if (r < 0)
-				return r;
-			l = f->len;
-			f->len = 0;
-			if (!blank(f->buf, l)) {
-				r = fn(f->buf, l, userdata);
-				if (r < 0)
-					return r;
-			}
-		}
-		data += take + 1;
-		n -= take + 1;
-	}
-	return 0;
-}
-
 /* ---- responses ---- */
 
 /* etcd's gateway prints int64 fields as strings; accept numbers too.  Absent = 0. */
@@ -388,7 +221,7 @@ static int b64_field(const cJSON *obj, const char *name, bool required, char **r
 	}
 	if (!cJSON_IsString(v))
 		return -EINVAL;
-	return etcd_b64_decode(v->valuestring, strlen(v->valuestring), ret, ret_len);
+	return base64_decode(v->valuestring, strlen(v->valuestring), ret, ret_len);
 }
 
 static int kv_parse(const cJSON *kv, struct etcd_kv *ret)
@@ -600,12 +433,5 @@ bool etcd_error_is_compacted(const char *msg)
 
 uint64_t etcd_backoff_usec(unsigned attempt, uint64_t rnd)
 {
-	uint64_t d = ETCD_BACKOFF_BASE_USEC;
-
-	for (unsigned i = 0; i < attempt && d < ETCD_BACKOFF_CAP_USEC; i++)
-		d *= 2;
-	if (d > ETCD_BACKOFF_CAP_USEC)
-		d = ETCD_BACKOFF_CAP_USEC;
-	/* Jitter spreads the nodes of a cluster that lost the same member. */
-	return d / 2 + rnd % (d / 2 + 1);
+	return backoff_usec(ETCD_BACKOFF_BASE_USEC, ETCD_BACKOFF_CAP_USEC, attempt, rnd);
 }

@@ -3,11 +3,9 @@
  * The pure half of the etcd source: no sockets, no libcurl, no clock.
  *
  *  - the key layout (etcd key <-> kind, namespace, name; see etcd.h),
- *  - base64 as etcd's JSON gateway uses it (standard alphabet, padded),
- *  - the watch stream's framing (newline-separated JSON objects, split
- *    anywhere by the transport),
- *  - parsing of range and watch responses,
- *  - the reconnect backoff.
+ *  - parsing of range and watch responses (keys and values in base64,
+ *    sources/net/base64.h; the watch stream framed by sources/net/framer.h),
+ *  - the reconnect backoff's bounds.
  * The store (what was read, per key) is etcdstore.h.
  *
  * Everything here is deterministic and unit-tested (tests/unit/test-etcd.c).
@@ -69,35 +67,6 @@ char *etcd_key_format(const char *prefix, enum etcd_key_kind kind, const char *n
 /* Range start and end covering every key of the layout: P/services/ and P/services0. */
 int etcd_layout_range(const char *prefix, char **ret_start, char **ret_end);
 
-/* Base64 (RFC 4648 standard alphabet, '=' padding).  New NUL-terminated string or NULL. */
-char *etcd_b64_encode(const void *data, size_t len);
-/*
- * Decode n chars of base64 (padding optional, no whitespace).  The result is
- * NUL-terminated for convenience (*ret_len excludes it).  0, -EINVAL, -ENOMEM.
- */
-int etcd_b64_decode(const char *s, size_t n, char **ret, size_t *ret_len);
-
-/*
- * Framing of a stream of newline-separated JSON objects.  Bytes are fed as
- * the transport delivers them; every complete non-blank line is handed to fn.
- * A line longer than max fails with -EFBIG.
- */
-typedef int (*etcd_line_fn)(const char *line, size_t len, void *userdata);
-
-struct etcd_framer {
-	char *buf;
-	size_t len;
-	size_t cap;
-	size_t max;
-};
-
-void etcd_framer_init(struct etcd_framer *f, size_t max);
-void etcd_framer_reset(struct etcd_framer *f); /* drop a partial line */
-void etcd_framer_done(struct etcd_framer *f);
-/* Returns 0, the first negative value fn returned (feeding stops), -EFBIG, -ENOMEM. */
-int etcd_framer_feed(struct etcd_framer *f, const char *data, size_t n, etcd_line_fn fn,
-		     void *userdata);
-
 /* One key-value (range kvs[] or a watch event's kv); key and value decoded. */
 struct etcd_kv {
 	char *key;
@@ -144,9 +113,8 @@ void etcd_watch_resp_done(struct etcd_watch_resp *w);
 bool etcd_error_is_compacted(const char *msg);
 
 /*
- * Reconnect delay for the n-th consecutive failure (0-based): the capped
- * exponential d = min(CAP, BASE * 2^attempt), jittered uniformly into
- * [d/2, d] by rnd (any 64-bit random value).
+ * Reconnect delay for the n-th consecutive failure (0-based): backoff_usec()
+ * (sources/net/backoff.h) between ETCD_BACKOFF_BASE_USEC and _CAP_USEC.
  */
 uint64_t etcd_backoff_usec(unsigned attempt, uint64_t rnd);
 

@@ -12,7 +12,6 @@
 #include <sys/epoll.h>
 
 #include "sources/net/curlloop.h"
-#include "sources/etcd/etcdcurl.h"
 #include "sources/net/jitter.h"
 #include "sources/kube/kube.h"
 #include "sources/kube/kubeconfig.h"

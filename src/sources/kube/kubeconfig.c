@@ -10,8 +10,8 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#include "sources/etcd/etcdwire.h"
 #include "sources/kube/kubeconfig.h"
+#include "sources/net/base64.h"
 #include "util.h"
 
 void kube_config_done(struct kube_config *c)
@@ -345,7 +345,7 @@ static int get_pem(struct kc *k, yaml_node_t *m, const char *prefix, const char 
 	if (f && *f && dv && *dv)
 		return bad(k, dfield, "%s and %s are both set: give one", dkey, fkey);
 	if (dv && *dv) {
-		r = etcd_b64_decode(dv, strlen(dv), &ret->data, &ret->len);
+		r = base64_decode(dv, strlen(dv), &ret->data, &ret->len);
 		if (r == -ENOMEM)
 			return r;
 		if (r < 0)

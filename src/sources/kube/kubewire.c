@@ -7,6 +7,7 @@
 
 #include "sources/decode/decode.h"
 #include "sources/kube/kubewire.h"
+#include "sources/net/backoff.h"
 #include "util.h"
 
 static const struct {
@@ -399,14 +400,14 @@ void kube_sink_init(struct kube_sink *s, enum kube_res res, struct merge *m, int
 {
 	*s = (struct kube_sink){ .res = res, .merge = m, .source_id = source_id };
 	diag_list_init(&s->diags);
-	etcd_framer_init(&s->framer, KUBE_MAX_EVENT);
+	framer_init(&s->framer, KUBE_MAX_EVENT);
 }
 
 void kube_sink_done(struct kube_sink *s)
 {
 	decoded_done(&s->pending);
 	diag_list_done(&s->diags);
-	etcd_framer_done(&s->framer);
+	framer_done(&s->framer);
 }
 
 /*
@@ -631,7 +632,7 @@ int kube_sink_apply(struct kube_sink *s, const struct kube_event *ev)
 
 void kube_sink_watch_begin(struct kube_sink *s)
 {
-	etcd_framer_reset(&s->framer);
+	framer_reset(&s->framer);
 }
 
 struct feed_ctx {
@@ -673,7 +674,7 @@ enum kube_watch_verdict kube_sink_watch_feed(struct kube_sink *s, const char *da
 	struct feed_ctx f = { .s = s, .verdict = KUBE_WATCH_OK, .why = why, .whylen = whylen };
 	int r;
 
-	r = etcd_framer_feed(&s->framer, data, n, watch_line, &f);
+	r = framer_feed(&s->framer, data, n, watch_line, &f);
 	if (r == -EFBIG) {
 		snprintf(why, whylen, "a watch event longer than %u bytes", KUBE_MAX_EVENT);
 		return KUBE_WATCH_BROKEN;
@@ -689,7 +690,7 @@ uint64_t kube_backoff_usec(unsigned attempt, uint64_t rnd, unsigned retry_after_
 {
 	if (retry_after_s > 0)
 		return (uint64_t)(retry_after_s < 60 ? retry_after_s : 60) * 1000000ull;
-	return etcd_backoff_usec(attempt, rnd);
+	return backoff_usec(KUBE_BACKOFF_BASE_USEC, KUBE_BACKOFF_CAP_USEC, attempt, rnd);
 }
 
 char *kube_query_escape(const char *s)

@@ -31,12 +31,16 @@
 #include "core/merge.h"
 #include "core/model.h"
 #include "sources/decode/decode.h"
-#include "sources/etcd/etcdwire.h"
+#include "sources/net/framer.h"
 
 #define KUBE_MAX_EVENT (64u << 20) /* bytes of one watch event line */
 #define KUBE_MAX_PAGE (256u << 20) /* bytes of one list page */
 #define KUBE_MAX_RV 128            /* bytes of a resourceVersion we keep */
 #define KUBE_MAX_NODE_ADDRS 16
+#define KUBE_MAX_NAME 253          /* bytes of a namespace or name (a DNS subdomain) */
+/* Watch backoff: 200 ms doubling to 5 s (sources/net/backoff.h). */
+#define KUBE_BACKOFF_BASE_USEC (200 * 1000ull)
+#define KUBE_BACKOFF_CAP_USEC (5 * 1000 * 1000ull)
 
 /* The resources the source follows. */
 enum kube_res {
@@ -107,8 +111,8 @@ enum kube_ev_type {
 struct kube_event {
 	enum kube_ev_type type;
 	struct kube_span object;
-	char ns[ETCD_MAX_SEGMENT + 1];
-	char name[ETCD_MAX_SEGMENT + 1];
+	char ns[KUBE_MAX_NAME + 1];
+	char name[KUBE_MAX_NAME + 1];
 	char rv[KUBE_MAX_RV + 1];
 	struct kube_status status; /* ERROR */
 };
@@ -122,8 +126,8 @@ int kube_event_parse(const char *line, size_t len, struct kube_event *ret, char 
 
 /* This node, from its Node object. */
 struct kube_node {
-	char name[ETCD_MAX_SEGMENT + 1];
-	char zone[ETCD_MAX_SEGMENT + 1];          /* topology.kubernetes.io/zone, "" if none */
+	char name[KUBE_MAX_NAME + 1];
+	char zone[KUBE_MAX_NAME + 1];          /* topology.kubernetes.io/zone, "" if none */
 	struct ipaddr addrs[KUBE_MAX_NODE_ADDRS]; /* InternalIP, then ExternalIP (kube-proxy's order) */
 	size_t n_addrs;
 	struct ipnet pod_cidrs[2]; /* spec.podCIDRs (or spec.podCIDR): --detect-local-mode=NodeCIDR */
@@ -147,7 +151,7 @@ struct kube_sink {
 	char rv[KUBE_MAX_RV + 1];  /* every event up to here is applied; "" before a list */
 	struct diag_list diags;    /* object diagnostics, drained by the caller */
 	struct decoded pending;    /* the list being read */
-	struct etcd_framer framer; /* the watch stream */
+	struct framer framer; /* the watch stream */
 	bool listing;
 	bool listed;           /* a list was applied at least once */
 	struct kube_node node; /* KUBE_RES_NODE: this node (n_addrs 0 and name "" if none) */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libcurl's multi interface on the loop (curl's "multi_socket" API). */
 #include <errno.h>
+#include <stdbool.h>
 #include <sys/epoll.h>
 
 #include "sources/net/curlloop.h"
-#include "sources/etcd/etcdcurl.h"
 
 static void process_done(struct curlloop *c)
 {
@@ -89,6 +89,18 @@ static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
 	return r < 0 ? -1 : 0;
 }
 
+int curlloop_global_init(void)
+{
+	static bool done;
+
+	if (done)
+		return 0;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		return -EIO;
+	done = true;
+	return 0;
+}
+
 int curlloop_init(struct curlloop *c, struct loop *l, curlloop_done_fn done, void *userdata)
 {
 	int r;
@@ -96,7 +108,7 @@ int curlloop_init(struct curlloop *c, struct loop *l, curlloop_done_fn done, voi
 	c->loop = l;
 	c->done = done;
 	c->userdata = userdata;
-	r = etcd_curl_global_init();
+	r = curlloop_global_init();
 	if (r < 0)
 		return r;
 	c->multi = curl_multi_init();

@@ -33,6 +33,12 @@ struct curlloop {
  */
 int curlloop_init(struct curlloop *c, struct loop *l, curlloop_done_fn done, void *userdata);
 
+/*
+ * libcurl's global init, once per process (later calls return 0).  Not
+ * thread-safe: call it from main-level code or the loop thread.  0 or -EIO.
+ */
+int curlloop_global_init(void);
+
 /* Free the multi handle and the timer; remove every easy handle first. */
 void curlloop_done(struct curlloop *c);
 
