@@ -227,8 +227,13 @@ static const struct {
 	{ "enableProfiling", NULL, NULL, "svcnat has no /debug/pprof" },
 	{ "showHiddenMetricsForVersion", NULL, NULL, "svcnat hides no metrics" },
 	{ "iptables.snatNodeInternalIP", NULL, NULL, "not implemented by svcnat" },
+	{ "ipvs.syncPeriod", NULL, "30s", "IPVS mode only" },
+	{ "ipvs.scheduler", NULL, "rr", "IPVS mode only" },
 	{ "ipvs.", NULL, NULL, "IPVS mode only" },
-	{ "nftables.", NULL, "14", "nftables mode only" },
+	{ "nftables.syncPeriod", NULL, "30s", "nftables mode only" },
+	{ "nftables.minSyncPeriod", NULL, "1s", "nftables mode only" },
+	{ "nftables.masqueradeBit", NULL, "14", "nftables mode only" },
+	{ "nftables.", NULL, NULL, "nftables mode only" },
 	{ "winkernel.", NULL, NULL, "Windows only" },
 	{ "windowsRunAsService", NULL, NULL, "Windows only" },
 	{ "configSyncPeriod", NULL, "15m0s,15m",
@@ -283,6 +288,32 @@ static int kp_field(struct pstate *ps, const struct option *all, const struct kp
 	if (o->given & opt_given_bit(opt->val))
 		return 0;
 	return opt_apply(ps, opt->val, f->value);
+}
+
+/*
+ * kube-proxy reads no flag once --config is given but --hostname-override
+ * and the logging flags (cmd/kube-proxy/app/options.go, Complete); svcnat
+ * lets a flag win over the file instead, and says so for each such flag.
+ */
+static void warn_flags_over_file(struct pstate *ps, const struct option *all, const char *file)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(kp_fields); i++) {
+		const char *flag = kp_fields[i].flag;
+		const struct option *opt;
+		bool seen = false;
+
+		if (!flag || streq(flag, "hostname-override") || streq(flag, "v") ||
+		    streq(flag, "logging-format"))
+			continue;
+		for (size_t k = 0; k < i; k++)
+			seen = seen || (kp_fields[k].flag && streq(kp_fields[k].flag, flag));
+		opt = find_option(all, flag);
+		if (seen || !opt || !(ps->o->given & opt_given_bit(opt->val)))
+			continue;
+		fprintf(stderr, "svcnat: warning: --%s: given with the KubeProxyConfiguration %s: "
+			"svcnat uses the flag, where kube-proxy would ignore it and use the file\n",
+			flag, file);
+	}
 }
 
 /* Drop configs[i] (it is the KubeProxyConfiguration, not a service source). */
@@ -340,6 +371,7 @@ int kpflags_apply_config(struct pstate *ps, const struct option *all)
 			if (r < 0)
 				return EXIT_USAGE;
 		}
+		warn_flags_over_file(ps, all, o->kp_config);
 		drop_config(o, i);
 	}
 	return 0;

@@ -299,9 +299,56 @@ primary_later:
 	return 0;
 }
 
+/* Arguments normalize_flag_names() renamed, freed when parsing ends. */
+struct argv_copies {
+	char **v;
+	size_t n;
+};
+
+static void argv_copies_done(struct argv_copies *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		free(c->v[i]);
+	free(c->v);
+}
+
+/* kube-proxy's flag set reads '_' in a flag's name as '-' (component-base
+ * cliflag.WordSepNormalizeFunc): --log_dir is --log-dir.  Names only, up to
+ * '=' and before a "--" that ends the options.  A renamed argument is a copy
+ * put in argv[i] (the caller's strings are not written).  0 or -ENOMEM. */
+static int normalize_flag_names(int argc, char **argv, struct argv_copies *c)
+{
+	for (int i = 1; i < argc; i++) {
+		size_t name;
+		char *copy, **grown;
+
+		if (streq(argv[i], "--"))
+			return 0;
+		if (strncmp(argv[i], "--", 2) != 0)
+			continue;
+		name = strcspn(argv[i], "=");
+		if (!memchr(argv[i], '_', name))
+			continue;
+		copy = strdup(argv[i]);
+		grown = copy ? realloc(c->v, (c->n + 1) * sizeof(*grown)) : NULL;
+		if (!grown) {
+			free(copy);
+			return -ENOMEM;
+		}
+		c->v = grown;
+		c->v[c->n++] = copy;
+		for (size_t k = 2; k < name; k++)
+			if (copy[k] == '_')
+				copy[k] = '-';
+		argv[i] = copy;
+	}
+	return 0;
+}
+
 int options_parse(int argc, char **argv, struct svcnat_options *o, bool *ret_diff, bool *ret_exit)
 {
 	_cleanup_free_ struct option *all = kpflags_all_options(long_options, ARRAY_SIZE(long_options) - 1);
+	_cleanup_(argv_copies_done) struct argv_copies copies = { 0 };
 	struct pstate ps = { .o = o };
 	int c, idx, r = 0, modes;
 
@@ -314,6 +361,10 @@ int options_parse(int argc, char **argv, struct svcnat_options *o, bool *ret_dif
 		argv[1] = argv[0];
 		argv++;
 		argc--;
+	}
+	if (normalize_flag_names(argc, argv, &copies) < 0) {
+		fputs("svcnat: out of memory\n", stderr);
+		return EXIT_RUNTIME;
 	}
 	optind = 0; /* glibc: start over (the tests parse many times) */
 	while ((c = getopt_long(argc, argv, "hv::c:", all, &idx)) != -1) {

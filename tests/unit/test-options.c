@@ -774,6 +774,88 @@ static void test_conntrack_zero_vs_default(void **state)
 	options_done(&o);
 }
 
+/* kube-proxy's flag set reads '_' as '-' in flag names (not in values). */
+static void test_underscore_flags(void **state)
+{
+	struct svcnat_options o;
+	const char *svc = write_tmp("us-svc.json", "{\"kind\": \"List\", \"items\": []}");
+	const char *a[] = { "--config", svc, "--hostname_override=node_b",
+			    "--iptables_min_sync_period", "2s", "--log_dir=/tmp" };
+	char *err = NULL;
+
+	(void)state;
+	assert_int_equal(parse_quiet(&o, &err, a, ARRAY_SIZE(a)), 0);
+	assert_string_equal(o.hostname, "node_b");
+	assert_string_equal(o.min_sync_period, "2s");
+	/* --log_dir is --log-dir: accepted and ignored, with its warning */
+	assert_non_null(strstr(err, "--log-dir"));
+	free(err);
+	options_done(&o);
+}
+
+/* Values equal to kube-proxy's defaults of fields svcnat ignores give no
+ * warning (kubespray writes ipvs.syncPeriod 30s and ipvs.scheduler rr);
+ * other values do. */
+static void test_ignored_field_defaults(void **state)
+{
+	struct svcnat_options o;
+	const char *svc = write_tmp("dflt-svc.json", "{\"kind\": \"List\", \"items\": []}");
+	const char *quiet = write_tmp("dflt.yaml",
+				      "apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+				      "kind: KubeProxyConfiguration\n"
+				      "ipvs:\n  syncPeriod: 30s\n  scheduler: rr\n  minSyncPeriod: 0s\n"
+				      "nftables:\n  syncPeriod: 30s\n  minSyncPeriod: 1s\n"
+				      "  masqueradeBit: 14\n");
+	const char *loud = write_tmp("nondflt.yaml",
+				     "apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+				     "kind: KubeProxyConfiguration\n"
+				     "ipvs:\n  scheduler: wlc\n  tcpTimeout: 30s\n");
+	const char *a[] = { "--config", quiet, "--config", svc };
+	const char *b[] = { "--config", loud, "--config", svc };
+	char *err = NULL;
+
+	(void)state;
+	assert_int_equal(parse_quiet(&o, &err, a, ARRAY_SIZE(a)), 0);
+	assert_string_equal(err, "");
+	free(err);
+	options_done(&o);
+	assert_int_equal(parse_quiet(&o, &err, b, ARRAY_SIZE(b)), 0);
+	assert_non_null(strstr(err, "ipvs.scheduler"));
+	assert_non_null(strstr(err, "ipvs.tcpTimeout"));
+	free(err);
+	options_done(&o);
+}
+
+/* A kube-proxy flag given beside a KubeProxyConfiguration wins, with a
+ * warning naming it (kube-proxy would ignore it); --hostname-override and
+ * the logging flags, which kube-proxy honours too, give none. */
+static void test_flag_over_file_warning(void **state)
+{
+	struct svcnat_options o;
+	const char *svc = write_tmp("fo-svc.json", "{\"kind\": \"List\", \"items\": []}");
+	const char *kp = write_tmp("fo.yaml", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+					      "kind: KubeProxyConfiguration\n"
+					      "clusterCIDR: 198.18.64.0/18\n");
+	const char *a[] = { "--config", kp, "--config", svc, "--cluster-cidr=198.18.128.0/17",
+			    "--iptables-sync-period=10s" };
+	const char *b[] = { "--config", kp, "--config", svc, "--hostname-override=node-a",
+			    "--v=2", "--backend=direct" };
+	char *err = NULL;
+
+	(void)state;
+	assert_int_equal(parse_quiet(&o, &err, a, ARRAY_SIZE(a)), 0);
+	assert_non_null(strstr(err, "warning: --cluster-cidr: given with the KubeProxyConfiguration"));
+	assert_non_null(strstr(err, "warning: --iptables-sync-period: given with"));
+	assert_null(strstr(strstr(err, "--cluster-cidr") + 1, "--cluster-cidr: given")); /* once */
+	assert_string_equal(fmt_net(&o.plan.cluster_cidrs[0]), "198.18.128.0/17");
+	free(err);
+	options_done(&o);
+	assert_int_equal(parse_quiet(&o, &err, b, ARRAY_SIZE(b)), 0);
+	assert_string_equal(err, "");
+	free(err);
+	options_done(&o);
+}
+
 /* README's examples: kubeadm's kube-proxy ConfigMap and a kube-proxy unit's
  * flags work unchanged, without a single warning. */
 static void test_readme_examples(void **state)
@@ -848,6 +930,9 @@ int main(void)
 		cmocka_unit_test(test_kpconfig_parse),
 		cmocka_unit_test(test_readme_examples),
 		cmocka_unit_test(test_conntrack_zero_vs_default),
+		cmocka_unit_test(test_underscore_flags),
+		cmocka_unit_test(test_ignored_field_defaults),
+		cmocka_unit_test(test_flag_over_file_warning),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
