@@ -274,8 +274,8 @@ static int run_cleanup(struct svcnat_options *o, struct pipeline *p, struct diag
  */
 static bool no_daemon_here(const char *mode)
 {
-	pid_t holder = 0;
-	int r = nslock_holder(&holder);
+	struct nslock_holder h;
+	int r = nslock_holder(&h);
 	char pid[32] = "pid unknown";
 
 	if (r < 0) {
@@ -285,8 +285,13 @@ static bool no_daemon_here(const char *mode)
 	}
 	if (r == 0)
 		return true;
-	if (holder > 0)
-		snprintf(pid, sizeof(pid), "pid %d", (int)holder);
+	if (!nslock_holder_is_peer(&h)) {
+		log_warn("%s: this network namespace's lock @%s is held by pid %d uid %d, not a "
+			 "root svcnat; going on", mode, NSLOCK_NAME, (int)h.pid, (int)h.uid);
+		return true;
+	}
+	if (h.pid > 0)
+		snprintf(pid, sizeof(pid), "pid %d", (int)h.pid);
 	log_err("%s: a svcnat daemon (%s) runs in this network namespace and would undo this "
 		"at its next sync; stop it first", mode, pid);
 	return false;

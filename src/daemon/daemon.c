@@ -1102,17 +1102,30 @@ static int on_lock_probe(struct loop *l, int fd, uint32_t events, void *userdata
 
 /*
  * One daemon per network namespace: two would each undo the other's rules
- * at every sync.  Taken before anything touches the kernel.
+ * at every sync.  Taken before anything touches the kernel.  A holder of
+ * another uid (or one that does not answer as svcnat does) squats the name:
+ * warn and go on without the guard rather than never start.
  */
 static int take_netns_lock(struct daemon *dm)
 {
-	pid_t holder = 0;
-	int r = nslock_take(&dm->lock_fd, &holder);
+	struct nslock_holder h;
+	int r = nslock_take(&dm->lock_fd, &h);
 
+	if (r == -EBUSY && !nslock_holder_is_peer(&h)) {
+		if (h.uid != (uid_t)-1)
+			log_warn("this network namespace's lock @%s is held by pid %d uid %u, not a "
+				 "root svcnat; continuing without the one-daemon guard", NSLOCK_NAME,
+				 (int)h.pid, (unsigned)h.uid);
+		else
+			log_warn("this network namespace's lock @%s is held by a process that does "
+				 "not answer as svcnat does; continuing without the one-daemon guard",
+				 NSLOCK_NAME);
+		return 0;
+	}
 	if (r == -EBUSY) {
-		if (holder > 0)
+		if (h.pid > 0)
 			log_err("another svcnat (pid %d) already runs in this network namespace; "
-				"not starting a second one", (int)holder);
+				"not starting a second one", (int)h.pid);
 		else
 			log_err("another svcnat (pid unknown: another pid namespace) already runs "
 				"in this network namespace; not starting a second one");
@@ -1221,7 +1234,7 @@ int daemon_main(struct svcnat_options *o)
 	if (r < 0)
 		goto out;
 	r = setup_signals(&dm);
-	if (r >= 0)
+	if (r >= 0 && dm.lock_fd >= 0)
 		r = loop_add_io(dm.loop, dm.lock_fd, EPOLLIN, on_lock_probe, &dm);
 	if (r < 0)
 		goto out;

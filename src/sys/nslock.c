@@ -25,7 +25,7 @@ static socklen_t lock_addr(struct sockaddr_un *sa)
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(NSLOCK_NAME));
 }
 
-int nslock_holder(pid_t *ret_holder)
+int nslock_holder(struct nslock_holder *ret_holder)
 {
 	_cleanup_close_ int fd = -1;
 	struct sockaddr_un sa;
@@ -41,25 +41,27 @@ int nslock_holder(pid_t *ret_holder)
 		/* A full backlog: held, by whom is not known. */
 		if (errno == EAGAIN) {
 			if (ret_holder)
-				*ret_holder = 0;
+				*ret_holder = (struct nslock_holder){ 0, (uid_t)-1 };
 			return 1;
 		}
 		return -errno;
 	}
 	/* The listener's credentials, taken at its listen(). */
 	cl = sizeof(cred);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0)
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
 		cred.pid = 0;
+		cred.uid = (uid_t)-1;
+	}
 	if (ret_holder)
-		*ret_holder = cred.pid;
+		*ret_holder = (struct nslock_holder){ cred.pid, cred.uid };
 	return 1;
 }
 
-int nslock_take(int *ret_fd, pid_t *ret_holder)
+int nslock_take(int *ret_fd, struct nslock_holder *ret_holder)
 {
 	struct sockaddr_un sa;
 	socklen_t len = lock_addr(&sa);
-	pid_t holder = 0;
+	struct nslock_holder holder = { 0, (uid_t)-1 };
 
 	for (int i = 0; i < TAKE_TRIES; i++) {
 		_cleanup_close_ int fd = -1;
@@ -86,6 +88,11 @@ int nslock_take(int *ret_fd, pid_t *ret_holder)
 	if (ret_holder)
 		*ret_holder = holder;
 	return -EBUSY;
+}
+
+bool nslock_holder_is_peer(const struct nslock_holder *h)
+{
+	return h->uid != (uid_t)-1 && h->uid == geteuid();
 }
 
 int nslock_drain(int fd)

@@ -11,7 +11,10 @@
 #    undo them); --dry-run --diff still runs (it only reads);
 #  - a daemon in the second namespace starts and syncs meanwhile;
 #  - after kill -9 of daemon 1 (no clean exit) a new daemon starts there at
-#    once and programs its own config; once it is stopped, --once runs.
+#    once and programs its own config; once it is stopped, --once runs;
+#  - a process of another uid (nobody) holding the name does not stop
+#    --once or a daemon: they warn, naming its pid and uid, and run; nor
+#    does one that bound the name without listening.
 # One backend (the first of SVCNAT_E2E_BACKENDS): the lock is the daemon's.
 . "$(dirname "$0")/lib/topology.sh"
 e2e_init daemon-single
@@ -110,3 +113,54 @@ in_ns a "$SVCNAT" "${ARGS[@]}" --once --config "$E2E_TMP/one.json" >"$E2E_TMP/m.
 equal a "$E2E_TMP/one.json" || fail "--once with no daemon: --diff $?: $(cat "$E2E_TMP/diff")"
 kill -TERM "$D3"
 wait "$D3" || fail "the daemon in namespace b exited $? on SIGTERM"
+
+# Anyone may bind an abstract name: a holder of another uid is a squatter,
+# not svcnat, and must not keep svcnat from running (a warning names it).
+# squat MODE: a process as nobody holding the name (MODE listen: answers
+# with its credentials; bind: bound only, never answers); pid in SQUATTER
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3)
+squat() {
+	rm -f "$E2E_TMP/squat.ready"
+	ip netns exec "$(ns_name a)" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$PY" -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind("\0svcnat/netns-lock")
+if sys.argv[1] == "listen":
+    s.listen(8)
+sys.stdout.flush()
+print("ready", flush=True)
+time.sleep(120)' "$1" >"$E2E_TMP/squat.ready" 2>&1 &
+	SQUATTER=$!
+	E2E_BG_PIDS+=("$SQUATTER")
+	wait_for 10 "the squatter to bind the name" grep -q ready "$E2E_TMP/squat.ready"
+}
+
+command -v setpriv >/dev/null || e2e_skip "needs setpriv (a non-root holder of the name)"
+squat listen
+in_ns a "$SVCNAT" "${ARGS[@]}" --once --config "$E2E_TMP/two.json" >"$E2E_TMP/m.log" 2>&1 ||
+	fail "--once beside a non-root holder of the name: $(cat "$E2E_TMP/m.log")"
+grep -q "held by pid $SQUATTER uid 65534, not a root svcnat" "$E2E_TMP/m.log" ||
+	fail "--once did not name the squatter (pid $SQUATTER uid 65534): $(cat "$E2E_TMP/m.log")"
+equal a "$E2E_TMP/two.json" || fail "--once beside a squatter: --diff $?: $(cat "$E2E_TMP/diff")"
+start a "$E2E_TMP/one.json" "$E2E_TMP/d5.log"
+D5=$STARTED
+wait_for 30 "a daemon beside a non-root holder of the name to sync" synced "$E2E_TMP/d5.log"
+grep -q "held by pid $SQUATTER uid 65534, not a root svcnat; continuing without the one-daemon guard" \
+	"$E2E_TMP/d5.log" || fail "the daemon did not name the squatter: $(head -n 5 "$E2E_TMP/d5.log")"
+equal a "$E2E_TMP/one.json" || fail "the daemon beside a squatter: --diff $?: $(cat "$E2E_TMP/diff")"
+say "beside a squatter as nobody (pid $SQUATTER): --once and the daemon run, warning"
+kill -TERM "$D5"
+wait "$D5" || fail "daemon 5 exited $? on SIGTERM"
+kill "$SQUATTER"
+wait "$SQUATTER" 2>/dev/null
+
+squat bind
+start a "$E2E_TMP/two.json" "$E2E_TMP/d6.log"
+D6=$STARTED
+wait_for 30 "a daemon beside a holder that does not answer to sync" synced "$E2E_TMP/d6.log"
+grep -q "held by a process that does not answer as svcnat does; continuing" "$E2E_TMP/d6.log" ||
+	fail "the daemon did not warn of the silent holder: $(head -n 5 "$E2E_TMP/d6.log")"
+say "beside a holder that never listens: the daemon runs, warning"
+kill -TERM "$D6"
+wait "$D6" || fail "daemon 6 exited $? on SIGTERM"
