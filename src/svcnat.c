@@ -10,12 +10,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/detect.h"
+#include "cli/etcdload.h"
+#include "cli/options.h"
 #include "core/render.h"
 #include "core/resolve.h"
 #include "daemon/daemon.h"
-#include "cli/options.h"
 #include "pipeline/pipeline.h"
-#include "cli/etcdload.h"
 #include "sys/log.h"
 #include "sys/nslock.h"
 #include "util.h"
@@ -178,37 +179,14 @@ static int run_init_only(struct pipeline *p, struct diag_list *d)
 	return r < 0 ? EXIT_RUNTIME : 0;
 }
 
-/* Whether the host's legacy xtables has tables in this namespace (no
- * module is loaded by looking). */
-static bool legacy_tables_in(const char *names)
-{
-	FILE *f = fopen(names, "re");
-	char buf[64];
-	bool any = false;
-
-	if (!f)
-		return false;
-	while (fgets(buf, sizeof(buf), f))
-		any = any || strncmp(buf, "nat", 3) == 0 || strncmp(buf, "filter", 6) == 0;
-	fclose(f);
-	return any;
-}
-
 /* The legacy nat or filter table of either family (the direct writer
  * writes both). */
 static bool legacy_tables_present(void)
 {
-	return legacy_tables_in("/proc/net/ip_tables_names") ||
-	       legacy_tables_in("/proc/net/ip6_tables_names");
-}
+	static const char *const names[] = { "/proc/net/ip_tables_names",
+					     "/proc/net/ip6_tables_names" };
 
-/* Whether `cmd` runs (the iptables-nft flavour is installed). */
-static bool have_command(const char *cmd)
-{
-	char buf[256];
-
-	snprintf(buf, sizeof(buf), "command -v %s >/dev/null 2>&1", cmd);
-	return system(buf) == 0;
+	return detect_legacy_tables(names, ARRAY_SIZE(names));
 }
 
 /*
@@ -238,7 +216,8 @@ static int run_cleanup(struct svcnat_options *o, struct pipeline *p, struct diag
 	} flavours[] = {
 		{ BACKEND_DIRECT, NULL, "legacy", legacy_tables_present() },
 		{ BACKEND_NFT, NULL, "nft",
-		  have_command("iptables-nft-restore") && have_command("iptables-nft-save") },
+		  detect_command("iptables-nft-restore", NULL) &&
+			  detect_command("iptables-nft-save", NULL) },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(flavours); i++) {
 		struct backend_options bo = o->backend;

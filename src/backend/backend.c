@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/detect.h"
 #include "backend/diff.h"
-#include "backend/run.h"
 #include "backend/writer.h"
 #include "backend/xt/xtlock.h"
 #include "core/owned.h"
@@ -129,8 +129,6 @@ const char *backend_kind_name(enum backend_kind k)
 
 /* --- backend objects --- */
 
-static int detect_kind(enum backend_kind *ret);
-
 static int backend_alloc(const struct backend_options *o, struct backend **ret)
 {
 	struct backend *b = calloc(1, sizeof(*b));
@@ -166,7 +164,7 @@ int backend_new(const struct backend_options *o, struct backend **ret, struct di
 	if (r < 0)
 		return r;
 	if (kind == BACKEND_AUTO) {
-		r = detect_kind(&kind);
+		r = detect_backend_kind(&kind);
 		if (r < 0) {
 			diag_add(d, DIAG_ERROR, "backend", NULL, NULL,
 				 "cannot tell which iptables this host uses: %s", strerror(-r));
@@ -504,71 +502,4 @@ int backend_diff_families(struct backend *b, const struct ruleset *rs, const str
 int backend_diff(struct backend *b, const struct ruleset *rs, FILE *out, struct diag_list *d)
 {
 	return backend_diff_families(b, rs, NULL, out, d);
-}
-
-/* --- which writer the host wants --- */
-
-static size_t count_rule_lines(const char *text)
-{
-	size_t n = 0;
-
-	for (const char *p = text; p && *p;) {
-		if (strncmp(p, "-A ", 3) == 0)
-			n++;
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return n;
-}
-
-static int save_rule_count(const char *cmd, size_t *ret)
-{
-	const char *argv[] = { cmd, NULL };
-	_cleanup_free_ char *out = NULL;
-	int status, r;
-
-	r = backend_run(argv, NULL, 0, &out, NULL, &status);
-	if (r < 0)
-		return r;
-	if (status != 0)
-		return -ENOENT;
-	*ret = count_rule_lines(out);
-	return 0;
-}
-
-/*
- * direct when the host's iptables is legacy; nft when it is nft (restore
- * if the nft writer cannot start, see backend_new), unless nft holds no
- * rules and legacy does (a legacy host that merely has the nft variant as
- * its default command).
- */
-static int detect_kind(enum backend_kind *ret)
-{
-	const char *argv[] = { "iptables", "--version", NULL };
-	_cleanup_free_ char *out = NULL;
-	size_t nft = 0, legacy = 0;
-	int status, r;
-
-	r = backend_run(argv, NULL, 0, &out, NULL, &status);
-	if (r < 0)
-		return r;
-	if (status == 127) {
-		/* No iptables command at all: only the in-process writers can. */
-		*ret = BACKEND_DIRECT;
-		return 0;
-	}
-	if (strstr(out, "(legacy)")) {
-		*ret = BACKEND_DIRECT;
-		return 0;
-	}
-	/* Legacy first: iptables-nft-save is slow on a large table (and
-	 * crashes on a very large one), and needed only when legacy has rules. */
-	if (save_rule_count("iptables-legacy-save", &legacy) == 0 && legacy > 0 &&
-	    save_rule_count("iptables-nft-save", &nft) == 0 && nft == 0) {
-		*ret = BACKEND_DIRECT;
-		return 0;
-	}
-	*ret = BACKEND_NFT;
-	return 0;
 }
