@@ -71,6 +71,7 @@ struct daemon {
 	struct nladdrs_watch *addrs;
 	struct etcd_source *etcd;
 	struct kubed *kube;          /* the Kubernetes API source, or NULL */
+	struct http_pool *http_pool; /* the limits every HTTP server shares */
 	struct http_server *healthz;
 	struct http_server *metrics_srv;
 	struct metrics *metrics;
@@ -1069,14 +1070,14 @@ static int setup_etcd(struct daemon *dm)
 	return etcd_source_start(dm->etcd);
 }
 
-static int setup_http(struct daemon *dm, const char *flag, const char *addr,
+static int setup_http(struct daemon *dm, const char *flag, const char *addr, enum http_kind kind,
 		      const struct http_route *routes, size_t n, struct http_server **ret)
 {
 	int r;
 
 	if (!addr || !*addr)
 		return 0;
-	r = http_server_new(dm->loop, addr, routes, n, dm, ret);
+	r = http_server_new(dm->http_pool, kind, addr, routes, n, dm, ret);
 	if (r < 0) {
 		log_err("%s %s: %s%s", flag, addr,
 			r == -EINVAL ? "not an IP:PORT address" : strerror(-r),
@@ -1148,6 +1149,7 @@ static void daemon_done(struct daemon *dm)
 	loop_timer_free(dm->watchdog);
 	http_server_free(dm->healthz);
 	http_server_free(dm->metrics_srv);
+	http_pool_free(dm->http_pool);
 	kubed_free(dm->kube);
 	etcd_source_free(dm->etcd);
 	nladdrs_watch_free(dm->addrs);
@@ -1178,6 +1180,7 @@ int daemon_main(struct svcnat_options *o)
 {
 	struct daemon dm = { .o = o, .sigfd = -1, .lock_fd = -1 };
 	struct syncpolicy_config pc;
+	struct http_limits hl;
 	struct diag_list d;
 	struct backend *b;
 	char a[32], c[32];
@@ -1246,7 +1249,11 @@ int daemon_main(struct svcnat_options *o)
 	r = loop_timer_new(dm.loop, on_sync_timer, &dm, &dm.sync_timer);
 	if (r < 0)
 		goto out;
-	r = hc_servers_new(dm.loop, proxy_healthy, &dm, &dm.hc);
+	http_limits_default(http_raise_nofile(), &hl);
+	r = http_pool_new(dm.loop, &hl, &dm.http_pool);
+	if (r < 0)
+		goto out;
+	r = hc_servers_new(dm.http_pool, proxy_healthy, &dm, &dm.hc);
 	if (r < 0)
 		goto out;
 	if (sd_watchdog_enabled(0, &dm.watchdog_usec) > 0 && dm.watchdog_usec) {
@@ -1299,11 +1306,11 @@ int daemon_main(struct svcnat_options *o)
 		goto out;
 	r = setup_http(&dm, "--healthz-bind-address",
 		       o->healthz_bind_address ? o->healthz_bind_address : OPT_DEFAULT_HEALTHZ_BIND,
-		       healthz_routes, ARRAY_SIZE(healthz_routes), &dm.healthz);
+		       HTTP_HEALTH, healthz_routes, ARRAY_SIZE(healthz_routes), &dm.healthz);
 	if (r >= 0)
 		r = setup_http(&dm, "--metrics-bind-address",
 			       o->metrics_bind_address ? o->metrics_bind_address : OPT_DEFAULT_METRICS_BIND,
-			       metrics_routes, ARRAY_SIZE(metrics_routes), &dm.metrics_srv);
+			       HTTP_OTHER, metrics_routes, ARRAY_SIZE(metrics_routes), &dm.metrics_srv);
 	if (r < 0)
 		goto out;
 	loop_set_post(dm.loop, on_post, &dm);

@@ -23,7 +23,7 @@ struct hc_entry {
 };
 
 struct hc_servers {
-	struct loop *loop;
+	struct http_pool *pool;
 	bool (*healthy)(void *ud);
 	void *ud;
 	struct hc_entry **v; /* sorted by ns, name */
@@ -188,13 +188,14 @@ static void entry_free(struct hc_entry *e)
 	free(e);
 }
 
-int hc_servers_new(struct loop *l, bool (*healthy)(void *ud), void *ud, struct hc_servers **ret)
+int hc_servers_new(struct http_pool *pool, bool (*healthy)(void *ud), void *ud,
+		   struct hc_servers **ret)
 {
 	struct hc_servers *h = calloc(1, sizeof(*h));
 
 	if (!h)
 		return -ENOMEM;
-	h->loop = l;
+	h->pool = pool;
 	h->healthy = healthy;
 	h->ud = ud;
 	*ret = h;
@@ -293,7 +294,8 @@ static int entry_open(struct hc_servers *h, struct hc_entry *e, const struct pla
 	for (size_t i = 0; i < want; i++) {
 		/* "[...]:port" binds an IPv6 address */
 		const struct http_route *routes = binds[i][0] == '[' ? hc_routes6 : hc_routes4;
-		int r = http_server_new(h->loop, binds[i], routes, 1, e, &e->srv[i]);
+		int r = http_server_new(h->pool, HTTP_HEALTH, binds[i], routes, 1, e,
+					&e->srv[i]);
 
 		if (r < 0) {
 			/* As kube-proxy: close what opened, try again next sync. */

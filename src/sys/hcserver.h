@@ -32,7 +32,7 @@
 #include "core/diag.h"
 #include "core/model.h"
 #include "core/plan.h"
-#include "sys/loop.h"
+#include "sys/http.h"
 
 /* The families of hc_want.local_endpoints. */
 enum { HC_IPV4, HC_IPV6 };
@@ -61,8 +61,10 @@ char *hc_body(const char *ns, const char *name, unsigned local_endpoints, bool p
 
 struct hc_servers;
 
-/* healthy() is asked at every request (kube-proxy's serviceProxyHealthy). */
-int hc_servers_new(struct loop *l, bool (*healthy)(void *ud), void *ud, struct hc_servers **ret);
+/* healthy() is asked at every request (kube-proxy's serviceProxyHealthy);
+ * the servers are health servers of pool (which must outlive them). */
+int hc_servers_new(struct http_pool *pool, bool (*healthy)(void *ud), void *ud,
+		   struct hc_servers **ret);
 void hc_servers_free(struct hc_servers *h);
 
 /*

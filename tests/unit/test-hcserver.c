@@ -214,6 +214,8 @@ static void test_loopback_servers(void **state)
 			       .ext_policy = POLICY_LOCAL, .endpoints = e, .n_endpoints = 1 };
 	struct desired d = { .ports = &sp, .n_ports = 1 }, none = { 0 };
 	struct hc_servers *h = NULL;
+	struct http_pool *pool = NULL;
+	struct http_limits lim;
 	struct loop *l = NULL;
 	struct diag_list diags;
 	uint16_t port = free_port();
@@ -223,7 +225,9 @@ static void test_loopback_servers(void **state)
 	sp.health_check_node_port = port;
 	diag_list_init(&diags);
 	assert_int_equal(loop_new(&l), 0);
-	assert_int_equal(hc_servers_new(l, NULL, NULL, &h), 0);
+	http_limits_default(1024, &lim);
+	assert_int_equal(http_pool_new(l, &lim, &pool), 0);
+	assert_int_equal(hc_servers_new(pool, NULL, NULL, &h), 0);
 	/* IPv4 only */
 	assert_int_equal(hc_servers_sync(h, &d, &s, AF_INET, &diags), 0);
 	assert_int_equal(diags.n, 0);
@@ -241,6 +245,7 @@ static void test_loopback_servers(void **state)
 	assert_true(listening(AF_INET6, "::1", port));
 	hc_servers_free(h);
 	assert_false(listening(AF_INET6, "::1", port));
+	http_pool_free(pool);
 	loop_free(l);
 	diag_list_done(&diags);
 }
@@ -258,6 +263,8 @@ static void test_servers_follow_addresses(void **state)
 			       .ext_policy = POLICY_LOCAL, .endpoints = e, .n_endpoints = 1 };
 	struct desired d = { .ports = &sp, .n_ports = 1 };
 	struct hc_servers *h = NULL;
+	struct http_pool *pool = NULL;
+	struct http_limits lim;
 	struct loop *l = NULL;
 	struct diag_list diags;
 	uint16_t port = free_port();
@@ -267,7 +274,9 @@ static void test_servers_follow_addresses(void **state)
 	sp.health_check_node_port = port;
 	diag_list_init(&diags);
 	assert_int_equal(loop_new(&l), 0);
-	assert_int_equal(hc_servers_new(l, NULL, NULL, &h), 0);
+	http_limits_default(1024, &lim);
+	assert_int_equal(http_pool_new(l, &lim, &pool), 0);
+	assert_int_equal(hc_servers_new(pool, NULL, NULL, &h), 0);
 	assert_int_equal(hc_servers_sync(h, &d, &s, AF_UNSPEC, &diags), 0);
 	assert_true(listening(AF_INET, "127.0.0.1", port));
 	assert_false(listening(AF_INET, "127.0.0.2", port));
@@ -284,6 +293,7 @@ static void test_servers_follow_addresses(void **state)
 	assert_int_equal(hc_servers_sync(h, &d, &s, AF_UNSPEC, &diags), 0);
 	assert_true(listening(AF_INET, "127.0.0.2", port));
 	hc_servers_free(h);
+	http_pool_free(pool);
 	loop_free(l);
 	diag_list_done(&diags);
 }
@@ -302,6 +312,8 @@ static void test_servers_follow_port(void **state)
 			       .ext_policy = POLICY_LOCAL, .endpoints = e, .n_endpoints = 1 };
 	struct desired d = { .ports = &sp, .n_ports = 1 };
 	struct hc_servers *h = NULL;
+	struct http_pool *pool = NULL;
+	struct http_limits lim;
 	struct loop *l = NULL;
 	struct diag_list diags;
 	uint16_t p1 = free_port(), p2 = free_port();
@@ -312,7 +324,9 @@ static void test_servers_follow_port(void **state)
 		skip(); /* no IPv6 loopback here (free_port's socket) */
 	diag_list_init(&diags);
 	assert_int_equal(loop_new(&l), 0);
-	assert_int_equal(hc_servers_new(l, NULL, NULL, &h), 0);
+	http_limits_default(1024, &lim);
+	assert_int_equal(http_pool_new(l, &lim, &pool), 0);
+	assert_int_equal(hc_servers_new(pool, NULL, NULL, &h), 0);
 	sp.health_check_node_port = p1;
 	assert_int_equal(hc_servers_sync(h, &d, &s, AF_INET, &diags), 0);
 	assert_true(listening(AF_INET, "127.0.0.1", p1));
@@ -336,6 +350,7 @@ static void test_servers_follow_port(void **state)
 	assert_int_equal(hc_servers_count(h), 0);
 	assert_false(listening(AF_INET, "127.0.0.1", p2));
 	hc_servers_free(h);
+	http_pool_free(pool);
 	loop_free(l);
 	diag_list_done(&diags);
 }
