@@ -45,11 +45,12 @@ probe_loop() {
 
 # check_probes OUT WHAT: every probe answered 200
 check_probes() {
-	local out=$1 what=$2 n bad worst
+	local out=$1 what=$2 n bad lat
 	n=$(wc -l <"$out")
 	bad=$(awk '$2 != 200' "$out" | wc -l)
-	worst=$(awk '$3 != "-" && $3 > m { m = $3 } END { printf "%.3f", m }' "$out")
-	say "  $what: $n probes, $bad unanswered, slowest $worst s"
+	lat=$(awk '$3 != "-" { print $3 }' "$out" | sort -n |
+		awk '{ v[NR] = $1 } END { if (NR) printf "p50 %.3f p99 %.3f max %.3f", v[int((NR + 1) / 2)], v[int(NR * 0.99 + 0.99)], v[NR] }')
+	say "  $what: $n probes, $bad unanswered; seconds: ${lat:-none}"
 	[ "$bad" = 0 ] || fail "$what: $bad of $n probes unanswered: $(awk '$2 != 200' "$out" | head -n 5 | tr '\n' ';')"
 	[ "$n" -ge 20 ] || fail "$what: only $n probes ran"
 }

@@ -596,6 +596,69 @@ static void test_shares(void **state)
 	rig_down(&r);
 }
 
+struct header_run {
+	unsigned port;
+	int wake_fd;
+	int small, big;
+};
+
+/* GET /hello with a header of n bytes on a new connection; the status. */
+static int get_with_header(unsigned port, size_t n)
+{
+	char *req = malloc(n + 128);
+	char buf[256];
+	ssize_t got;
+	size_t len;
+	int fd = tcp_open(1, port), st = -1;
+
+	if (!req || fd < 0)
+		goto out;
+	len = (size_t)sprintf(req, "GET /hello HTTP/1.1\r\nHost: t\r\nX-Big: ");
+	memset(req + len, 'a', n);
+	len += n;
+	len += (size_t)sprintf(req + len, "\r\n\r\n");
+	if (send(fd, req, len, MSG_NOSIGNAL) != (ssize_t)len)
+		goto out;
+	got = recv(fd, buf, sizeof(buf) - 1, 0);
+	if (got > 12) {
+		buf[got] = '\0';
+		st = atoi(buf + 9);
+	}
+out:
+	free(req);
+	if (fd >= 0)
+		close(fd);
+	return st;
+}
+
+static void *header_client(void *arg)
+{
+	struct header_run *h = arg;
+
+	h->small = get_with_header(h->port, 6000);
+	h->big = get_with_header(h->port, 20000);
+	(void)!write(h->wake_fd, "x", 1);
+	return NULL;
+}
+
+/* A connection's memory bounds its request: 6 KB of header is served,
+ * 20 KB gets 431 (the pool's 16 KiB per connection). */
+static void test_header_size(void **state)
+{
+	struct http_limits lim;
+	struct rig r = { 0 };
+	struct header_run h = { 0 };
+
+	http_limits_default(1024, &lim);
+	rig_up(&r, &lim);
+	h.port = r.hport;
+	h.wake_fd = r.wake[1];
+	rig_run(&r, header_client, &h);
+	assert_int_equal(h.small, 200);
+	assert_int_equal(h.big, 431);
+	rig_down(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -607,6 +670,7 @@ int main(void)
 		cmocka_unit_test(test_bind_in_use),
 		cmocka_unit_test(test_deadline),
 		cmocka_unit_test(test_shares),
+		cmocka_unit_test(test_header_size),
 	};
 	int r;
 
