@@ -37,6 +37,7 @@ class Conn:
         self.established = False
         self.opened_at = 0.0
         self.sent = 0
+        self.index = 0
 
 
 def probe(a):
@@ -70,6 +71,8 @@ def main():
     p.add_argument("--reopen", type=float, default=0.2)
     p.add_argument("--seconds", type=float, required=True)
     p.add_argument("--max-connects", type=int, default=200000)
+    p.add_argument("--source-base", help="bind connection i to this IPv4 address + i %% --sources")
+    p.add_argument("--sources", type=int, default=1)
     p.add_argument("--probe", action="append", default=[])
     p.add_argument("--every", type=float, default=0.25)
     p.add_argument("--timeout", type=float, default=4.0)
@@ -87,6 +90,8 @@ def main():
     trickle = Conn("trickle") if a.trickle else None
     if trickle:
         conns.append(trickle)
+    for i, c in enumerate(conns):
+        c.index = i
     t0 = time.monotonic()
     end = t0 + a.seconds
     timers = []   # (when, seq, conn, what): "open" or "send"
@@ -130,6 +135,9 @@ def main():
         s.setblocking(False)
         c.sock, c.established, c.sent = s, False, 0
         c.opened_at = time.monotonic()
+        if a.source_base:
+            base = int.from_bytes(socket.inet_aton(a.source_base), "big")
+            s.bind((socket.inet_ntoa((base + c.index % a.sources).to_bytes(4, "big")), 0))
         rc = s.connect_ex((a.host, a.port))
         if rc not in (0, errno.EINPROGRESS):
             s.close()
