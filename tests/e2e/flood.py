@@ -130,8 +130,12 @@ def main():
         if stats["attempts"] >= a.max_connects:
             return
         stats["attempts"] += 1
-        s = socket.socket(socket.AF_INET6 if ":" in a.host else socket.AF_INET,
-                          socket.SOCK_STREAM)
+        try:
+            s = socket.socket(socket.AF_INET6 if ":" in a.host else socket.AF_INET,
+                              socket.SOCK_STREAM)
+        except OSError:   # out of descriptors: try again later
+            at(time.monotonic() + a.reopen, c, "open")
+            return
         s.setblocking(False)
         c.sock, c.established, c.sent = s, False, 0
         c.opened_at = time.monotonic()

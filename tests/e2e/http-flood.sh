@@ -20,6 +20,8 @@ e2e_init http-flood
 command -v curl >/dev/null || e2e_skip "needs 'curl'"
 command -v python3 >/dev/null || e2e_skip "needs 'python3'"
 e2e_need_svcnat
+[ "$(ulimit -Hn)" = unlimited ] || [ "$(ulimit -Hn)" -ge 2200 ] ||
+	e2e_skip "flood.py needs 2,200 descriptors (hard RLIMIT_NOFILE $(ulimit -Hn))"
 
 HC=32000
 FLOOD="$top_srcdir/tests/e2e/flood.py"
@@ -96,9 +98,9 @@ run() {
 		</dev/null >>"$E2E_TMP/daemon.log" 2>&1 &
 	DAEMON=$!
 	E2E_BG_PIDS+=("$DAEMON")
-	wait_for 20 "/healthz 200 from client2" in_ns client2 curl -sf -o /dev/null --max-time 2 \
+	wait_for 60 "/healthz 200 from client2" in_ns client2 curl -sf -o /dev/null --max-time 2 \
 		"http://$E2E_NODE_IP:10256/healthz"
-	wait_for 20 "health-check port 200 from client2" in_ns client2 curl -sf -o /dev/null \
+	wait_for 60 "health-check port 200 from client2" in_ns client2 curl -sf -o /dev/null \
 		--max-time 2 "http://$E2E_NODE_IP:$HC/"
 	say "daemon up: RSS peak $(peak_rss)"
 
