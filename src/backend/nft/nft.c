@@ -24,6 +24,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <libnftnl/gen.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+
 #include "backend/nft/nftbatch.h"
 #include "backend/nft/nftdiff.h"
 #include "backend/nft/nftenc.h"
@@ -42,6 +46,15 @@ struct nft_writer {
 	const struct ruleset *plan[2]; /* [enum writer_family]; NULL: no table of it */
 	bool checked[2];               /* the family's kept state checked for this plan */
 	double t_read, t_diff;         /* seconds: generation check and reads, diff + encoding */
+	/* Following the notifications (nftsock_follow() worked): st holds
+	 * the kernel's state as of generation ok_gen while ok, though other
+	 * programs wrote since st was read, as long as nothing they wrote
+	 * mattered (nftread_event_matters()). */
+	bool follow;
+	bool ok;
+	bool dirty;      /* a notification since the last NEWGEN mattered */
+	uint32_t ok_gen;
+	size_t kept_foreign; /* other programs' changes found not to matter */
 };
 
 static struct nft_writer *nft_of(struct writer *w)
@@ -54,6 +67,7 @@ static void drop_state(struct nft_writer *x)
 	nftread_state_free(x->st);
 	x->st = NULL;
 	x->copied = x->read_rules = 0;
+	x->ok = false;
 }
 
 /* Whether the plan names a chain the kept state filed as another program's. */
@@ -67,10 +81,58 @@ static bool plan_claims_other(const struct nftread_state *st, enum writer_family
 	return false;
 }
 
-/* Keep the state only while the generation is the one it was read at. */
+/* st is the kernel's state as of generation gen (read or committed then). */
+static void known_at(struct nft_writer *x, uint32_t gen)
+{
+	x->ok = x->follow;
+	x->ok_gen = gen;
+	x->dirty = false;
+}
+
+/* One notification: each transaction's changes come before the NEWGEN of
+ * the generation it made. */
+static int event_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nft_writer *x = data;
+	struct nftnl_gen *g;
+	uint32_t gen;
+
+	if (!x->ok)
+		return 0;
+	if (nlh->nlmsg_type != ((NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWGEN)) {
+		if (!x->dirty && x->st && nftread_event_matters(x->st, nlh))
+			x->dirty = true;
+		return 0;
+	}
+	g = nftnl_gen_alloc();
+	if (!g || nftnl_gen_nlmsg_parse(nlh, g) < 0) {
+		nftnl_gen_free(g);
+		x->ok = false;
+		return 0;
+	}
+	gen = nftnl_gen_get_u32(g, NFTNL_GEN_ID);
+	nftnl_gen_free(g);
+	if ((int32_t)(gen - x->ok_gen) <= 0) {
+		/* Already in st: read after it, or svcnat's own commit. */
+	} else if (gen == x->ok_gen + 1 && !x->dirty) {
+		x->ok_gen = gen;
+		x->kept_foreign++;
+	} else {
+		x->ok = false; /* it mattered, or a generation went unseen */
+	}
+	x->dirty = false;
+	return 0;
+}
+
+/*
+ * Keep the state while the generation is the one it was read at (or
+ * svcnat's last commit made), or while every change since, as the
+ * notifications tell, left what st holds as it was.
+ */
 static int check_gen(struct nft_writer *x, struct diag_list *d)
 {
 	uint32_t gen;
+	bool current;
 	int r;
 
 	r = nftsock_getgen(x->sock, &gen);
@@ -79,13 +141,47 @@ static int check_gen(struct nft_writer *x, struct diag_list *d)
 			 strerror(-r));
 		return r;
 	}
+	/* After the generation: the notifications up to it are queued by
+	 * the time GETGEN answers (but for a commit still under way, which
+	 * the batch's generation then refuses). */
+	if (x->follow && nftsock_events(x->sock, event_cb, x) < 0)
+		x->ok = false;
+	/* A commit may have come after GETGEN: ok_gen is then the newer. */
+	current = x->st && (x->st->genid == gen || (x->ok && (int32_t)(x->ok_gen - gen) >= 0));
+	if (current && x->ok)
+		x->st->genid = x->ok_gen;
 	/* Re-read now and then all the same, so that the copies of
 	 * committed rules kept in st do not pile up in a long-running daemon. */
-	if (x->st && (x->st->genid != gen || x->copied > 2 * x->read_rules + 100000))
+	if (x->st && (!current || x->copied > 2 * x->read_rules + 100000))
 		drop_state(x);
 	if (!x->st && !(x->st = nftread_state_new()))
 		return -ENOMEM;
 	return 0;
+}
+
+/*
+ * Read family f into st.  When the other family was read already, the
+ * two must describe one generation: f is read on its own, and the other
+ * is kept only if the notifications show that nothing since it was read
+ * changed it, up to exactly the generation f was read at.
+ */
+static int read_family(struct nft_writer *x, enum writer_family f, const struct ruleset *plan,
+		       struct diag_list *d)
+{
+	bool other = x->st->f[!f].read;
+	uint32_t g0 = x->st->genid;
+	int r;
+
+	x->st->f[!f].read = false;
+	r = nftread_family(x->sock, x->st, f, plan, d);
+	x->st->f[!f].read = other;
+	if (r < 0 || !other || x->st->genid == g0)
+		return r;
+	if (x->follow && nftsock_events(x->sock, event_cb, x) < 0)
+		x->ok = false;
+	if (x->ok && x->ok_gen == x->st->genid)
+		return 0;
+	return -EAGAIN;
 }
 
 /* Family f of the state equal to the kernel's, for this plan: kept or read. */
@@ -96,11 +192,12 @@ static int fresh_family(struct nft_writer *x, enum writer_family f, const struct
 
 	if (x->st->f[f].read && !plan_claims_other(x->st, f, plan))
 		return 0;
-	r = nftread_family(x->sock, x->st, f, plan, d);
+	r = read_family(x, f, plan, d);
 	if (r < 0) {
 		drop_state(x);
 		return r;
 	}
+	known_at(x, x->st->genid);
 	x->read_rules = 0;
 	for (int k = 0; k < 2; k++)
 		x->read_rules += x->st->f[k].read ? ruleset_count_rules(x->st->f[k].rs) : 0;
@@ -177,9 +274,10 @@ static int nft_commit(struct writer *w, const struct writer_table *tabs, size_t 
 	msgs = nftbatch_count(x->batch);
 	bytes = nftbatch_bytes(x->batch);
 	r = nftbatch_commit(x->sock, x->batch, x->st->genid, d);
+	if (r == -EAGAIN && x->follow)
+		return r; /* another program wrote since: the notifications tell whether it matters */
 	if (r < 0) {
-		/* -EAGAIN: another program wrote since the read; either way
-		 * the kept state is no longer to be trusted. */
+		/* The kept state is no longer to be trusted. */
 		drop_state(x);
 		return r;
 	}
@@ -202,12 +300,15 @@ static int nft_commit(struct writer *w, const struct writer_table *tabs, size_t 
 	t1 = monotonic_seconds();
 	if (nftdiff_committed(x->st, x->plan, next) < 0)
 		drop_state(x);
+	else
+		known_at(x, next);
 	if (w->cfg.verbose)
 		diag_add(d, DIAG_NOTE, "nft", NULL, NULL,
 			 "generation checked (and tables read) in %.3f s, diffed and encoded %zu "
 			 "messages (%zu bytes) in %.3f s, committed in %.3f s, kept state "
-			 "updated in %.3f s",
-			 x->t_read, msgs, bytes, x->t_diff, t1 - t0, monotonic_seconds() - t1);
+			 "updated in %.3f s; %zu changes of other programs left it as it was",
+			 x->t_read, msgs, bytes, x->t_diff, t1 - t0, monotonic_seconds() - t1,
+			 x->kept_foreign);
 	return 0;
 }
 
@@ -279,6 +380,9 @@ int writer_nft_new(const struct writer_config *cfg, struct writer **ret, struct 
 		free(x);
 		return r;
 	}
+	/* Without the notifications every write of another program means
+	 * reading the tables again, as before. */
+	x->follow = nftsock_follow(x->sock) >= 0;
 	/* As kube-proxy runs single-stack where ip6tables does not work: a
 	 * kernel without IPv6 (or ipv6.disable=1) has no AF_INET6 sockets. */
 	fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);

@@ -43,6 +43,7 @@ struct nftsock {
 	unsigned reopened; /* times the socket was replaced */
 	size_t stale;      /* messages of earlier requests skipped */
 	char *buf;         /* RECV_BYTES */
+	struct mnl_socket *ev; /* NFNLGRP_NFTABLES notifications, or NULL */
 };
 
 struct page {
@@ -187,6 +188,8 @@ void nftsock_close(struct nftsock *s)
 {
 	if (!s)
 		return;
+	if (s->ev)
+		mnl_socket_close(s->ev);
 	if (s->nl)
 		mnl_socket_close(s->nl);
 	free(s->buf);
@@ -196,6 +199,62 @@ void nftsock_close(struct nftsock *s)
 unsigned nftsock_reopened(const struct nftsock *s)
 {
 	return s->reopened;
+}
+
+/* Room for the notifications of a sync's batch and other programs' writes
+ * in between; a larger batch overflows it, which nftsock_events() reports. */
+#define EVENT_RCVBUF (8 << 20)
+
+int nftsock_follow(struct nftsock *s)
+{
+	int v = EVENT_RCVBUF, err;
+
+	if (s->ev)
+		return 0;
+	s->ev = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (!s->ev)
+		return -errno;
+	if (mnl_socket_bind(s->ev, 1u << (NFNLGRP_NFTABLES - 1), MNL_SOCKET_AUTOPID) < 0) {
+		err = errno;
+		mnl_socket_close(s->ev);
+		s->ev = NULL;
+		return -err;
+	}
+	if (setsockopt(mnl_socket_get_fd(s->ev), SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)) < 0)
+		setsockopt(mnl_socket_get_fd(s->ev), SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+	return 0;
+}
+
+int nftsock_events(struct nftsock *s, int (*cb)(const struct nlmsghdr *nlh, void *data),
+		   void *data)
+{
+	bool lost = false;
+
+	if (!s->ev)
+		return -ENOTCONN;
+	for (;;) {
+		ssize_t n = recv(mnl_socket_get_fd(s->ev), s->buf, RECV_BYTES, MSG_DONTWAIT);
+		int left;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == ENOBUFS) {
+				lost = true;
+				continue;
+			}
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			return -errno;
+		}
+		left = (int)n;
+		for (const struct nlmsghdr *h = (const void *)s->buf; mnl_nlmsg_ok(h, left);
+		     h = mnl_nlmsg_next(h, &left))
+			cb(h, data);
+		if (left > 0)
+			lost = true; /* a cut message: what it said is lost */
+	}
+	return lost ? -ENOBUFS : 0;
 }
 
 static int gen_cb(const struct nlmsghdr *nlh, void *data)

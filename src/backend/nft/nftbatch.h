@@ -38,6 +38,21 @@ void nftsock_close(struct nftsock *s);
  */
 unsigned nftsock_reopened(const struct nftsock *s);
 
+/*
+ * Subscribe to the nf_tables notifications (NFNLGRP_NFTABLES: every
+ * committed change, then NFT_MSG_NEWGEN with the generation it made), on
+ * a second socket of s.  0 or -errno.
+ */
+int nftsock_follow(struct nftsock *s);
+
+/*
+ * Run cb over every notification queued since the last call, without
+ * waiting.  0; -ENOBUFS when some were lost (the socket overflowed; the
+ * rest were still read); -ENOTCONN without nftsock_follow(); -errno.
+ */
+int nftsock_events(struct nftsock *s, int (*cb)(const struct nlmsghdr *nlh, void *data),
+		   void *data);
+
 /* The ruleset generation (NFT_MSG_GETGEN).  0 or -errno. */
 int nftsock_getgen(struct nftsock *s, uint32_t *ret);
 

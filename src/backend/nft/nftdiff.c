@@ -167,8 +167,9 @@ static int diff_rules(struct diffctx *x, struct nftread_chain *ch, const struct 
 	int r;
 
 	/* The live state is the kernel's (the generation says nobody else
-	 * wrote), and the plan store's stamp says the rules are the ones
-	 * committed or found equal before. */
+	 * wrote, or the notifications that nothing they wrote mattered), and
+	 * the plan store's stamp says the rules are the ones committed or
+	 * found equal before. */
 	if (pc->stamp && ch->stamp == pc->stamp)
 		return 0;
 	while (p < nl && p < np && owned_rule_same(&lc->rules[p], &pc->rules[p]))

@@ -8,6 +8,7 @@
 #include <libmnl/libmnl.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
 
 #include <libnftnl/chain.h>
 #include <libnftnl/expr.h>
@@ -20,9 +21,9 @@
 #include "util.h"
 
 #define MAX_EXPRS 64
-/* Reads of both tables tried before giving up on a ruleset that keeps
- * changing under us. */
-#define READ_TRIES 5
+/* Reads of both tables (or of one chain) tried before giving up on a
+ * ruleset that keeps changing under us. */
+#define READ_TRIES 10
 
 /* --- one rule --- */
 
@@ -808,10 +809,121 @@ int nftread_chain_reload(struct nftsock *s, struct nftread_state *st, const stru
 	struct read_ctx x = { .fam = &st->f[f], .f = f, .plan = plan, .t = t, .last = ch };
 	int r;
 
-	ch->c->n_rules = 0;
-	r = nftsock_dump(s, nftenc_nfproto(f), NFT_MSG_GETRULE, rs_table_name(t), ch->c->name,
-			 rule_cb, &x);
+	/* Another program's write during the dump: that chain's rules again
+	 * (whether the write mattered, the batch's generation tells). */
+	r = -EINTR;
+	for (int k = 0; k < READ_TRIES && r == -EINTR; k++) {
+		ch->c->n_rules = 0;
+		x.last = ch;
+		r = nftsock_dump(s, nftenc_nfproto(f), NFT_MSG_GETRULE, rs_table_name(t),
+				 ch->c->name, rule_cb, &x);
+	}
 	if (r >= 0)
 		ch->stale = false;
 	return r;
+}
+
+/* --- notifications --- */
+
+static int table_attr_cb(const struct nlattr *a, void *data)
+{
+	/* Attribute 1 names the table in every nf_tables object message
+	 * (NFTA_TABLE_NAME, NFTA_CHAIN_TABLE, NFTA_RULE_TABLE, NFTA_SET_TABLE ...). */
+	if (mnl_attr_get_type(a) == 1 && mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0)
+		*(const char **)data = mnl_attr_get_str(a);
+	return MNL_CB_OK;
+}
+
+/* Whether rule nr (of a chain that is not svcnat's) jumps anywhere but to
+ * another program's chain, or may through a set or an object. */
+static bool rule_may_jump_in(const struct nftread_state *st, enum writer_family f, enum rs_table t,
+			     const struct nftnl_rule *nr)
+{
+	struct nftnl_expr_iter *it = nftnl_expr_iter_create(nr);
+	const struct nftnl_expr *e;
+	bool in = false;
+
+	if (!it)
+		return true;
+	while (!in && (e = nftnl_expr_iter_next(it))) {
+		const char *name = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
+
+		if (!name)
+			in = true;
+		else if (streq(name, "immediate") && nftnl_expr_is_set(e, NFTNL_EXPR_IMM_CHAIN))
+			in = !nftread_other(st, f, t, nftnl_expr_get_str(e, NFTNL_EXPR_IMM_CHAIN));
+		else if (streq(name, "lookup") || streq(name, "dynset") || streq(name, "objref"))
+			in = true;
+	}
+	nftnl_expr_iter_destroy(it);
+	return in;
+}
+
+bool nftread_event_matters(const struct nftread_state *st, const struct nlmsghdr *nlh)
+{
+	const struct nfgenmsg *g = mnl_nlmsg_get_payload(nlh);
+	struct nftnl_rule *nr;
+	const char *table = NULL, *chain;
+	struct nftread_chain *ch;
+	enum writer_family f;
+	uint8_t type;
+	bool matters = true, gone_ref;
+	int t;
+
+	if (NFNL_SUBSYS_ID(nlh->nlmsg_type) != NFNL_SUBSYS_NFTABLES)
+		return false;
+	type = NFNL_MSG_TYPE(nlh->nlmsg_type);
+	if (type == NFT_MSG_NEWGEN)
+		return false;
+	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*g)))
+		return true;
+	/* iptables-nft's tables are of family ip and ip6 only: an inet,
+	 * bridge, arp or netdev table of the same name is another table. */
+	if (g->nfgen_family == NFPROTO_IPV4)
+		f = WRITER_IPV4;
+	else if (g->nfgen_family == NFPROTO_IPV6)
+		f = WRITER_IPV6;
+	else
+		return false;
+	if (mnl_attr_parse(nlh, sizeof(*g), table_attr_cb, &table) < 0 || !table)
+		return true;
+	for (t = 0; t < RS_NTABLES && !streq(table, rs_table_name((enum rs_table)t)); t++)
+		;
+	if (t == RS_NTABLES)
+		return false; /* mangle, raw, security, another program's own table */
+	/* A family not read is read whole when it is needed. */
+	if (!st->f[f].read)
+		return false;
+	/* Chains, sets, the table itself: whatever it is, read again. */
+	if (type != NFT_MSG_NEWRULE && type != NFT_MSG_DELRULE)
+		return true;
+	nr = nftnl_rule_alloc();
+	if (!nr)
+		return true;
+	if (nftnl_rule_nlmsg_parse(nlh, nr) < 0 || !(chain = nftnl_rule_get_str(nr, NFTNL_RULE_CHAIN)))
+		goto out;
+	/* A deletion's notification may come without the rule's expressions:
+	 * while other programs' rules jump to svcnat's chains, any of theirs
+	 * deleted may have been such a jump. */
+	gone_ref = type == NFT_MSG_DELRULE && st->f[f].t[t].n_refs > 0;
+	if (nftread_other(st, f, (enum rs_table)t, chain)) {
+		/* Another program's chain: only a jump to svcnat's matters
+		 * (it keeps the chain from being deleted). */
+		matters = rule_may_jump_in(st, f, (enum rs_table)t, nr) || gone_ref;
+		goto out;
+	}
+	ch = nftread_find(st, f, (enum rs_table)t, chain);
+	if (ch && ch->c->builtin && !ch->stale && !ch->gone) {
+		/* A built-in chain keeps only svcnat's jumps, by handle: another
+		 * rule there matters only if it is one of them or jumps in. */
+		uint64_t h = nftnl_rule_get_u64(nr, NFTNL_RULE_HANDLE);
+
+		matters = !nftnl_rule_is_set(nr, NFTNL_RULE_HANDLE) || gone_ref ||
+			  rule_may_jump_in(st, f, (enum rs_table)t, nr);
+		for (size_t i = 0; !matters && i < ch->c->n_rules; i++)
+			matters = ch->handles[i] == h;
+	}
+out:
+	nftnl_rule_free(nr);
+	return matters;
 }

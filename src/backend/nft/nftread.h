@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include <libnftnl/rule.h>
+#include <linux/netlink.h>
 
 #include "backend/nft/nftbatch.h"
 #include "backend/writer.h"
@@ -117,5 +118,17 @@ bool nftread_referenced(const struct nftread_state *st, enum writer_family f, en
  */
 int nftread_chain_reload(struct nftsock *s, struct nftread_state *st, const struct ruleset *plan,
 			 enum writer_family f, enum rs_table t, struct nftread_chain *ch);
+
+/*
+ * Whether the nf_tables notification nlh (a message of NFNLGRP_NFTABLES)
+ * may change what st holds.  Only a rule added to or deleted from another
+ * program's chain or a built-in chain does not, unless it is one of
+ * svcnat's jumps or may jump to a chain that is not another program's;
+ * anything else in an ip or ip6 filter or nat table matters (chains, sets,
+ * the table; a rule of svcnat's chains; anything of a family st has not
+ * read).  Other tables and families, and NFT_MSG_NEWGEN, do not.  True
+ * when in doubt.
+ */
+bool nftread_event_matters(const struct nftread_state *st, const struct nlmsghdr *nlh);
 
 #endif
