@@ -497,6 +497,16 @@ size_t merge_source_count(const struct merge *m)
 	return m ? m->n_sources : 0;
 }
 
+size_t merge_source_items(const struct merge *m, int source_id)
+{
+	const struct source *src;
+
+	if (!m || source_id < 0 || (size_t)source_id >= m->n_sources)
+		return 0;
+	src = &m->sources[source_id];
+	return src->maps[KIND_SVC].n + src->maps[KIND_EPS].n;
+}
+
 int merge_handler_register(struct merge *m, unsigned kinds, merge_handler_fn fn,
 			   void *userdata)
 {

@@ -115,6 +115,9 @@ int merge_source_register(struct merge *m, const char *name);
 const char *merge_source_name(const struct merge *m, int source_id);
 size_t merge_source_count(const struct merge *m);
 
+/* Services plus EndpointSlices the source holds now; 0 for an unknown source. */
+size_t merge_source_items(const struct merge *m, int source_id);
+
 /* Register a handler; returns 0 or -ENOMEM. */
 int merge_handler_register(struct merge *m, unsigned kinds, merge_handler_fn fn,
 			   void *userdata);

@@ -31,10 +31,28 @@ Test control on a plain-HTTP port (--ctl ADDR:PORT, loopback only):
                     (a garbage line in the next watch stream), 500, 429 (with
                     Retry-After: 1), 410 (a watch answered HTTP 410), stall
                     (requests are read and never answered), drop (end every
-                    open watch now), clear
-  GET  /stats       request counts, the versions watches asked for, and
+                    open watch now), clear; and hostile servers:
+                      503      503 Service Unavailable, Retry-After from
+                               "retry_after" (seconds, default 1)
+                      403      403 Forbidden
+                      flap     a watch answered 200, then the connection
+                               closed at once, no event sent
+                      quietend a watch answered 200 and ended normally at
+                               once, no event sent
+                      endless  every list page of Services has a continue
+                               token leading to another full page of new
+                               Services
+                      emptyend every list page of Services is empty and has
+                               a continue token
+                      hugeheader  the next answer has a 1 MiB header line
+                      deep     the next list page's items nest 5,000 deep
+                      deepwatch  the next watch event nests 5,000 deep
+                      itemsobject  the next list page's items is an object
+  GET  /stats       request counts, the versions watches asked for,
                     "verbs": every authorization attribute asked for, as
-                    RBAC sees it ("list services", "get nonResource /version")
+                    RBAC sees it ("list services", "get nonResource /version"),
+                    and "log": the last 20,000 requests as [monotonic time,
+                    resource, "list" | "watch", HTTP status]
 With --state FILE the objects, the version and the history survive a
 restart (the "API server restarted" tests); --apply FILE and --compact change
 them at start, as if done while the node was cut off.
@@ -244,6 +262,19 @@ class Handler(BaseHTTPRequestHandler):
                 return True
         return False
 
+    def log_request_kind(self, res, kind, code):
+        srv = self.server
+        with srv.fault_lock:
+            log = srv.stats["log"]
+            log.append([time.monotonic(), res, kind, code])
+            if len(log) > 20000:
+                del log[:len(log) - 20000]
+
+    def send_response(self, code, message=None):
+        super().send_response(code, message)
+        if self.take_fault("hugeheader"):
+            self.send_header("X-Filler", "a" * (1 << 20))
+
     # ---- requests ----
     def do_GET(self):
         srv = self.server
@@ -268,6 +299,17 @@ class Handler(BaseHTTPRequestHandler):
             return self.status(429, "TooManyRequests", "injected: too many requests",
                                {"Retry-After": "1"})
         path = u.path.rstrip("/")
+        res0, _, _ = self.route(path)
+        kind0 = "watch" if q.get("watch") in ("1", "true") else "list"
+        if self.take_fault("503"):
+            if res0:
+                self.log_request_kind(res0[0], kind0, 503)
+            return self.status(503, "ServiceUnavailable", "injected: unavailable",
+                               {"Retry-After": str(srv.retry_after)})
+        if self.take_fault("403"):
+            if res0:
+                self.log_request_kind(res0[0], kind0, 403)
+            return self.status(403, "Forbidden", "injected: forbidden")
         disc = self.discovery(path)
         if disc is not None:
             self.record_verb("get", "nonResource " + path)
@@ -366,6 +408,19 @@ class Handler(BaseHTTPRequestHandler):
             srv.stats["lists"][res] = srv.stats["lists"].get(res, 0) + 1
         limit = int(q.get("limit") or 0)
         cont = q.get("continue")
+        self.log_request_kind(res, "list", 200)
+        if res == "services" and (srv.faults.get("endless", 0) > 0 or
+                                  srv.faults.get("emptyend", 0) > 0):
+            return self.endless_page(info, limit, cont, srv.faults.get("endless", 0) > 0)
+        if self.take_fault("deep"):
+            body = (b'{"kind":"%sList","apiVersion":"%s","metadata":{"resourceVersion":"%d"},'
+                    b'"items":[%s%s]}' % (kind.encode(), api.encode(), store.rv,
+                                          b"[" * 5000, b"]" * 5000))
+            return self.send_raw(200, body)
+        if self.take_fault("itemsobject"):
+            return self.send_json(200, {"kind": kind + "List", "apiVersion": api,
+                                        "metadata": {"resourceVersion": str(store.rv)},
+                                        "items": {"a": {}}})
         with store.lock:
             if cont:
                 try:
@@ -393,6 +448,33 @@ class Handler(BaseHTTPRequestHandler):
         self.send_json(200, {"kind": kind + "List", "apiVersion": api, "metadata": meta,
                              "items": items})
 
+    def send_raw(self, code, body):
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def endless_page(self, info, limit, cont, full):
+        """A list of Services that never ends: page N's continue token
+        leads to page N+1; with full, each page has `limit` new Services
+        (made as text: a test reads hundreds of these pages)."""
+        res, kind, api, _ = info
+        try:
+            page = int(cont.split(":")[1]) if cont else 0
+        except (IndexError, ValueError):
+            page = 0
+        per = (limit or 500) if full else 0
+        tmpl = ('{"metadata":{"name":"endless-%d","namespace":"endless","resourceVersion":"1"},'
+                '"spec":{"type":"ClusterIP","clusterIP":"198.19.%d.%d","ports":[{"name":"http",'
+                '"protocol":"TCP","port":80,"targetPort":8080}]}}')
+        items = [tmpl % (n, n // 250 % 250, n % 250 + 1)
+                 for n in range(page * per, page * per + per)]
+        body = ('{"kind":"%sList","apiVersion":"%s","metadata":{"resourceVersion":"%d",'
+                '"continue":"endless:%d"},"items":[%s]}' % (
+                    kind, api, self.server.store.rv, page + 1, ",".join(items))).encode()
+        self.send_raw(200, body)
+
     def chunk(self, data):
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
@@ -413,12 +495,23 @@ class Handler(BaseHTTPRequestHandler):
             srv.stats["watches"][res] = srv.stats["watches"].get(res, 0) + 1
             srv.stats["watch_rvs"].setdefault(res, []).append(rv_req)
         if self.take_fault("410"):
+            self.log_request_kind(res, "watch", 410)
             return self.status(410, "Expired", "injected: too old resource version")
+        self.log_request_kind(res, "watch", 200)
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         self.wfile.flush()
+        if self.take_fault("flap"):
+            return self.hard_close()
+        if self.take_fault("quietend"):
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+            return
+        if self.take_fault("deepwatch"):
+            self.chunk(b'{"type":"ADDED","object":{"metadata":{"name":"d","resourceVersion":"1"},'
+                       b'"spec":' + b"[" * 5000 + b"]" * 5000 + b'}}\n')
         gen = srv.drop_gen
         pending = []
         with store.lock:
@@ -547,6 +640,8 @@ class CtlHandler(BaseHTTPRequestHandler):
                         api.drop_gen += 1
                     else:
                         api.faults[body["name"]] = int(body.get("count", 1))
+                        if "retry_after" in body:
+                            api.retry_after = int(body["retry_after"])
                 with api.store.lock:
                     api.store.lock.notify_all()
             else:
@@ -635,7 +730,8 @@ def main():
     srv.faults = {}
     srv.fault_lock = threading.Lock()
     srv.stats = {"requests": 0, "unauthorized": 0, "stalled": 0, "lists": {}, "watches": {},
-                 "watch_rvs": {}, "verbs": {}}
+                 "watch_rvs": {}, "verbs": {}, "log": []}
+    srv.retry_after = 1
     srv.drop_gen = 0
     srv.stopping = False
 

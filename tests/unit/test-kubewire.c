@@ -355,6 +355,110 @@ static void test_node_sink(void **state)
 	kube_sink_done(&s);
 }
 
+/* A page that is not a list of the resource says which field and why. */
+static void test_list_refused(void **state)
+{
+	struct fix *f = *state;
+	const char *items_obj = "{\"kind\":\"ServiceList\",\"metadata\":{\"resourceVersion\":\"3\"},"
+				"\"items\":{\"a\":{}}}";
+	const char *pod = "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"3\"},\"items\":[]}";
+	struct kube_list_meta m;
+	char deep[2 * 1001 + 128];
+	int o;
+
+	assert_int_equal(kube_list_meta_parse(items_obj, strlen(items_obj), &m), 0);
+	kube_sink_list_begin(&f->s);
+	assert_int_equal(kube_sink_list_page(&f->s, items_obj, strlen(items_obj), &m), -EINVAL);
+	assert_string_equal(f->s.list_why, "items: a JSON object, not an array");
+	kube_sink_list_abort(&f->s);
+	kube_list_meta_done(&m);
+	assert_int_equal(kube_list_meta_parse(pod, strlen(pod), &m), 0);
+	kube_sink_list_begin(&f->s);
+	assert_int_equal(kube_sink_list_page(&f->s, pod, strlen(pod), &m), -EINVAL);
+	assert_string_equal(f->s.list_why, "kind: the answer is a 'PodList', not a ServiceList");
+	kube_sink_list_abort(&f->s);
+	kube_list_meta_done(&m);
+
+	/* Too deep is said as such: 1,000 levels are taken (cJSON's limit), 1,001 not. */
+	for (int depth = 999; depth <= 1000; depth++) {
+		o = snprintf(deep, sizeof(deep),
+			     "{\"kind\":\"ServiceList\",\"metadata\":{},\"items\":");
+		for (int i = 0; i < depth; i++)
+			deep[o++] = '[';
+		for (int i = 0; i < depth; i++)
+			deep[o++] = ']';
+		deep[o++] = '}';
+		deep[o] = '\0';
+		assert_int_equal(kube_list_meta_parse(deep, (size_t)o, &m), depth == 999 ? 0 : -ELOOP);
+		kube_list_meta_done(&m);
+	}
+}
+
+/* Pages with one key twice: one item, one diag, at the commit. */
+static void test_list_dedup_pages(void **state)
+{
+	struct fix *f = *state;
+	const char *p1 = "{\"kind\":\"ServiceList\",\"metadata\":{\"resourceVersion\":\"5\","
+			 "\"continue\":\"x\"},\"items\":[" SVC("default", "a", "80") "]}";
+	const char *p2 = "{\"kind\":\"ServiceList\",\"metadata\":{\"resourceVersion\":\"5\"},"
+			 "\"items\":[" SVC("default", "a", "81") "," SVC("default", "b", "82") "]}";
+	struct kube_list_meta m1, m2;
+	char buf[256];
+
+	assert_int_equal(kube_list_meta_parse(p1, strlen(p1), &m1), 0);
+	assert_int_equal(kube_list_meta_parse(p2, strlen(p2), &m2), 0);
+	kube_sink_list_begin(&f->s);
+	assert_int_equal(kube_sink_list_page(&f->s, p1, strlen(p1), &m1), 0);
+	assert_int_equal(kube_sink_list_page(&f->s, p2, strlen(p2), &m2), 0);
+	assert_int_equal(f->s.diags.n, 0);
+	assert_int_equal(kube_sink_list_commit(&f->s, "5"), 0);
+	services(f->m, buf, sizeof(buf));
+	assert_string_equal(buf, "default/a:80 default/b:82");
+	assert_int_equal(f->s.diags.n, 1);
+	assert_non_null(strstr(f->s.diags.items[0].msg, "defined more than once"));
+	kube_list_meta_done(&m1);
+	kube_list_meta_done(&m2);
+}
+
+/* A watch that would take the resource past its cap ends, the item not kept. */
+static void test_watch_cap(void **state)
+{
+	struct fix *f = *state;
+	char why[256], buf[256];
+
+	list_empty(f, "10");
+	f->s.max_items = 2;
+	kube_sink_watch_begin(&f->s);
+	assert_int_equal(feed(f, EV("ADDED", SVCO("a", "80", "11")) EV("ADDED", SVCO("b", "81", "12")),
+			      why),
+			 KUBE_WATCH_OK);
+	assert_int_equal(feed(f, EV("MODIFIED", SVCO("a", "90", "13")), why), KUBE_WATCH_OK);
+	assert_int_equal(feed(f, EV("ADDED", SVCO("c", "82", "14")), why), KUBE_WATCH_BROKEN);
+	assert_string_equal(why, "a watch event for default/c: more than 2 services, the limit (as "
+				 "for a list)");
+	services(f->m, buf, sizeof(buf));
+	assert_string_equal(buf, "default/a:90 default/b:81");
+	assert_string_equal(f->s.rv, "13");
+
+	/* A watch event nested too deep says so. */
+	kube_sink_watch_begin(&f->s);
+	{
+		char ev[2 * 1001 + 128];
+		int o = snprintf(ev, sizeof(ev), "{\"type\":\"ADDED\",\"object\":");
+
+		for (int i = 0; i < 1000; i++)
+			ev[o++] = '[';
+		for (int i = 0; i < 1000; i++)
+			ev[o++] = ']';
+		ev[o++] = '}';
+		ev[o++] = '\n';
+		ev[o] = '\0';
+		assert_int_equal(feed(f, ev, why), KUBE_WATCH_BROKEN);
+		assert_string_equal(why, "a watch event with arrays and objects nested deeper than "
+					 "1000 levels");
+	}
+}
+
 static void test_backoff_escape(void **state)
 {
 	char *e;
@@ -383,6 +487,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_list_pages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_framing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_watch_faults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_dedup_pages, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_watch_cap, setup, teardown),
 		cmocka_unit_test(test_status_node),
 		cmocka_unit_test(test_node_sink),
 		cmocka_unit_test(test_backoff_escape),

@@ -479,6 +479,16 @@ static int dedup(void **items, size_t *n, size_t from, bool services, const char
 	return 0;
 }
 
+int decoded_dedup(struct decoded *d, const char *source, struct diag_list *diags)
+{
+	int r;
+
+	r = dedup((void **)d->services, &d->n_services, 0, true, source, diags);
+	if (r == 0)
+		r = dedup((void **)d->slices, &d->n_slices, 0, false, source, diags);
+	return r;
+}
+
 static void rollback(struct decoded *out, size_t n_services, size_t n_slices)
 {
 	while (out->n_services > n_services)

@@ -71,6 +71,14 @@ struct decoded {
 void decoded_done(struct decoded *d); /* unrefs every item */
 
 /*
+ * Drop every item whose key (ns/name, per kind) an earlier item of d has,
+ * with a DIAG_ERROR each, as decode_buffer() does within one call: for
+ * items gathered from several calls (the pages of a list), in one sort
+ * instead of one per call.  0 or -ENOMEM (d unchanged then).
+ */
+int decoded_dedup(struct decoded *d, const char *source, struct diag_list *diags);
+
+/*
  * Decode a buffer (need not be NUL-terminated).  `source` names it in
  * diagnostics.  Items are appended to *out.  Returns 0 (possibly with
  * object errors in diags), -EINVAL (whole text rejected), -EFBIG, -ENOMEM.

@@ -15,6 +15,7 @@
 #include "sources/net/jitter.h"
 #include "sources/kube/kube.h"
 #include "sources/kube/kubeconfig.h"
+#include "sources/net/listcap.h"
 #include "util.h"
 
 #define CONNECT_TIMEOUT_MS 10000
@@ -23,6 +24,16 @@
 #define WATCH_GRACE_S 60        /* past timeoutSeconds the server should have ended it */
 #define WATCH_ANSWER_USEC (15 * 1000000ull) /* a watch not answered by then is given up */
 #define RELIST_MIN_USEC (5 * 1000000ull)    /* relists closer than this back off */
+/* client-go's "very short watch": one that ends within a second without an
+ * event failed, however it ended; one that delivered events and lasted
+ * longer is the progress that starts the backoff again from its base. */
+#define WATCH_SHORT_USEC 1000000ull
+/* Caps on one list of a resource (every page together); the items cap is
+ * the one on a file's List. */
+#define LIST_MAX_ITEMS DECODE_MAX_ITEMS
+#define LIST_MAX_PAGES 1000                 /* 2.5 times what 200,000 items take at 500 a page */
+#define LIST_MAX_BYTES (1ull << 30)
+#define LIST_MAX_USEC (600 * 1000000ull)
 #define ERROR_BODY_MAX (64u << 10)
 #define DEFAULT_PAGE 500
 #define KEEPALIVE_IDLE_S 15
@@ -50,6 +61,9 @@ struct request {
 	long http;
 	unsigned retry_after;
 	bool established;
+	bool headers_done; /* the answer's header block was read whole */
+	bool announce; /* established after failures: say CONNECTED at the first event */
+	unsigned timeout_s; /* the watch's timeoutSeconds */
 	enum kube_watch_verdict verdict;
 	uint64_t started;
 	uint64_t events_before;
@@ -66,7 +80,8 @@ struct reflector {
 	char *cont; /* continue token of the next page */
 	char list_rv[KUBE_MAX_RV + 1];
 	uint64_t list_started;
-	unsigned attempt;     /* consecutive failures */
+	struct listcap cap;   /* the list being read */
+	unsigned attempt;     /* failures since the last progress */
 	unsigned retry_after; /* of the failure being handled */
 	bool connected;
 	uint64_t last_relist;   /* when the last relist after expiry started */
@@ -94,6 +109,7 @@ struct kube_source {
 	uint64_t rnd;
 	uint64_t reconnects, relists;
 	uint64_t first_list_started, last_list_usec;
+	unsigned watch_timeout; /* timeoutSeconds of the watch being started */
 	bool synced;
 	char last_error[600];
 };
@@ -222,13 +238,21 @@ static size_t append(struct request *q, const char *data, size_t n, size_t max)
 	return n;
 }
 
-static void watch_established(struct reflector *rf)
+/*
+ * A watch was answered 200.  That alone is no progress (a server may take
+ * every watch and fail it at once): the failure count is left for
+ * watch_done() to judge, and after failures CONNECTED waits for an event.
+ */
+static void watch_established(struct reflector *rf, struct request *q)
 {
 	struct kube_source *s = rf->src;
 
 	rf->connected = true;
-	rf->attempt = 0;
 	(void)loop_timer_arm(rf->retry_timer, 0);
+	if (rf->attempt > 0) {
+		q->announce = true;
+		return;
+	}
 	notify(s, KUBE_SRC_CONNECTED, "watching %s from resourceVersion '%s'",
 	       kube_res_name(rf->res), rf->sink.rv);
 }
@@ -244,10 +268,11 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 		q->retry_after = v > 3600 ? 3600 : (unsigned)v;
 	} else if (n <= 2 && (data[0] == '\r' || data[0] == '\n')) {
 		/* The end of a header block: the status of this response is known. */
+		q->headers_done = true;
 		curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->http);
 		if (q->watch && q->http == 200 && !q->established) {
 			q->established = true;
-			watch_established(q->rf);
+			watch_established(q->rf, q);
 		}
 	}
 	return n;
@@ -266,8 +291,31 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *userdata)
 	q->verdict = kube_sink_watch_feed(&rf->sink, data, n, q->why, sizeof(q->why));
 	drain_diags(rf);
 	node_check(rf);
+	if (q->announce && rf->sink.events + rf->sink.bookmarks != q->events_before) {
+		q->announce = false;
+		notify(rf->src, KUBE_SRC_CONNECTED,
+		       "watching %s from resourceVersion '%s' (after %u failed attempts)",
+		       kube_res_name(rf->res), rf->sink.rv, rf->attempt);
+	}
 	/* Anything but n aborts the transfer; it then ends in watch_done(). */
 	return q->verdict == KUBE_WATCH_OK ? n : 0;
+}
+
+/*
+ * Why a transfer failed, in words.  libcurl refuses a header line over
+ * CURL_MAX_HTTP_HEADER with CURLE_OUT_OF_MEMORY and no message: before the
+ * header block ends, that is the likelier cause, and the message says both.
+ */
+static const char *transfer_error(const struct request *q, CURLcode cc, char *buf, size_t len)
+{
+	if (cc == CURLE_OUT_OF_MEMORY && !q->headers_done) {
+		snprintf(buf, len,
+			 "the answer's headers could not be read: a header over libcurl's limit of "
+			 "%d KiB, or out of memory",
+			 CURL_MAX_HTTP_HEADER / 1024);
+		return buf;
+	}
+	return q->errbuf[0] ? q->errbuf : curl_easy_strerror(cc);
 }
 
 static int sockopt_cb(void *userdata, curl_socket_t fd, curlsocktype purpose)
@@ -387,6 +435,7 @@ static int start_request(struct reflector *rf, bool watch, const char *url, long
 	q->watch = watch;
 	q->started = loop_now_usec();
 	q->events_before = rf->sink.events + rf->sink.bookmarks;
+	q->timeout_s = watch ? s->watch_timeout : 0;
 	q->easy = curl_easy_init();
 	if (!q->easy) {
 		request_free(s, q);
@@ -421,6 +470,7 @@ static int issue_page(struct reflector *rf)
 {
 	struct kube_source *s = rf->src;
 	_cleanup_free_ char *url = NULL, *cont = NULL;
+	uint64_t left = listcap_remaining_usec(&rf->cap, loop_now_usec()) / 1000;
 	char sel[512];
 
 	if (rf->cont && !(cont = kube_query_escape(rf->cont)))
@@ -428,7 +478,8 @@ static int issue_page(struct reflector *rf)
 	if (asprintf(&url, "%s%s?limit=%u&%s%s%s", s->cfg.server, kube_res_path(rf->res), s->page,
 		     selector(rf, sel, sizeof(sel)), cont ? "&continue=" : "", cont ? cont : "") < 0)
 		return -ENOMEM;
-	return start_request(rf, false, url, LIST_TIMEOUT_MS);
+	/* No page may outlast the list's own time cap. */
+	return start_request(rf, false, url, left < LIST_TIMEOUT_MS ? (long)left + 1 : LIST_TIMEOUT_MS);
 }
 
 static int start_list(struct reflector *rf)
@@ -437,6 +488,7 @@ static int start_list(struct reflector *rf)
 	rf->cont = NULL;
 	rf->list_rv[0] = '\0';
 	rf->list_started = loop_now_usec();
+	listcap_begin(&rf->cap, rf->list_started);
 	rf->state = R_LISTING;
 	kube_sink_list_begin(&rf->sink);
 	return issue_page(rf);
@@ -458,6 +510,7 @@ static int start_watch(struct reflector *rf)
 		return -ENOMEM;
 	rf->state = R_WATCHING;
 	kube_sink_watch_begin(&rf->sink);
+	s->watch_timeout = timeout;
 	/* A server that takes the request and never answers (the watch has no
 	 * overall timeout that would catch it): the retry timer gives it up. */
 	(void)loop_timer_arm(rf->retry_timer, WATCH_ANSWER_USEC);
@@ -533,6 +586,10 @@ static void http_failed(struct reflector *rf, struct request *q, const char *wha
 	case 429:
 		fail(rf, "%s: HTTP 429 Too Many Requests (Retry-After %u)%s", what, q->retry_after, msg);
 		break;
+	case 503:
+		fail(rf, "%s: HTTP 503 Service Unavailable (Retry-After %u)%s", what, q->retry_after,
+		     msg);
+		break;
 	default:
 		fail(rf, "%s: HTTP %ld%s", what, q->http, msg);
 		break;
@@ -553,8 +610,10 @@ static void list_done(struct reflector *rf, struct request *q, CURLcode cc)
 	struct kube_list_meta meta;
 	int r;
 
+	char why[200];
+
 	if (cc != CURLE_OK) {
-		fail(rf, "list: %s", q->errbuf[0] ? q->errbuf : curl_easy_strerror(cc));
+		fail(rf, "list: %s", transfer_error(q, cc, why, sizeof(why)));
 		return;
 	}
 	if (q->http != 200) {
@@ -571,8 +630,17 @@ static void list_done(struct reflector *rf, struct request *q, CURLcode cc)
 		return;
 	}
 	r = kube_list_meta_parse(q->body ? q->body : "", q->len, &meta);
+	if (r == -ELOOP) {
+		fail(rf, "list: the answer has arrays and objects nested deeper than %d levels",
+		     KUBE_MAX_DEPTH);
+		return;
+	}
+	if (r == -ENOMEM) {
+		fail(rf, "list: %s", strerror(ENOMEM));
+		return;
+	}
 	if (r < 0) {
-		fail(rf, "list: HTTP 200 with an answer that is not a JSON list");
+		fail(rf, "list: HTTP 200 with an answer that is not a JSON object with a string kind");
 		return;
 	}
 	if (!rf->list_rv[0])
@@ -581,7 +649,17 @@ static void list_done(struct reflector *rf, struct request *q, CURLcode cc)
 	drain_diags(rf);
 	if (r < 0) {
 		kube_list_meta_done(&meta);
-		fail(rf, "list: %s", r == -EINVAL ? "not a list of this resource" : strerror(-r));
+		fail(rf, "list: %s",
+		     r == -EINVAL && rf->sink.list_why[0] ? rf->sink.list_why : strerror(-r));
+		return;
+	}
+	r = listcap_page(&rf->cap, q->len, rf->sink.pending.n_services + rf->sink.pending.n_slices,
+			 loop_now_usec(), why, sizeof(why));
+	if (r >= 0 && meta.cont)
+		r = listcap_next_page(&rf->cap, loop_now_usec(), why, sizeof(why));
+	if (r < 0) {
+		kube_list_meta_done(&meta);
+		fail(rf, "list: %s; giving this list up", why);
 		return;
 	}
 	cancel_request(rf);
@@ -599,6 +677,7 @@ static void list_done(struct reflector *rf, struct request *q, CURLcode cc)
 		return;
 	}
 	r = kube_sink_list_commit(&rf->sink, rf->list_rv);
+	drain_diags(rf);
 	if (r < 0) {
 		fail(rf, "applying the list: %s", strerror(-r));
 		return;
@@ -628,8 +707,13 @@ static void watch_done(struct reflector *rf, struct request *q, CURLcode cc)
 	enum kube_watch_verdict v = q->verdict;
 	bool quiet = rf->sink.events + rf->sink.bookmarks == q->events_before;
 	uint64_t lasted = loop_now_usec() - q->started;
+	bool progress = q->established && !quiet && lasted >= WATCH_SHORT_USEC;
 	char why[sizeof(q->why) + 64];
 
+	/* However it ended: only a watch that delivered and lasted resets the
+	 * count, so a server that fails every watch meets a growing backoff. */
+	if (progress)
+		rf->attempt = 0;
 	snprintf(why, sizeof(why), "%s", q->why);
 	if (v == KUBE_WATCH_EXPIRED || v == KUBE_WATCH_NOMEM) {
 		relist(rf, why);
@@ -644,13 +728,15 @@ static void watch_done(struct reflector *rf, struct request *q, CURLcode cc)
 		return;
 	}
 	if (cc != CURLE_OK) {
-		fail(rf, "watch: %s", q->errbuf[0] ? q->errbuf : curl_easy_strerror(cc));
+		fail(rf, "watch: %s", transfer_error(q, cc, why, sizeof(why)));
 		return;
 	}
-	/* The server ended the watch (timeoutSeconds): resume at once, unless it
-	 * keeps ending watches at once. */
-	if (quiet && lasted < 1000000) {
-		fail(rf, "watch: the server ended the watch at once");
+	/* The server ended the watch: resume at once after progress, or after
+	 * a quiet watch that ran for half its timeoutSeconds at least; any
+	 * other end is a failure like a dropped stream. */
+	if (!progress && lasted < q->timeout_s * 1000000ull / 2) {
+		fail(rf, "watch: the server ended the watch after %.1f s (timeoutSeconds %u)%s",
+		     lasted / 1e6, q->timeout_s, quiet ? " without an event" : "");
 		return;
 	}
 	cancel_request(rf);
@@ -757,6 +843,8 @@ int kube_source_new(struct loop *l, struct merge *m, const struct kube_options *
 		rf->src = s;
 		rf->res = res;
 		rf->need_list = true;
+		rf->cap = (struct listcap){ .max_items = LIST_MAX_ITEMS, .max_pages = LIST_MAX_PAGES,
+					    .max_bytes = LIST_MAX_BYTES, .max_usec = LIST_MAX_USEC };
 		kube_sink_init(&rf->sink, res, m, sid);
 		r = loop_timer_new(l, on_retry_timer, rf, &rf->retry_timer);
 		if (r < 0)

@@ -59,9 +59,12 @@ static const char *skip_string(const char *p, const char *e)
 	return NULL;
 }
 
-#define MAX_DEPTH 1024 /* above cJSON's nesting limit (1000): what it takes, this takes */
+/* A member's value nests at most this deep: with the object around it,
+ * cJSON's limit for the whole text.  What cJSON takes, this takes, and what
+ * it refuses for depth this refuses for depth too (said as such: -ELOOP). */
+#define MAX_DEPTH (KUBE_MAX_DEPTH - 1)
 
-static const char *skip_value(const char *p, const char *e)
+static const char *skip_value(const char *p, const char *e, bool *ret_deep)
 {
 	char stack[MAX_DEPTH];
 	size_t depth = 0;
@@ -90,8 +93,10 @@ static const char *skip_value(const char *p, const char *e)
 			continue;
 		case '{':
 		case '[':
-			if (depth == MAX_DEPTH)
+			if (depth == MAX_DEPTH) {
+				*ret_deep = true;
 				return NULL;
+			}
 			stack[depth++] = *p == '{' ? '}' : ']';
 			break;
 		case '}':
@@ -113,6 +118,7 @@ int kube_json_members(const char *buf, size_t len, const char *const *keys, size
 		      struct kube_span *ret)
 {
 	const char *p = buf, *e = buf + len;
+	bool deep = false;
 
 	for (size_t i = 0; i < n; i++)
 		ret[i] = (struct kube_span){ NULL, 0 };
@@ -137,9 +143,9 @@ int kube_json_members(const char *buf, size_t len, const char *const *keys, size
 		if (p >= e || *p != ':')
 			return -EINVAL;
 		v = skip_ws(p + 1, e);
-		ve = skip_value(v, e);
+		ve = skip_value(v, e, &deep);
 		if (!ve)
-			return -EINVAL;
+			return deep ? -ELOOP : -EINVAL;
 		for (size_t i = 0; i < n; i++)
 			if (!ret[i].p && (size_t)(ke - 1 - k) == strlen(keys[i]) &&
 			    !memcmp(k, keys[i], (size_t)(ke - 1 - k)))
@@ -271,7 +277,14 @@ int kube_event_parse(const char *line, size_t len, struct kube_event *ret, char 
 	int r = -EINVAL;
 	size_t t;
 
-	if (kube_json_members(line, len, keys, 2, sp) < 0) {
+	r = kube_json_members(line, len, keys, 2, sp);
+	if (r == -ELOOP) {
+		snprintf(why, whylen,
+			 "a watch event with arrays and objects nested deeper than %d levels",
+			 KUBE_MAX_DEPTH);
+		return -EINVAL;
+	}
+	if (r < 0) {
 		char shown[64];
 		size_t n = len < sizeof(shown) - 1 ? len : sizeof(shown) - 1;
 
@@ -281,6 +294,7 @@ int kube_event_parse(const char *line, size_t len, struct kube_event *ret, char 
 		snprintf(why, whylen, "a watch event that is not a JSON object: '%s'", shown);
 		return -EINVAL;
 	}
+	r = -EINVAL;
 	type = parse_span(&sp[0]);
 	if (!cJSON_IsString(type)) {
 		snprintf(why, whylen, "a watch event without a type");
@@ -398,7 +412,8 @@ int kube_node_parse(const char *buf, size_t len, struct kube_node *ret)
 
 void kube_sink_init(struct kube_sink *s, enum kube_res res, struct merge *m, int source_id)
 {
-	*s = (struct kube_sink){ .res = res, .merge = m, .source_id = source_id };
+	*s = (struct kube_sink){ .res = res, .merge = m, .source_id = source_id,
+				 .max_items = DECODE_MAX_ITEMS };
 	diag_list_init(&s->diags);
 	framer_init(&s->framer, KUBE_MAX_EVENT);
 }
@@ -470,27 +485,69 @@ static int node_list_page(struct kube_sink *s, const struct kube_list_meta *meta
 	return r;
 }
 
+/* What a JSON value starting with c is, for a message. */
+static const char *json_type_name(char c)
+{
+	switch (c) {
+	case '{':
+		return "a JSON object";
+	case '"':
+		return "a JSON string";
+	case 't':
+	case 'f':
+		return "a JSON boolean";
+	default:
+		return "a JSON number";
+	}
+}
+
+/* Move every item of from to the end of to.  0 or -ENOMEM (nothing moved). */
+static int decoded_append(struct decoded *to, struct decoded *from)
+{
+	if (GROW(to->services, to->cap_services, to->n_services + from->n_services) < 0 ||
+	    GROW(to->slices, to->cap_slices, to->n_slices + from->n_slices) < 0)
+		return -ENOMEM;
+	if (from->n_services)
+		memcpy(to->services + to->n_services, from->services,
+		       from->n_services * sizeof(*from->services));
+	if (from->n_slices)
+		memcpy(to->slices + to->n_slices, from->slices, from->n_slices * sizeof(*from->slices));
+	to->n_services += from->n_services;
+	to->n_slices += from->n_slices;
+	from->n_services = from->n_slices = 0;
+	return 0;
+}
+
 int kube_sink_list_page(struct kube_sink *s, const char *buf, size_t len,
 			const struct kube_list_meta *meta)
 {
-	char want[80], src[80];
+	_cleanup_(decoded_done) struct decoded page = { 0 };
+	char want[32];
 	struct diag_list tmp;
 	int r;
 
 	snprintf(want, sizeof(want), "%sList", kube_res_kind(s->res));
-	snprintf(src, sizeof(src), "api:%s", kube_res_kind(s->res));
-	if (!streq(meta->kind, want) ||
-	    (meta->items.p && meta->items.p[0] != '[' && strncmp(meta->items.p, "null", 4))) {
-		diag_add(&s->diags, DIAG_ERROR, src, NULL, NULL,
-			 "the list answer is a '%.60s', not a %s", meta->kind, want);
+	s->list_why[0] = '\0';
+	if (!streq(meta->kind, want)) {
+		snprintf(s->list_why, sizeof(s->list_why), "kind: the answer is a '%.60s', not a %s",
+			 meta->kind, want);
+		return -EINVAL;
+	}
+	if (meta->items.p && meta->items.p[0] != '[' && strncmp(meta->items.p, "null", 4)) {
+		snprintf(s->list_why, sizeof(s->list_why), "items: %s, not an array",
+			 json_type_name(meta->items.p[0]));
 		return -EINVAL;
 	}
 	if (s->res == KUBE_RES_NODE)
 		return node_list_page(s, meta);
 	diag_list_init(&tmp);
-	r = decode_buffer(buf, len, "api", &s->pending, &tmp);
+	r = decode_buffer(buf, len, "api", &page, &tmp);
 	if (adopt_diags(s, &tmp) < 0 && r >= 0)
 		r = -ENOMEM;
+	/* Duplicates across pages are dropped once, at the commit: one sort of
+	 * every page each time would make a long list quadratic. */
+	if (r >= 0)
+		r = decoded_append(&s->pending, &page);
 	return r;
 }
 
@@ -509,8 +566,16 @@ int kube_sink_list_commit(struct kube_sink *s, const char *rv)
 	int r = 0;
 
 	if (s->res != KUBE_RES_NODE) {
-		r = merge_update(s->merge, s->source_id, MERGE_SET, s->pending.services,
-				 s->pending.n_services, s->pending.slices, s->pending.n_slices);
+		struct diag_list tmp;
+
+		diag_list_init(&tmp);
+		r = decoded_dedup(&s->pending, "api", &tmp);
+		if (adopt_diags(s, &tmp) < 0 && r >= 0)
+			r = -ENOMEM;
+		if (r >= 0)
+			r = merge_update(s->merge, s->source_id, MERGE_SET, s->pending.services,
+					 s->pending.n_services, s->pending.slices,
+					 s->pending.n_slices);
 		s->n_items = s->pending.n_services + s->pending.n_slices;
 	} else {
 		/* A list always says the node's state anew. */
@@ -591,6 +656,11 @@ static int apply_object(struct kube_sink *s, const struct kube_event *ev)
 	r = merge_update(s->merge, s->source_id, MERGE_ADD, dec.services, dec.n_services,
 			 dec.slices, dec.n_slices);
 	decoded_done(&dec);
+	if (r >= 0 && merge_source_items(s->merge, s->source_id) > s->max_items) {
+		/* One item past the cap: this one goes again, and the stream ends. */
+		r = remove_key(s, ev->ns[0] ? ev->ns : "default", ev->name);
+		return r < 0 ? r : -E2BIG;
+	}
 	return r;
 }
 
@@ -660,6 +730,13 @@ static int watch_line(const char *line, size_t len, void *userdata)
 		return -EPROTO;
 	}
 	r = kube_sink_apply(f->s, &ev);
+	if (r == -E2BIG) {
+		snprintf(f->why, f->whylen,
+			 "a watch event for %s/%s: more than %zu %s, the limit (as for a list)",
+			 ev.ns, ev.name, f->s->max_items, kube_res_name(f->s->res));
+		f->verdict = KUBE_WATCH_BROKEN;
+		return r;
+	}
 	if (r < 0) {
 		snprintf(f->why, f->whylen, "applying a watch event: %s", strerror(-r));
 		f->verdict = KUBE_WATCH_NOMEM;

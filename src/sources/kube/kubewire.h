@@ -36,6 +36,7 @@
 #define KUBE_MAX_EVENT (64u << 20) /* bytes of one watch event line */
 #define KUBE_MAX_PAGE (256u << 20) /* bytes of one list page */
 #define KUBE_MAX_RV 128            /* bytes of a resourceVersion we keep */
+#define KUBE_MAX_DEPTH 1000        /* nesting of arrays and objects (cJSON's limit) */
 #define KUBE_MAX_NODE_ADDRS 16
 #define KUBE_MAX_NAME 253          /* bytes of a namespace or name (a DNS subdomain) */
 /* Watch backoff: 200 ms doubling to 5 s (sources/net/backoff.h). */
@@ -73,8 +74,9 @@ struct kube_span {
  * span of its value (raw JSON text) in ret[i], or {NULL, 0}.  Values are
  * skipped, not parsed (strings with escapes, nesting): the scan takes every
  * object cJSON takes (and some it does not, which the parse of a span then
- * refuses); a key written with escapes does not match.  0 or -EINVAL (not
- * one object).
+ * refuses); a key written with escapes does not match.  0, -ELOOP (arrays
+ * and objects nested deeper than KUBE_MAX_DEPTH) or -EINVAL (not one
+ * object).
  */
 int kube_json_members(const char *buf, size_t len, const char *const *keys, size_t n,
 		      struct kube_span *ret);
@@ -87,7 +89,8 @@ struct kube_list_meta {
 	struct kube_span items;   /* the items array */
 };
 
-/* Parse a page's kind and metadata (items are not looked at).  0, -EINVAL, -ENOMEM. */
+/* Parse a page's kind and metadata (items are not looked at).  0, -EINVAL,
+ * -ELOOP (nested deeper than KUBE_MAX_DEPTH), -ENOMEM. */
 int kube_list_meta_parse(const char *buf, size_t len, struct kube_list_meta *ret);
 void kube_list_meta_done(struct kube_list_meta *m);
 
@@ -162,6 +165,8 @@ struct kube_sink {
 	uint64_t bookmarks;
 	uint64_t rejected; /* objects that did not decode */
 	size_t n_items;    /* items the last list applied */
+	size_t max_items;  /* a watch event taking the resource past this is refused */
+	char list_why[160]; /* why kube_sink_list_page() refused a page ("items: ...") */
 };
 
 void kube_sink_init(struct kube_sink *s, enum kube_res res, struct merge *m, int source_id);
@@ -169,7 +174,8 @@ void kube_sink_done(struct kube_sink *s);
 
 /* A list, in pages: begin, each page, commit (MERGE_SET, rv = the list's). */
 void kube_sink_list_begin(struct kube_sink *s);
-/* 0, -EINVAL (a page that is not a list of this resource: diag), -ENOMEM. */
+/* 0, -EINVAL (a page that is not a list of this resource: the field and
+ * why in s->list_why), -ENOMEM. */
 int kube_sink_list_page(struct kube_sink *s, const char *buf, size_t len,
 			const struct kube_list_meta *meta);
 int kube_sink_list_commit(struct kube_sink *s, const char *rv);
@@ -194,7 +200,9 @@ void kube_sink_watch_begin(struct kube_sink *s);
 enum kube_watch_verdict kube_sink_watch_feed(struct kube_sink *s, const char *data, size_t n,
 					     char *why, size_t whylen);
 
-/* Apply one parsed event (ADDED/MODIFIED/DELETED/BOOKMARK).  0 or -ENOMEM. */
+/* Apply one parsed event (ADDED/MODIFIED/DELETED/BOOKMARK).  0, -ENOMEM, or
+ * -E2BIG: the resource would hold more than max_items (the event is not
+ * applied: what its key held before is gone; the stream must end). */
 int kube_sink_apply(struct kube_sink *s, const struct kube_event *ev);
 
 /*
