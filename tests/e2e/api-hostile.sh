@@ -38,6 +38,13 @@ wait_for_context() { echo "; daemon log: $(tail -n 20 "$TMP/log")"; }
 requests() {
 	kapi_stat "sum(1 for t, r, k, c in s['log'] if r == '$1' and ('$2' == 'any' or k == '$2') and $3 <= t < $4)"
 }
+# gaps RES T0 T1: seconds between the consecutive watch requests of RES
+gaps() {
+	kapi_stat "' '.join('%.2f' % (b - a) for a, b in zip(*(lambda t: (t, t[1:]))([t for t, r, k, c in s['log'] if r == '$1' and k == 'watch' and $2 <= t < $3])))"
+}
+gaps_grow() {
+	[ "$(kapi_stat "all(g >= 0.95 * min(0.1 * 2 ** i, 2.5) for i, g in enumerate(b - a for a, b in zip(*(lambda t: (t, t[1:]))([t for t, r, k, c in s['log'] if r == '$1' and k == 'watch' and $2 <= t < $3]))))")" = True ]
+}
 server_now() {
 	python3 -c 'import time; print(time.monotonic())'
 }
@@ -92,9 +99,14 @@ flap_window() {
 	kapi_fault clear
 	for res in services endpointslices nodes; do
 		n=$(requests "$res" watch "$t0" "$t1")
-		say "  $fault: $res: $n watch requests in 15 s"
+		say "  $fault: $res: $n watch requests in 15 s, gaps $(gaps "$res" "$t0" "$t1")"
 		[ "$n" -ge 3 ] || fail "$fault: $res: only $n watch requests in 15 s: no retries?"
 		[ "$n" -le 20 ] || fail "$fault: $res: $n watch requests in 15 s: the backoff does not grow"
+		# The k-th gap between requests is at least the k-th delay's
+		# lower bound, 0.1 s x 2^(k-1) up to 2.5 s (a loaded machine
+		# only makes gaps longer).
+		gaps_grow "$res" "$t0" "$t1" ||
+			fail "$fault: $res: gaps $(gaps "$res" "$t0" "$t1"): the backoff does not grow"
 	done
 	say "  $fault: $((lines1 - lines0)) log lines in 15 s (-v)"
 	[ $((lines1 - lines0)) -le 150 ] || fail "$fault: $((lines1 - lines0)) log lines in 15 s"

@@ -17,6 +17,8 @@
 #include "sources/net/curlloop.h"
 #include "sources/net/framer.h"
 #include "sources/net/jitter.h"
+#include "sources/net/listcap.h"
+#include "sources/decode/decode.h"
 #include "util.h"
 
 #define RANGE_PAGE 1000            /* kvs per range request */
@@ -28,6 +30,18 @@
 #define KEEPALIVE_INTVL_S 2
 #define KEEPALIVE_CNT 3
 #define USER_TIMEOUT_MS 15000
+/* A watch that made progress (events or a progress notification) and
+ * lasted this long starts the backoff again from its base. */
+#define WATCH_SHORT_USEC 1000000ull
+/* Re-reads (compaction, lost track) closer than this back off. */
+#define REREAD_MIN_USEC (5 * 1000000ull)
+/* Caps on one full read and on the store: 200,000 objects of each of the
+ * three kinds of keys (specs, endpointslices, endpoints), a file's List
+ * limit; 2.5 times the pages those take at RANGE_PAGE. */
+#define READ_MAX_KEYS (3 * (size_t)DECODE_MAX_ITEMS)
+#define READ_MAX_PAGES (READ_MAX_KEYS / RANGE_PAGE * 5 / 2)
+#define READ_MAX_BYTES (1ull << 30)
+#define READ_MAX_USEC (600 * 1000000ull)
 
 /* ---- options, connection settings ---- */
 
@@ -255,6 +269,10 @@ struct request {
 	size_t len, cap;
 	struct framer framer; /* watch */
 	enum watch_verdict verdict;
+	uint64_t started;
+	bool created;  /* the member confirmed the watch */
+	bool progress; /* events or a progress notification arrived */
+	bool announce; /* created after failures: say CONNECTED at the first progress */
 	char why[256];
 	char errbuf[CURL_ERROR_SIZE];
 };
@@ -286,7 +304,11 @@ struct etcd_source {
 	char *read_next;        /* key the next page starts at */
 	size_t read_next_len;
 	uint64_t read_started;
-	unsigned attempt;       /* consecutive failures */
+	struct listcap cap;     /* the full read under way */
+	size_t read_keys;
+	uint64_t last_reread;   /* when the last re-read after compaction started */
+	unsigned reread_streak; /* re-reads in a row that came too soon */
+	unsigned attempt;       /* failures since the last progress */
 	uint64_t rnd;
 
 	bool connected, synced;
@@ -420,10 +442,15 @@ static int watch_line(const char *line, size_t len, void *userdata)
 		goto out;
 	}
 	if (w.created) {
+		/* Created is no progress by itself (a member may create every
+		 * watch and cancel it at once): watch_done() judges the count. */
 		s->connected = true;
-		s->attempt = 0;
-		notify(s, ETCD_EV_CONNECTED, "watching %s from revision %" PRId64,
-		       s->conn.urls[s->cur], etcd_store_revision(s->store) + 1);
+		q->created = true;
+		if (s->attempt == 0)
+			notify(s, ETCD_EV_CONNECTED, "watching %s from revision %" PRId64,
+			       s->conn.urls[s->cur], etcd_store_revision(s->store) + 1);
+		else
+			q->announce = true;
 	}
 	if (w.canceled) {
 		if (w.compact_revision > 0) {
@@ -440,6 +467,8 @@ static int watch_line(const char *line, size_t len, void *userdata)
 		goto out;
 	}
 	if (w.n_events) {
+		struct etcd_store_stats st;
+
 		r = etcd_store_apply_events(s->store, w.events, w.n_events);
 		drain_diags(s);
 		if (r < 0) {
@@ -447,9 +476,26 @@ static int watch_line(const char *line, size_t len, void *userdata)
 			q->verdict = WATCH_REREAD;
 			goto out;
 		}
+		etcd_store_stats(s->store, &st);
+		if (st.n_keys > READ_MAX_KEYS) {
+			snprintf(q->why, sizeof(q->why),
+				 "watch: more than %zu keys holding objects: the limit (as for a read)",
+				 READ_MAX_KEYS);
+			q->verdict = WATCH_FAILED;
+			r = -E2BIG;
+			goto out;
+		}
+		q->progress = true;
 	} else if (!w.created && w.revision > 0) {
 		/* A progress notification: nothing is pending below it. */
 		etcd_store_advance(s->store, w.revision);
+		q->progress = true;
+	}
+	if (q->announce && q->progress) {
+		q->announce = false;
+		notify(s, ETCD_EV_CONNECTED, "watching %s from revision %" PRId64
+		       " (after %u failed attempts)", s->conn.urls[s->cur],
+		       etcd_store_revision(s->store) + 1, s->attempt);
 	}
 out:
 	etcd_watch_resp_done(&w);
@@ -471,6 +517,14 @@ static size_t watch_write(char *data, size_t size, size_t nmemb, void *userdata)
 	return r < 0 ? 0 : n;
 }
 
+/* No page of a read may outlast the read's own time cap. */
+static long range_timeout_ms(const struct etcd_source *s)
+{
+	uint64_t left = listcap_remaining_usec(&s->cap, loop_now_usec()) / 1000;
+
+	return left < RANGE_TIMEOUT_MS ? (long)left + 1 : RANGE_TIMEOUT_MS;
+}
+
 static int start_request(struct etcd_source *s, enum req_kind kind, const char *path,
 			 const char *body)
 {
@@ -482,6 +536,7 @@ static int start_request(struct etcd_source *s, enum req_kind kind, const char *
 		return -ENOMEM;
 	q->src = s;
 	q->kind = kind;
+	q->started = loop_now_usec();
 	framer_init(&q->framer, ETCD_MAX_LINE);
 	q->easy = curl_easy_init();
 	if (!q->easy) {
@@ -489,7 +544,7 @@ static int start_request(struct etcd_source *s, enum req_kind kind, const char *
 		return -ENOMEM;
 	}
 	r = etcd_curl_prepare(q->easy, &s->conn, s->conn.urls[s->cur], path, body,
-			      kind == REQ_RANGE ? RANGE_TIMEOUT_MS : 0, &q->headers);
+			      kind == REQ_RANGE ? range_timeout_ms(s) : 0, &q->headers);
 	if (r >= 0 &&
 	    (curl_easy_setopt(q->easy, CURLOPT_WRITEFUNCTION,
 			      kind == REQ_RANGE ? range_write : watch_write) != CURLE_OK ||
@@ -541,6 +596,8 @@ static int start_read(struct etcd_source *s)
 		return -ENOMEM;
 	s->read_rev = 0;
 	s->read_started = loop_now_usec();
+	s->read_keys = 0;
+	listcap_begin(&s->cap, s->read_started);
 	s->state = ST_READING;
 	etcd_store_read_begin(s->store);
 	return issue_range(s);
@@ -573,9 +630,40 @@ static int connect_now(struct etcd_source *s)
 	return r;
 }
 
+/*
+ * Read everything again (compaction, or the store lost track).  A member
+ * that compacts every watch at once must not get a read storm: a re-read
+ * within REREAD_MIN_USEC of the last one waits out a growing backoff.
+ */
+static void reread(struct etcd_source *s, const char *why)
+{
+	uint64_t now = loop_now_usec();
+	bool soon = s->last_reread && now - s->last_reread < REREAD_MIN_USEC;
+
+	cancel_request(s);
+	if (s->state == ST_READING)
+		etcd_store_read_abort(s->store);
+	s->need_read = true;
+	s->connected = false;
+	s->last_reread = now;
+	if (soon) {
+		if (s->reread_streak < 64)
+			s->reread_streak++;
+		if (s->attempt < s->reread_streak)
+			s->attempt = s->reread_streak;
+		fail(s, "%s: again within %llu s of the last re-read", why,
+		     (unsigned long long)(REREAD_MIN_USEC / 1000000));
+		return;
+	}
+	s->reread_streak = 0;
+	notify(s, ETCD_EV_COMPACTED, "%s: re-reading everything", why);
+	(void)connect_now(s);
+}
+
 static void range_done(struct etcd_source *s, struct request *q, CURLcode cc)
 {
 	struct etcd_range_resp rr;
+	char why[200];
 	long http = 0;
 	int r;
 
@@ -592,11 +680,12 @@ static void range_done(struct etcd_source *s, struct request *q, CURLcode cc)
 	if (rr.error) {
 		if (s->read_rev > 0 && etcd_error_is_compacted(rr.error)) {
 			/* Compacted between two pages: start over at a new revision. */
-			notify(s, ETCD_EV_COMPACTED, "revision %" PRId64 " compacted while reading, re-reading",
-			       s->read_rev);
+			char what[128];
+
+			snprintf(what, sizeof(what), "revision %" PRId64 " compacted while reading",
+				 s->read_rev);
 			etcd_range_resp_done(&rr);
-			cancel_request(s);
-			(void)connect_now(s);
+			reread(s, what);
 			return;
 		}
 		fail(s, "range: %s (code %d)", rr.error, rr.error_code);
@@ -605,6 +694,15 @@ static void range_done(struct etcd_source *s, struct request *q, CURLcode cc)
 	}
 	if (s->read_rev == 0)
 		s->read_rev = rr.revision;
+	s->read_keys += rr.n_kvs;
+	r = listcap_page(&s->cap, q->len, s->read_keys, loop_now_usec(), why, sizeof(why));
+	if (r >= 0 && rr.more && rr.n_kvs > 0)
+		r = listcap_next_page(&s->cap, loop_now_usec(), why, sizeof(why));
+	if (r < 0) {
+		etcd_range_resp_done(&rr);
+		fail(s, "range: %s; giving this read up", why);
+		return;
+	}
 	r = etcd_store_read_add(s->store, rr.kvs, rr.n_kvs);
 	drain_diags(s);
 	if (r < 0) {
@@ -660,6 +758,10 @@ static void watch_done(struct etcd_source *s, struct request *q, CURLcode cc)
 	enum watch_verdict v = q->verdict;
 	char why[sizeof(q->why) + CURL_ERROR_SIZE];
 
+	/* However it ended: only a watch that made progress and lasted resets
+	 * the count, so a member that ends every watch at once backs off. */
+	if (q->created && q->progress && loop_now_usec() - q->started >= WATCH_SHORT_USEC)
+		s->attempt = 0;
 	snprintf(why, sizeof(why), "%s", q->why);
 	if (v == WATCH_OK) {
 		if (cc != CURLE_OK)
@@ -669,14 +771,11 @@ static void watch_done(struct etcd_source *s, struct request *q, CURLcode cc)
 			snprintf(why, sizeof(why), "watch stream closed by the member");
 		v = WATCH_FAILED;
 	}
-	cancel_request(s);
 	if (v == WATCH_COMPACTED || v == WATCH_REREAD) {
-		notify(s, ETCD_EV_COMPACTED, "%s: re-reading everything", why);
-		s->need_read = true;
-		s->connected = false;
-		(void)connect_now(s);
+		reread(s, why);
 		return;
 	}
+	cancel_request(s);
 	fail(s, "%s", why);
 }
 
@@ -719,6 +818,8 @@ int etcd_source_new(struct loop *l, struct merge *m, const struct etcd_options *
 	s->fn = fn;
 	s->userdata = userdata;
 	s->need_read = true;
+	s->cap = (struct listcap){ .max_items = READ_MAX_KEYS, .max_pages = READ_MAX_PAGES,
+				   .max_bytes = READ_MAX_BYTES, .max_usec = READ_MAX_USEC };
 	r = etcd_conn_init(&s->conn, o, &d);
 	diag_list_done(&d);
 	if (r < 0)
