@@ -10,7 +10,10 @@
 #       without the braces, e.g. '"clusterIP":"198.19.0.10","ports":[...]'
 #   k8s_slice NS SERVICE PORTS ENDPOINT...
 #       a discovery.k8s.io/v1 EndpointSlice; PORTS is the JSON ports array;
-#       each ENDPOINT is IP@NODE (ready) or IP@NODE@terminating
+#       each ENDPOINT is IP@NODE (ready) or IP@NODE@terminating, or
+#       IP@NODE@STATE@ZONES@NODES with topology hints: ZONES (hints.forZones)
+#       and NODES (hints.forNodes) '+'-separated, empty for none; STATE is
+#       ready (or empty), terminating, or notready
 #   k8s_list ITEM...
 #       a v1 List of the items
 
@@ -21,21 +24,36 @@ k8s_service() {
 }
 
 k8s_slice() {
-	local ns=$1 svc=$2 ports=$3 ep ip node state sep= eps=
+	local ns=$1 svc=$2 ports=$3 ep ip node state zones nodes hints sep= eps=
 	shift 3
 	for ep in "$@"; do
-		IFS=@ read -r ip node state <<<"$ep"
-		if [ "$state" = terminating ]; then
-			state='"ready":false,"serving":true,"terminating":true'
-		else
-			state='"ready":true,"serving":true,"terminating":false'
+		IFS=@ read -r ip node state zones nodes <<<"$ep"
+		case $state in
+		terminating) state='"ready":false,"serving":true,"terminating":true' ;;
+		notready) state='"ready":false,"serving":false,"terminating":false' ;;
+		*) state='"ready":true,"serving":true,"terminating":false' ;;
+		esac
+		hints=
+		if [ -n "$zones$nodes" ]; then
+			hints=',"hints":{"forZones":['$(_k8s_names "$zones")'],"forNodes":['$(_k8s_names "$nodes")']}'
 		fi
-		eps="$eps$sep$(printf '{"addresses":["%s"],"conditions":{%s},"nodeName":"%s"}' "$ip" "$state" "$node")"
+		eps="$eps$sep$(printf '{"addresses":["%s"],"conditions":{%s},"nodeName":"%s"%s}' "$ip" "$state" "$node" "$hints")"
 		sep=,
 	done
 	# An IPv6 slice (k8s_slice6) is named "-e2e6" beside the IPv4 one.
 	printf '{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"namespace":"%s","name":"%s-e2e%s","labels":{"kubernetes.io/service-name":"%s"}},"addressType":"%s","endpoints":[%s],"ports":%s}' \
 		"$ns" "$svc" "${K8S_SLICE_SUFFIX:-}" "$svc" "${K8S_ADDRESS_TYPE:-IPv4}" "$eps" "$ports"
+}
+
+# _k8s_names A+B: {"name":"A"},{"name":"B"} (nothing for "")
+_k8s_names() {
+	local n sep=
+	local -a v
+	IFS=+ read -r -a v <<<"$1"
+	for n in "${v[@]}"; do
+		printf '%s{"name":"%s"}' "$sep" "$n"
+		sep=,
+	done
 }
 
 # k8s_slice6 NS SVC PORTS IP@NODE...: the same with addressType IPv6.
