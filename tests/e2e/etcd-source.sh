@@ -66,7 +66,7 @@ slice() { # ns name service ip...
 	for ip in "$@"; do
 		eps="${eps:+$eps,}{\"addresses\":[\"$ip\"],\"conditions\":{\"ready\":true}}"
 	done
-	printf '{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"%s","namespace":"%s","labels":{"kubernetes.io/service-name":"%s"}},"addressType":"IPv4","endpoints":[%s],"ports":[{"port":8080,"protocol":"TCP"}]}' "$name" "$ns" "$s" "$eps"
+	printf '{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"%s","namespace":"%s","labels":{"kubernetes.io/service-name":"%s"}},"addressType":"IPv4","endpoints":[%s],"ports":[{"name":"","port":8080,"protocol":"TCP"}]}' "$name" "$ns" "$s" "$eps"
 }
 
 status_of() { # pid log -> the STATUS line

@@ -377,7 +377,7 @@ static void test_port_bounds(void **state)
 		{ SVC("\"ports\":[{\"port\":80,\"targetPort\":%u}]"), "svc.targetPort", 0 },
 		{ SVC("\"type\":\"LoadBalancer\",\"externalTrafficPolicy\":\"Local\","
 		      "\"healthCheckNodePort\":%u," PORT80), "svc.healthCheckNodePort", 0 },
-		{ SLICE("\"ports\":[{\"port\":%u}]"), "slice.port", 1 },
+		{ SLICE("\"ports\":[{\"name\":\"\",\"port\":%u}]"), "slice.port", 1 },
 		{ EPS("\"subsets\":[{\"addresses\":[{\"ip\":\"198.18.65.1\"}],\"ports\":[{\"port\":%u}]}]"),
 		  "endpoints.port", 1 },
 		{ LEGACY("{\"Name\":\"nodejs\",\"Port\":%u}"), "legacy.Port", 1 },
@@ -1171,7 +1171,7 @@ static void test_endpointslice(void **state)
 		"\"labels\":{\"kubernetes.io/service-name\":\"web\",\"x\":\"y\"}},"
 		"\"ports\":[{\"name\":\"http\",\"port\":8080,\"protocol\":\"TCP\",\"appProtocol\":\"http\"},"
 		"{\"name\":\"dns\",\"port\":53,\"protocol\":\"UDP\"},{\"name\":\"all\",\"port\":null},"
-		"{\"port\":9000}],"
+		"{\"name\":\"\",\"port\":9000},{\"port\":9001}],"
 		"\"endpoints\":["
 		"{\"addresses\":[\"198.18.65.10\"],\"conditions\":{\"ready\":true,\"serving\":true,\"terminating\":false},"
 		"\"nodeName\":\"node-a\",\"zone\":\"zone-a\",\"hints\":{\"forZones\":[{\"name\":\"zone-a\"},{\"name\":\"zone-b\"}],"
@@ -1181,7 +1181,8 @@ static void test_endpointslice(void **state)
 		"{\"addresses\":[\"198.18.66.12\"],\"conditions\":{\"ready\":false,\"serving\":true,\"terminating\":true},"
 		"\"hints\":{}},"
 		"{\"addresses\":[\"198.18.66.13\"],\"conditions\":{\"ready\":false},\"hints\":{\"forZones\":[{}],\"forNodes\":[]}},"
-		"{\"addresses\":[\"198.18.66.14\"],\"conditions\":{\"ready\":null,\"serving\":false}}]}";
+		"{\"addresses\":[\"198.18.66.14\"],\"conditions\":{\"ready\":null,\"serving\":false}},"
+		"{\"addresses\":[\"198.18.66.15\"],\"conditions\":{\"ready\":false,\"terminating\":true}}]}";
 	struct decoded d = { 0 };
 	struct diag_list dl;
 	const struct epslice *e;
@@ -1189,7 +1190,9 @@ static void test_endpointslice(void **state)
 
 	diag_list_init(&dl);
 	assert_int_equal(run(json, &d, &dl), 0);
-	assert_diags(&dl, "note: t.json: EndpointSlice shop/web-7x2kq: ports[2]: no port number; ignored\n");
+	assert_diags(&dl, "note: t.json: EndpointSlice shop/web-7x2kq: ports[2]: no port number; ignored\n"
+			  "note: t.json: EndpointSlice shop/web-7x2kq: ports[4]: no name (an unnamed port has "
+			  "\"name\": \"\"); ignored, as kube-proxy ignores it\n");
 	assert_int_equal(d.n_slices, 1);
 	e = d.slices[0];
 	assert_int_equal(e->refcnt, 1);
@@ -1206,7 +1209,7 @@ static void test_endpointslice(void **state)
 	assert_string_equal(e->ports[2].name, "");
 	assert_int_equal(e->ports[2].port, 9000);
 	assert_int_equal(e->ports[2].protocol, PROTO_TCP);
-	assert_int_equal(e->n_endpoints, 5);
+	assert_int_equal(e->n_endpoints, 6);
 	ep = &e->endpoints[0];
 	assert_string_equal(fmt_ip(&ep->addr), "198.18.65.10");
 	assert_true(ep->ready && ep->serving && !ep->terminating);
@@ -1228,14 +1231,16 @@ static void test_endpointslice(void **state)
 	assert_true(!ep->ready && ep->serving && ep->terminating);
 	assert_true(ep->has_hints);
 	assert_int_equal(ep->n_hint_zones, 0);
-	ep = &e->endpoints[3]; /* serving absent: as ready */
-	assert_true(!ep->ready && !ep->serving && !ep->terminating);
+	ep = &e->endpoints[3]; /* serving absent: serving, as kube-proxy reads it */
+	assert_true(!ep->ready && ep->serving && !ep->terminating);
 	/* A zone without a name is the empty zone name, as kube-proxy reads it. */
 	assert_int_equal(ep->n_hint_zones, 1);
 	assert_string_equal(ep->hint_zones[0], "");
 	assert_int_equal(ep->n_hint_nodes, 0);
 	ep = &e->endpoints[4]; /* ready null: ready */
 	assert_true(ep->ready && !ep->serving && !ep->terminating);
+	ep = &e->endpoints[5]; /* terminating, serving absent: a serving terminating endpoint */
+	assert_true(!ep->ready && ep->serving && ep->terminating);
 	decoded_done(&d);
 	diag_list_done(&dl);
 }

@@ -45,6 +45,7 @@ struct row_ep {
 
 struct row {
 	const char *name;
+	int family;                    /* the plan's; 0: AF_INET */
 	const char *node;              /* nodeName; NULL: kube-proxy's test default "" */
 	const char *zone;              /* topology.kubernetes.io/zone; NULL: no label */
 	bool itp_local, etp_local;
@@ -223,6 +224,18 @@ static const struct row rows[] = {
 		   { "10.1.2.6:80", Z("zone-a"), N("node-4"), R } },
 	  .cluster = "10.1.2.3:80", .local = "10.1.2.3:80,10.1.2.4:80",
 	  .all = "10.1.2.3:80,10.1.2.4:80" },
+	/* Each family decides alone, as each kube-proxy proxier does: one
+	 * unhinted IPv6 endpoint leaves IPv6 unfiltered, IPv4 keeps its hints. */
+	{ .name = "svcnat: dual-stack, IPv4 plan: its endpoints all hinted", .node = "node-1",
+	  .zone = "zone-a",
+	  .eps = { { "10.1.2.3:80", Z("zone-a"), N("node-1"), R }, { "10.1.2.4:80", Z("zone-a"), N("node-2"), R },
+		   { "[2001:2::3]:80", Z("zone-a"), N("node-1"), R }, { "[2001:2::4]:80", R } },
+	  .cluster = "10.1.2.3:80" },
+	{ .name = "svcnat: dual-stack, IPv6 plan: one unhinted endpoint", .family = AF_INET6,
+	  .node = "node-1", .zone = "zone-a",
+	  .eps = { { "10.1.2.3:80", Z("zone-a"), N("node-1"), R }, { "10.1.2.4:80", Z("zone-a"), N("node-2"), R },
+		   { "[2001:2::3]:80", Z("zone-a"), N("node-1"), R }, { "[2001:2::4]:80", R } },
+	  .cluster = "[2001:2::3]:80,[2001:2::4]:80" },
 };
 
 /* ---------------------------------------------------------------------- */
@@ -231,7 +244,7 @@ struct plan_in {
 	struct svc_port port;
 	struct endpoint eps[MAX_ROW_EPS];
 	char *strs[MAX_ROW_EPS][2 * MAX_LIST];
-	struct ipaddr cip, node_ip;
+	struct ipaddr cip[2], node_ip[2];
 };
 
 static size_t list_len(const char *const *v)
@@ -249,7 +262,8 @@ static void build(const struct row *rw, struct plan_in *in)
 	struct svc_port *p = &in->port;
 
 	memset(in, 0, sizeof(*in));
-	assert_int_equal(ipaddr_parse("172.30.0.41", &in->cip), 0);
+	assert_int_equal(ipaddr_parse("172.30.0.41", &in->cip[0]), 0);
+	assert_int_equal(ipaddr_parse("2001:2:0:f000::41", &in->cip[1]), 0);
 	p->ns = "ns1";
 	p->name = "svc1";
 	p->port_name = "p80";
@@ -258,8 +272,8 @@ static void build(const struct row *rw, struct plan_in *in)
 	p->type = rw->node_port ? SVC_NODE_PORT : SVC_CLUSTER_IP;
 	p->port = 80;
 	p->node_port = rw->node_port;
-	p->cluster_ips = &in->cip;
-	p->n_cluster_ips = 1;
+	p->cluster_ips = in->cip;
+	p->n_cluster_ips = 2;
 	p->ext_policy = rw->etp_local ? POLICY_LOCAL : POLICY_CLUSTER;
 	p->int_policy = rw->itp_local ? POLICY_LOCAL : POLICY_CLUSTER;
 	p->endpoints = in->eps;
@@ -272,7 +286,9 @@ static void build(const struct row *rw, struct plan_in *in)
 		colon = strrchr(addr, ':');
 		assert_non_null(colon);
 		*colon = '\0';
-		assert_int_equal(ipaddr_parse(addr, &e->addr), 0);
+		if (colon[-1] == ']')
+			colon[-1] = '\0';
+		assert_int_equal(ipaddr_parse(addr[0] == '[' ? addr + 1 : addr, &e->addr), 0);
 		e->port = (uint16_t)atoi(colon + 1);
 		e->ready = re->ready;
 		e->serving = re->serving;
@@ -297,14 +313,16 @@ static char *plan_text(const struct row *rw, struct plan_in *in)
 	FILE *f;
 
 	plan_settings_init(&s);
-	s.family = AF_INET;
+	s.family = rw->family ? rw->family : AF_INET;
+	s.dual_stack = true;
 	s.hostname = rw->node ? rw->node : "";
 	s.zone = rw->zone;
-	assert_int_equal(ipaddr_parse("192.168.0.2", &in->node_ip), 0);
-	s.node_ips = &in->node_ip;
-	s.n_node_ips = 1;
-	s.local_addrs = &in->node_ip;
-	s.n_local_addrs = 1;
+	assert_int_equal(ipaddr_parse("192.168.0.2", &in->node_ip[0]), 0);
+	assert_int_equal(ipaddr_parse("2001:2::2", &in->node_ip[1]), 0);
+	s.node_ips = in->node_ip;
+	s.n_node_ips = 2;
+	s.local_addrs = in->node_ip;
+	s.n_local_addrs = 2;
 	diag_list_init(&diags);
 	assert_int_equal(plan_build(&d, &s, &rs, NULL, &diags), 0);
 	f = open_memstream(&buf, &len);

@@ -36,9 +36,10 @@ static int decode_slice_port(struct dctx *c, const cJSON *j, size_t i, void *ud)
 	if (r < 0)
 		return r;
 	if (!p->name) {
-		p->name = strdup("");
-		if (!p->name)
-			return -ENOMEM;
+		/* kube-proxy ignores a port with a nil name (endpointslicecache.go,
+		 * endpointInfoByServicePort); an unnamed port is "name": "". */
+		return dec_report(c, DIAG_NOTE, "no name (an unnamed port has \"name\": \"\"); "
+				  "ignored, as kube-proxy ignores it");
 	}
 	p->port = (uint16_t)v;
 	e->n_ports++;
@@ -164,10 +165,11 @@ static int decode_slice_endpoint(struct dctx *c, const cJSON *j, size_t i, void 
 	dec_path_pop(c, l);
 	if (r < 0)
 		return r;
-	/* API semantics: nil ready means ready, nil serving means "as ready",
-	 * nil terminating means not terminating. */
+	/* As kube-proxy reads them (endpointslicecache.go, addEndpoints): nil
+	 * ready and nil serving mean true, nil terminating means false.  So a
+	 * terminating endpoint without a serving condition is a fallback. */
 	ep->ready = ready != 0;
-	ep->serving = serving < 0 ? ep->ready : serving == 1;
+	ep->serving = serving != 0;
 	ep->terminating = terminating == 1;
 
 	r = dec_dup_str(c, j, "nodeName", dec_is_dns1123_subdomain, "node name", &ep->node_name);

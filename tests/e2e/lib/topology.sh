@@ -242,7 +242,7 @@ e2e_writes_ipv6() {
 		"$(k8s_service e2e probe6 '"type":"ClusterIP","clusterIP":"2001:2:0:f000::1",
 			"clusterIPs":["2001:2:0:f000::1"],"ipFamilies":["IPv6"],
 			"ports":[{"protocol":"TCP","port":80}]')" \
-		"$(k8s_slice6 e2e probe6 '[{"protocol":"TCP","port":80}]' 2001:2:0:65::10@node-a)" >"$cfg"
+		"$(k8s_slice6 e2e probe6 '[{"name":"","protocol":"TCP","port":80}]' 2001:2:0:65::10@node-a)" >"$cfg"
 	timeout --kill-after=5 60 unshare -n -m sh -c '
 		mount -t tmpfs -o mode=0755 tmpfs /run && ip link set lo up &&
 		"$0" --backend="$1" --once --config "$2" --hostname node-a \
