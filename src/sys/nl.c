@@ -197,6 +197,28 @@ static bool same_set(const struct ipaddr *a, size_t na, const struct ipaddr *b, 
 	return true;
 }
 
+/*
+ * A dump on the watcher's own socket.  One that failed half way may leave
+ * the rest of its answer in the socket, which every later dump would read
+ * as its own and fail (NLE_SEQ_MISMATCH) for good: after a failure the
+ * socket is replaced and the dump tried once more, so that a change is not
+ * missed until the next notification.
+ */
+static int watch_dump(struct nladdrs_watch *w, struct ipaddr **ret_addrs, size_t *ret_n)
+{
+	int r = w->sync ? dump_with(w->sync, w->family, ret_addrs, ret_n) : -ENOTCONN;
+
+	if (r >= 0 || r == -ENOMEM)
+		return r;
+	if (w->sync)
+		nl_socket_free(w->sync);
+	w->sync = NULL;
+	r = connect_route(&w->sync);
+	if (r < 0)
+		return r;
+	return dump_with(w->sync, w->family, ret_addrs, ret_n);
+}
+
 static int on_events(struct loop *l, int fd, uint32_t events, void *userdata)
 {
 	struct nladdrs_watch *w = userdata;
@@ -212,7 +234,7 @@ static int on_events(struct loop *l, int fd, uint32_t events, void *userdata)
 		if (r < 0)
 			break;
 	}
-	r = dump_with(w->sync, w->family, &v, &n);
+	r = watch_dump(w, &v, &n);
 	if (r < 0)
 		return r == -ENOMEM ? r : 0;
 	if (same_set(v, n, w->addrs, w->n)) {

@@ -2,11 +2,14 @@
 /*
  * libnl helpers: the NLE_* mapping, an address dump, and (as root, in a
  * private network namespace this process enters) the address watcher
- * following an address added and removed.  Bounded by a safety timer.
+ * following an address added and removed, also when a dump fails (the
+ * socket is replaced and the dump tried again).  Bounded by a safety timer.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netlink/cache.h>
 #include <netlink/errno.h>
+#include <netlink/socket.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -93,6 +96,20 @@ static void on_addrs(const struct ipaddr *a, size_t n, void *ud)
 		loop_quit(c->l, 0);
 }
 
+/* Dumps made to fail (as one left half read would, with the rest of its
+ * answer in the socket): rtnl_addr_alloc_cache() is wrapped (-Wl,--wrap). */
+static int fail_dumps;
+int __real_rtnl_addr_alloc_cache(struct nl_sock *sk, struct nl_cache **ret);
+int __wrap_rtnl_addr_alloc_cache(struct nl_sock *sk, struct nl_cache **ret);
+int __wrap_rtnl_addr_alloc_cache(struct nl_sock *sk, struct nl_cache **ret)
+{
+	if (fail_dumps > 0) {
+		fail_dumps--;
+		return -NLE_SEQ_MISMATCH;
+	}
+	return __real_rtnl_addr_alloc_cache(sk, ret);
+}
+
 static int on_safety(struct loop *l, struct loop_timer *t, void *ud)
 {
 	loop_quit(l, -ETIMEDOUT);
@@ -133,6 +150,17 @@ static void test_watch_follows_changes(void **state)
 	nladdrs_watch_get(w, &a, &n);
 	assert_false(has(a, n, "198.18.0.1"));
 	assert_true(c.calls >= 2);
+
+	/* The re-dump after the notification fails once: the change is
+	 * still seen, at once. */
+	c.want_present = true;
+	fail_dumps = 1;
+	assert_int_equal(system("ip addr add 198.18.0.1/32 dev lo"), 0);
+	assert_int_equal(loop_timer_arm(safety, 5000000), 0);
+	assert_int_equal(loop_run(c.l), 0);
+	assert_int_equal(fail_dumps, 0);
+	nladdrs_watch_get(w, &a, &n);
+	assert_true(has(a, n, "198.18.0.1"));
 
 	nladdrs_watch_free(w);
 	loop_timer_free(safety);
