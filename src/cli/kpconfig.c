@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,8 @@
 #include <yaml.h>
 
 #include "cli/kpconfig.h"
+#include "sources/file/cfgfile.h"
+#include "sources/file/yamldoc.h"
 #include "util.h"
 
 #define KIND "KubeProxyConfiguration"
@@ -66,6 +67,14 @@ static int add_field(struct kpconfig *c, const char *path, const char *value, bo
 	return 0;
 }
 
+/* A scalar whose value holds a NUL byte (written "\0" in double quotes):
+ * C strings would cut it there. */
+static bool has_nul(const yaml_node_t *n)
+{
+	return n->type == YAML_SCALAR_NODE &&
+	       strlen((const char *)n->data.scalar.value) != n->data.scalar.length;
+}
+
 /* A sequence of scalars, joined by ','. */
 static int join_sequence(yaml_document_t *doc, const yaml_node_t *n, const char *file,
 			 const char *path, char **ret, struct diag_list *d)
@@ -75,12 +84,18 @@ static int join_sequence(yaml_document_t *doc, const yaml_node_t *n, const char 
 	char *buf;
 
 	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
-		const char *v = scalar(yaml_document_get_node(doc, *it));
+		const yaml_node_t *e = yaml_document_get_node(doc, *it);
+		const char *v = scalar(e);
 
 		if (!v) {
 			diag_add(d, DIAG_ERROR, file, NULL, path,
 				 "line %lu: a list of values expected",
 				 (unsigned long)n->start_mark.line + 1);
+			return -EINVAL;
+		}
+		if (has_nul(e)) {
+			diag_add(d, DIAG_ERROR, file, NULL, path, "line %lu: contains a NUL byte",
+				 (unsigned long)e->start_mark.line + 1);
 			return -EINVAL;
 		}
 		len += strlen(v) + 1;
@@ -117,8 +132,14 @@ static int walk(yaml_document_t *doc, const yaml_node_t *map, const char *prefix
 				 "line %u: a key that is not a string", line);
 			return -EINVAL;
 		}
-		if (asprintf(&path, "%s%s%s", prefix, prefix[0] ? "." : "", key) < 0)
+		if (asprintf(&path, "%s%s%s", prefix, prefix[0] ? "." : "",
+			     has_nul(k) ? "(a key with a NUL byte)" : key) < 0)
 			return -ENOMEM;
+		if (has_nul(k) || (v->type == YAML_SCALAR_NODE && has_nul(v))) {
+			diag_add(d, DIAG_ERROR, c->path, NULL, path, "line %u: contains a NUL byte",
+				 line);
+			return -EINVAL;
+		}
 		if (!prefix[0] && (streq(key, "kind") || streq(key, "apiVersion")))
 			continue;
 		switch (v->type) {
@@ -159,45 +180,44 @@ static const yaml_node_t *top_value(yaml_document_t *doc, const yaml_node_t *map
 	return NULL;
 }
 
+/* Text that starts as JSON does: '{' or '[' after white space. */
+static bool json_like(const char *text, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && strchr(" \t\r\n", text[i]))
+		i++;
+	return i < len && (text[i] == '{' || text[i] == '[');
+}
+
 int kpconfig_parse(const char *name, const char *text, size_t len, struct kpconfig **ret,
 		   struct diag_list *d)
 {
 	_cleanup_(kpconfig_freep) struct kpconfig *c = NULL;
 	_cleanup_(yaml_document_deletep) yaml_document_t *docp = NULL;
+	struct yamldoc_error err;
 	yaml_document_t doc;
-	yaml_parser_t parser;
 	const yaml_node_t *root;
 	const char *kind, *api;
-	int r, ok;
+	int r;
 
 	/* Cheap test first: a service source never names the kind. */
 	if (!memmem(text, len, KIND, strlen(KIND)))
 		return 0;
-	if (!yaml_parser_initialize(&parser))
-		return -ENOMEM;
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	ok = yaml_parser_load(&parser, &doc);
-	if (!ok) {
-		unsigned long line = (unsigned long)parser.problem_mark.line + 1;
-		unsigned long col = (unsigned long)parser.problem_mark.column + 1;
-		char problem[160];
-		size_t i = 0;
-
-		snprintf(problem, sizeof(problem), "%s",
-			 parser.problem ? parser.problem : "not valid YAML");
-		yaml_parser_delete(&parser);
-		while (i < len && strchr(" \t\r\n", text[i]))
-			i++;
+	r = yamldoc_load(text, len, &doc, &err);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
 		/* JSON that libyaml does not take (a service List that merely
-		 * mentions the kind) is for the JSON decoder to judge. */
-		if (i < len && (text[i] == '{' || text[i] == '['))
+		 * mentions the kind) is for the JSON decoder to judge, which
+		 * has limits of its own. */
+		if (json_like(text, len))
 			return 0;
 		diag_add(d, DIAG_ERROR, name, NULL, NULL,
-			 "line %lu, column %lu: not a valid KubeProxyConfiguration: %s", line, col,
-			 problem);
+			 "line %lu, column %lu: not a valid KubeProxyConfiguration: %s", err.line,
+			 err.column, err.msg);
 		return -EINVAL;
 	}
-	yaml_parser_delete(&parser);
 	docp = &doc;
 	root = yaml_document_get_root_node(&doc);
 	if (!root || root->type != YAML_MAPPING_NODE)
@@ -216,36 +236,89 @@ int kpconfig_parse(const char *name, const char *text, size_t len, struct kpconf
 	return 1;
 }
 
-int kpconfig_read(const char *path, struct kpconfig **ret, struct diag_list *d)
+/*
+ * Whether the start of a file too large to read names the kind at its
+ * top level ("kind: KubeProxyConfiguration" at a line's start, or
+ * "kind": "KubeProxyConfiguration"): it is then refused as a
+ * KubeProxyConfiguration too large, not judged as a service file.
+ */
+static bool in_set(char c, const char *set)
+{
+	return c && strchr(set, c);
+}
+
+static bool names_kind(const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+
+	while ((p = memmem(p, (size_t)(end - p), KIND, strlen(KIND)))) {
+		const char *q = p;
+
+		while (q > text && in_set(q[-1], " \t\"'"))
+			q--;
+		if (q > text && q[-1] == ':') {
+			q--;
+			while (q > text && in_set(q[-1], " \t\"'"))
+				q--;
+			if (q - text >= 4 && !memcmp(q - 4, "kind", 4) &&
+			    (q - text == 4 || in_set(q[-5], "\n{,\" \t")))
+				return true;
+		}
+		p += strlen(KIND);
+	}
+	return false;
+}
+
+static int too_large(const char *path, struct diag_list *d)
 {
 	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
+	char head[65536];
 	struct stat st;
-	size_t off = 0;
 	ssize_t n;
+
+	fd = cfgfile_open(path, &st);
+	if (fd < 0)
+		return 0;
+	n = read(fd, head, sizeof(head));
+	if (n <= 0 || !names_kind(head, (size_t)n))
+		return 0;
+	diag_add(d, DIAG_ERROR, path, NULL, NULL,
+		 "larger than the limit of %u bytes of a KubeProxyConfiguration", KPCONFIG_MAX_BYTES);
+	return -EINVAL;
+}
+
+int kpconfig_read(const char *path, enum file_mode_check mode, struct kpconfig **ret,
+		 struct diag_list *d)
+{
+	_cleanup_(kpconfig_freep) struct kpconfig *c = NULL;
+	_cleanup_free_ char *buf = NULL;
+	struct diag_list tmp;
+	struct stat st;
+	size_t len;
+	int r;
 
 	if (streq(path, "-"))
 		return 0;
 	/* A file that cannot be opened or read is no KubeProxyConfiguration
 	 * here: the file source reports it, in one format and with one exit
-	 * code for every reason (and the daemon waits for it). */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0 || fstat(fd, &st) < 0)
+	 * code for every reason (and the daemon waits for it).  Nor is a
+	 * FIFO or a device, which the file source refuses. */
+	diag_list_init(&tmp);
+	r = cfgfile_read(path, KPCONFIG_MAX_BYTES, FILE_MODE_IGNORE, NULL, &buf, &len, &st, &tmp);
+	diag_list_done(&tmp);
+	if (r == -ENOMEM)
+		return r;
+	if (r == -EFBIG)
+		return too_large(path, d);
+	if (r < 0)
 		return 0;
-	if (!S_ISREG(st.st_mode) || st.st_size > KPCONFIG_MAX_BYTES)
-		return 0;
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return -ENOMEM;
-	while (off < (size_t)st.st_size &&
-	       (n = read(fd, buf + off, (size_t)st.st_size - off)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return 0;
-		}
-		off += (size_t)n;
-	}
-	buf[off] = '\0';
-	return kpconfig_parse(path, buf, off, ret, d);
+	r = kpconfig_parse(path, buf, len, &c, d);
+	if (r <= 0)
+		return r;
+	/* It decides what svcnat programs: the rule of every config file. */
+	r = cfgfile_check_mode(path, &st, mode, NULL, d);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(c);
+	return 1;
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "core/diag.h"
+#include "sources/file/cfgfile.h"
 
 /* Larger files are never taken for a KubeProxyConfiguration. */
 #define KPCONFIG_MAX_BYTES (1024 * 1024)
@@ -31,17 +32,23 @@ struct kpconfig {
 };
 
 /*
- * Read path if it is a KubeProxyConfiguration: a regular file of at most
- * KPCONFIG_MAX_BYTES whose top-level mapping has kind:
- * KubeProxyConfiguration.  Returns 1 and *ret (the caller's, kpconfig_free)
- * when it is one; 0 when it is not (anything else: a service source);
- * -EINVAL with a diagnostic (file, line) when it names that kind but is not
- * valid YAML or has a sequence of mappings where a value belongs; -errno
- * when it cannot be read.
+ * Read path if it is a KubeProxyConfiguration: a regular file
+ * (sources/file/cfgfile.h) of at most KPCONFIG_MAX_BYTES whose top-level
+ * mapping has kind: KubeProxyConfiguration.  Returns 1 and *ret (the
+ * caller's, kpconfig_free) when it is one; 0 when it is not (anything
+ * else, a file that cannot be read, a FIFO or a device: a service source,
+ * which the file source judges); -EINVAL with a diagnostic (file, line,
+ * field) when it names that kind but is not valid YAML, breaks a limit of
+ * sources/file/yamldoc.h, holds a NUL byte in a key or value, has a sequence of
+ * mappings where a value belongs, or is larger than KPCONFIG_MAX_BYTES
+ * with the kind at its start; -EPERM with a diagnostic when mode refuses
+ * it (writable by others); -ENOMEM.
  */
-int kpconfig_read(const char *path, struct kpconfig **ret, struct diag_list *d);
+int kpconfig_read(const char *path, enum file_mode_check mode, struct kpconfig **ret,
+		  struct diag_list *d);
 
-/* The same from a buffer (name is used in diagnostics). */
+/* The same from a buffer (name is used in diagnostics), without the mode
+ * check and the size limit. */
 int kpconfig_parse(const char *name, const char *text, size_t len, struct kpconfig **ret,
 		   struct diag_list *d);
 

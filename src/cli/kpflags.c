@@ -327,6 +327,13 @@ static void drop_config(struct svcnat_options *o, size_t i)
 int kpflags_apply_config(struct pstate *ps, const struct option *all)
 {
 	struct svcnat_options *o = ps->o;
+	/* The rule of every config file (pipeline.c's for services files):
+	 * refused where svcnat writes rules (the daemon, --once). */
+	enum file_mode_check mode = o->allow_insecure_config ? FILE_MODE_IGNORE
+				    : ps->dry || ps->cleanup || ps->dump || ps->init_only ||
+						  o->mode == MODE_ETCD_LOAD
+					    ? FILE_MODE_WARN
+					    : FILE_MODE_REFUSE;
 	size_t i = 0;
 	int r;
 
@@ -335,7 +342,7 @@ int kpflags_apply_config(struct pstate *ps, const struct option *all)
 		struct diag_list d;
 
 		diag_list_init(&d);
-		r = kpconfig_read(o->configs[i], &kc, &d);
+		r = kpconfig_read(o->configs[i], mode, &kc, &d);
 		diag_list_print(&d, stderr);
 		diag_list_done(&d);
 		if (r == -ENOMEM) {
@@ -343,7 +350,7 @@ int kpflags_apply_config(struct pstate *ps, const struct option *all)
 			return EXIT_RUNTIME;
 		}
 		if (r < 0) {
-			if (r != -EINVAL)
+			if (r != -EINVAL && r != -EPERM)
 				fprintf(stderr, "svcnat: %s: %s\n", o->configs[i], strerror(-r));
 			return EXIT_USAGE;
 		}

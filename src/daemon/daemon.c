@@ -1298,7 +1298,7 @@ int daemon_main(struct svcnat_options *o)
 	r = setup_etcd(&dm);
 	if (r >= 0)
 		r = kubed_new(dm.loop, dm.p, dm.metrics, o, on_kube_node, &dm, &dm.kube);
-	if (r == -EINVAL || r == -ENOENT || r == -EACCES) {
+	if (r == -EINVAL || r == -ENOENT || r == -EACCES || r == -EPERM) {
 		code = EXIT_USAGE;
 		goto out;
 	}

@@ -109,6 +109,7 @@ int kubed_new(struct loop *l, struct pipeline *p, struct metrics *m, const struc
 		.kubeconfig = o->kubeconfig,
 		.master = o->master,
 		.node_name = o->hostname,
+		.mode = pipeline_file_mode(o),
 	};
 	struct diag_list d;
 	struct kubed *k;

@@ -93,8 +93,7 @@ struct pipeline {
 	size_t ports_planned[PLAN_NFAMILIES]; /* service ports the last plans planned anew */
 };
 
-/* Files writable by others are refused where svcnat writes rules. */
-static enum file_mode_check mode_check(const struct svcnat_options *o)
+enum file_mode_check pipeline_file_mode(const struct svcnat_options *o)
 {
 	if (o->allow_insecure_config)
 		return FILE_MODE_IGNORE;
@@ -160,7 +159,7 @@ int pipeline_new(const struct svcnat_options *o, struct pipeline **ret, struct d
 			return r;
 		}
 		p->source_ids[i] = r;
-		r = file_source_new(o->configs[i], mode_check(o), &p->files[i]);
+		r = file_source_new(o->configs[i], pipeline_file_mode(o), &p->files[i]);
 		if (r < 0) {
 			pipeline_free(p);
 			return r;
@@ -338,6 +337,7 @@ int pipeline_read_sources(struct pipeline *p, struct diag_list *d)
 			.kubeconfig = p->o->kubeconfig,
 			.master = p->o->master,
 			.node_name = p->o->hostname,
+			.mode = pipeline_file_mode(p->o),
 		};
 		struct kube_node node;
 		bool have = false;

@@ -18,6 +18,7 @@
 #include "core/model.h"
 #include "core/plan.h"
 #include "core/ruleset.h"
+#include "sources/file/cfgfile.h"
 
 enum svcnat_mode {
 	MODE_DAEMON,
@@ -163,6 +164,12 @@ struct pipeline;
  */
 int pipeline_new(const struct svcnat_options *o, struct pipeline **ret, struct diag_list *d);
 void pipeline_free(struct pipeline *p);
+
+/* The config-safety rule for every file that decides what svcnat programs
+ * or whom it trusts (services files, kubeconfig and the files it names):
+ * refused where svcnat writes rules (the daemon, --once), warned about in
+ * the other modes, taken with --allow-insecure-config. */
+enum file_mode_check pipeline_file_mode(const struct svcnat_options *o);
 
 /*
  * Read --config number i and SET its items into the merge engine.  When the

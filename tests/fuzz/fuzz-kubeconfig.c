@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	diag_list_init(&d);
-	r = kube_config_load(path, NULL, &c, &d);
+	r = kube_config_load(path, NULL, FILE_MODE_IGNORE, &c, &d);
 	if (r == 0) {
 		size_t n = strlen(c.server);
 

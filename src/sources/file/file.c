@@ -263,26 +263,12 @@ void file_source_reread_all(struct file_source *s)
 	s->reread_all = true;
 }
 
-/*
- * A config decides where the node's traffic goes: one that users other than
- * its owner (or root's group) can write is refused, or warned about.
- * Returns 0 or -EPERM with a diag.
- */
+/* A config decides where the node's traffic goes: the rule of
+ * sources/file/cfgfile.h.  Returns 0 or -EPERM with a diag. */
 static int check_mode(const struct file_source *s, const char *path, const struct stat *st,
 		      struct diag_list *diags)
 {
-	bool refuse = s->mode == FILE_MODE_REFUSE;
-
-	if (s->mode == FILE_MODE_IGNORE ||
-	    !((st->st_mode & S_IWOTH) || ((st->st_mode & S_IWGRP) && st->st_gid != 0)))
-		return 0;
-	if (diag_add(diags, refuse ? DIAG_ERROR : DIAG_WARNING, path, NULL, NULL,
-		     "writable by users other than its owner (mode %04o): %s "
-		     "(chmod go-w, or --allow-insecure-config)",
-		     (unsigned)(st->st_mode & 07777),
-		     refuse ? "refusing it" : "svcnat would refuse it when writing rules") < 0)
-		return -ENOMEM;
-	return refuse ? -EPERM : 0;
+	return cfgfile_check_mode(path, st, s->mode, NULL, diags);
 }
 
 static int entry_cmp(const void *key, const void *elem)

@@ -23,16 +23,11 @@
 
 #include "core/diag.h"
 #include "sources/decode/decode.h"
+#include "sources/file/cfgfile.h"
 #include "sources/file/fileindex.h"
 
-/* What to do with a file or directory writable by users other than its
- * owner (and root's group): mode & S_IWOTH, or S_IWGRP with a group other
- * than 0.  Checked on what is opened, so on a symlink's target. */
-enum file_mode_check {
-	FILE_MODE_IGNORE,
-	FILE_MODE_WARN,   /* a warning, the file is read */
-	FILE_MODE_REFUSE, /* an error, the file is rejected whole */
-};
+/* enum file_mode_check: the rule of sources/file/cfgfile.h, on every file and
+ * directory read. */
 
 struct file_source;
 

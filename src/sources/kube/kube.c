@@ -389,13 +389,9 @@ static int prepare(struct kube_source *s, struct request *q, const char *url, lo
 		SET(CURLOPT_SSL_VERIFYPEER, 0L);
 		SET(CURLOPT_SSL_VERIFYHOST, 0L);
 	}
-	if (c->ca.file)
-		SET(CURLOPT_CAINFO, c->ca.file);
-	if (c->cert.file)
-		SET(CURLOPT_SSLCERT, c->cert.file);
-	if (c->key.file)
-		SET(CURLOPT_SSLKEY, c->key.file);
 #undef SET
+	/* Files too are handed over as bytes (kubeconfig.h): libcurl opens
+	 * no path, which a FIFO swapped in would block on. */
 	if (cc == CURLE_OK && c->ca.data && set_blob(e, CURLOPT_CAINFO_BLOB, &c->ca) < 0)
 		cc = CURLE_UNKNOWN_OPTION;
 	if (cc == CURLE_OK && c->cert.data && set_blob(e, CURLOPT_SSLCERT_BLOB, &c->cert) < 0)
@@ -407,16 +403,18 @@ static int prepare(struct kube_source *s, struct request *q, const char *url, lo
 	return 0;
 }
 
-static void refresh_token(struct kube_source *s)
+static void refresh_files(struct kube_source *s)
 {
 	struct diag_list d;
 
 	diag_list_init(&d);
-	if (kube_config_refresh_token(&s->cfg, &d) < 0 && d.n) {
-		_cleanup_free_ char *line = diag_format(&d.items[0]);
+	if (kube_config_refresh(&s->cfg, &d) < 0) {
+		for (size_t i = 0; i < d.n; i++) {
+			_cleanup_free_ char *line = diag_format(&d.items[i]);
 
-		if (line)
-			notify(s, KUBE_SRC_DIAG, "api: %s (keeping the previous token)", line);
+			if (line)
+				notify(s, KUBE_SRC_DIAG, "api: %s (keeping what was read before)", line);
+		}
 	}
 	diag_list_done(&d);
 }
@@ -427,7 +425,7 @@ static int start_request(struct reflector *rf, bool watch, const char *url, long
 	struct request *q;
 	int r;
 
-	refresh_token(s);
+	refresh_files(s);
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
@@ -781,10 +779,11 @@ bool kube_options_wanted(const struct kube_options *o)
 static int load_config(const struct kube_options *o, struct kube_config *c, struct diag_list *d)
 {
 	if (o->kubeconfig && *o->kubeconfig)
-		return kube_config_load(o->kubeconfig, o->master && *o->master ? o->master : NULL, c, d);
+		return kube_config_load(o->kubeconfig, o->master && *o->master ? o->master : NULL,
+					o->mode, c, d);
 	if (o->master && *o->master)
 		return kube_config_master(o->master, c, d);
-	return kube_config_in_cluster(o->sa_dir, c, d);
+	return kube_config_in_cluster(o->sa_dir, o->mode, c, d);
 }
 
 int kube_source_new(struct loop *l, struct merge *m, const struct kube_options *o, kube_event_fn fn,

@@ -35,6 +35,7 @@
 
 #include "core/diag.h"
 #include "core/merge.h"
+#include "sources/file/cfgfile.h"
 #include "sources/kube/kubewire.h"
 #include "sys/loop.h"
 
@@ -44,6 +45,7 @@ struct kube_options {
 	const char *node_name;  /* this node's Node object (--hostname); NULL: not followed */
 	const char *sa_dir;     /* in-cluster service account directory; NULL = KUBE_SA_DIR */
 	unsigned page_size;     /* list limit; 0 = 500 (client-go's pager) */
+	enum file_mode_check mode; /* the kubeconfig's and its files' (sources/file/cfgfile.h) */
 };
 
 /* Whether the options ask for the API source at all (a kubeconfig, a

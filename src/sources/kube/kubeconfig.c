@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "sources/file/yamldoc.h"
 #include "sources/kube/kubeconfig.h"
 #include "sources/net/base64.h"
 #include "util.h"
@@ -66,54 +67,38 @@ static int set_server(struct kube_config *c, const char *url)
 	return c->server ? 0 : -ENOMEM;
 }
 
-/* Read a small file whole, NUL-terminated; -errno. */
-static int read_small(const char *path, size_t max, char **ret, size_t *ret_len, struct stat *ret_st)
+static void stamp_set(struct kube_stamp *s, const struct stat *st)
 {
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0;
-	struct stat st;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (S_ISDIR(st.st_mode))
-		return -EISDIR;
-	buf = malloc(max + 1);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n = read(fd, buf + len, max + 1 - len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > max)
-			return -EFBIG;
-	}
-	buf[len] = '\0';
-	if (ret_st)
-		*ret_st = st;
-	*ret_len = len;
-	*ret = TAKE_PTR(buf);
-	return 0;
+	*s = (struct kube_stamp){ .dev = st->st_dev, .ino = st->st_ino, .size = st->st_size,
+				  .mtim = st->st_mtim };
 }
 
-/* A token file's content: surrounding whitespace dropped, as client-go does. */
-static int read_token(const char *path, char **ret, struct stat *st)
+static bool stamp_eq(const struct kube_stamp *s, const struct stat *st)
+{
+	return s->dev == st->st_dev && s->ino == st->st_ino && s->size == st->st_size &&
+	       s->mtim.tv_sec == st->st_mtim.tv_sec && s->mtim.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+static int content_error(const char *path, const struct cfgfile_who *who, struct diag_list *d,
+			 const char *msg)
+{
+	int r = who && who->source
+		? diag_add(d, DIAG_ERROR, who->source, NULL, who->field, "%s: %s", path, msg)
+		: diag_add(d, DIAG_ERROR, path, NULL, NULL, "%s", msg);
+
+	return r < 0 ? r : -EINVAL;
+}
+
+/* A token file's content: surrounding whitespace dropped, as client-go
+ * does.  0 or -errno with one diag (who: as cfgfile_read()). */
+static int read_token(const char *path, enum file_mode_check mode, const struct cfgfile_who *who,
+		      char **ret, struct stat *st, struct diag_list *d)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len, b = 0;
 	int r;
 
-	r = read_small(path, KUBE_TOKEN_MAX_SIZE, &buf, &len, st);
+	r = cfgfile_read(path, KUBE_TOKEN_MAX_SIZE, mode, who, &buf, &len, st, d);
 	if (r < 0)
 		return r;
 	while (len > 0 && strchr(" \t\r\n", buf[len - 1]))
@@ -121,26 +106,13 @@ static int read_token(const char *path, char **ret, struct stat *st)
 	while (b < len && strchr(" \t\r\n", buf[b]))
 		b++;
 	if (b == len)
-		return -ENODATA;
-	if (memchr(buf + b, '\n', len - b) || strlen(buf + b) != len - b)
-		return -EBADMSG;
-	*ret = strdup(buf + b);
+		r = content_error(path, who, d, "the token file is empty");
+	else if (memchr(buf + b, '\n', len - b) || strlen(buf + b) != len - b)
+		r = content_error(path, who, d, "the token file holds more than one line");
+	else if (!(*ret = strdup(buf + b)))
+		r = -ENOMEM;
 	explicit_bzero(buf, len);
-	return *ret ? 0 : -ENOMEM;
-}
-
-static const char *token_error(int r)
-{
-	switch (r) {
-	case -ENODATA:
-		return "the token file is empty";
-	case -EBADMSG:
-		return "the token file holds more than one line";
-	case -EFBIG:
-		return "the token file is too large";
-	default:
-		return strerror(-r);
-	}
+	return r;
 }
 
 int kube_config_refresh_token(struct kube_config *c, struct diag_list *d)
@@ -151,17 +123,14 @@ int kube_config_refresh_token(struct kube_config *c, struct diag_list *d)
 
 	if (!c->token_file)
 		return 0;
-	if (stat(c->token_file, &st) == 0 && c->token && st.st_mtim.tv_sec == c->token_mtime &&
-	    st.st_mtim.tv_nsec == c->token_mtime_nsec)
+	if (stat(c->token_file, &st) == 0 && c->token && stamp_eq(&c->token_stamp, &st))
 		return 0;
-	r = read_token(c->token_file, &tok, &st);
-	if (r < 0) {
-		diag_add(d, DIAG_ERROR, c->token_file, NULL, NULL, "%s", token_error(r));
-		return r == -ENODATA || r == -EBADMSG ? -EINVAL : r;
-	}
-	c->token_mtime = st.st_mtim.tv_sec;
-	c->token_mtime_nsec = st.st_mtim.tv_nsec;
+	r = read_token(c->token_file, c->mode, NULL, &tok, &st, d);
+	if (r < 0)
+		return r;
+	stamp_set(&c->token_stamp, &st);
 	if (c->token && streq(c->token, tok)) {
+		explicit_bzero(tok, strlen(tok));
 		free(tok);
 		return 0;
 	}
@@ -172,14 +141,96 @@ int kube_config_refresh_token(struct kube_config *c, struct diag_list *d)
 	return 1;
 }
 
+/* A CA, certificate or key file's bytes.  0 or -errno with one diag. */
+static int read_pem(const char *file, enum file_mode_check mode, const struct cfgfile_who *who,
+		    char **ret, size_t *ret_len, struct stat *ret_st, struct diag_list *d)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	int r;
+
+	r = cfgfile_read(file, KUBE_PEM_MAX_SIZE, mode, who, &buf, &len, ret_st, d);
+	if (r < 0)
+		return r;
+	if (!len)
+		return content_error(file, who, d, "empty: no PEM text in it");
+	if (memchr(buf, '\0', len))
+		return content_error(file, who, d, "not PEM text (it holds a NUL byte)");
+	*ret = TAKE_PTR(buf);
+	*ret_len = len;
+	return 0;
+}
+
+static void pem_set(struct kube_pem *p, char *data, size_t len, const struct stat *st)
+{
+	if (p->data)
+		explicit_bzero(p->data, p->len);
+	free(p->data);
+	p->data = data;
+	p->len = len;
+	stamp_set(&p->stamp, st);
+}
+
+/* 1 when the file's content changed, 0 when not, -errno (kept) with a diag. */
+static int refresh_pem(struct kube_config *c, struct kube_pem *p, struct diag_list *d)
+{
+	char *buf = NULL;
+	struct stat st;
+	size_t len;
+	int r;
+
+	if (!p->file || (stat(p->file, &st) == 0 && stamp_eq(&p->stamp, &st)))
+		return 0;
+	r = read_pem(p->file, c->mode, NULL, &buf, &len, &st, d);
+	if (r < 0)
+		return r;
+	r = !p->data || p->len != len || memcmp(p->data, buf, len);
+	pem_set(p, buf, len, &st);
+	return r;
+}
+
+int kube_config_refresh(struct kube_config *c, struct diag_list *d)
+{
+	struct kube_pem *pems[] = { &c->ca, &c->cert, &c->key };
+	int r, first = 0, changed = 0;
+
+	r = kube_config_refresh_token(c, d);
+	if (r < 0)
+		first = r;
+	changed |= r > 0;
+	for (size_t i = 0; i < ARRAY_SIZE(pems); i++) {
+		r = refresh_pem(c, pems[i], d);
+		if (r < 0 && !first)
+			first = r;
+		changed |= r > 0;
+	}
+	return first ? first : changed;
+}
+
 /* ---- the kubeconfig's YAML ---- */
 
 struct kc {
 	const char *path;
 	char *dir; /* the kubeconfig's directory, or NULL (relative to cwd) */
+	enum file_mode_check mode;
 	yaml_document_t doc;
 	struct diag_list *d;
 };
+
+/* The kubeconfig cannot be used: a missing or unreadable file, one refused
+ * as writable by others; anything else (not a regular file, too large)
+ * is a wrong file. */
+static int file_error(int r)
+{
+	return r == -ENOMEM || r == -ENOENT || r == -EACCES || r == -EPERM ? r : -EINVAL;
+}
+
+/* A file it names cannot be used: a wrong kubeconfig, unless refused as
+ * writable by others. */
+static int named_error(int r)
+{
+	return r == -ENOMEM || r == -EPERM ? r : -EINVAL;
+}
 
 static int bad(struct kc *k, const char *field, const char *fmt, ...) _printf_(3, 4);
 
@@ -214,17 +265,22 @@ static bool is_null(const yaml_node_t *n)
 	return !*v || streq(v, "~") || streq(v, "null") || streq(v, "Null") || streq(v, "NULL");
 }
 
-/* The value of key in mapping m, or NULL. */
+/*
+ * The value of key in mapping m, or NULL.  A key given twice: the last one,
+ * as client-go reads a kubeconfig (sigs.k8s.io/yaml's YAMLToJSON, not the
+ * strict variant, keeps the last).
+ */
 static yaml_node_t *map_get(struct kc *k, yaml_node_t *m, const char *key)
 {
-	yaml_node_pair_t *p;
+	size_t klen = strlen(key);
 
 	if (!m || m->type != YAML_MAPPING_NODE)
 		return NULL;
-	for (p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.top; p-- > m->data.mapping.pairs.start;) {
 		yaml_node_t *kn = node(k, p->key);
 
-		if (kn && kn->type == YAML_SCALAR_NODE && streq((const char *)kn->data.scalar.value, key))
+		if (kn && kn->type == YAML_SCALAR_NODE && kn->data.scalar.length == klen &&
+		    !memcmp(kn->data.scalar.value, key, klen))
 			return node(k, p->value);
 	}
 	return NULL;
@@ -269,27 +325,63 @@ static int get_bool(struct kc *k, yaml_node_t *m, const char *key, const char *f
 	return bad(k, field, "'%.64s' is not true or false", s);
 }
 
+struct named {
+	const char *name;
+	size_t idx;
+};
+
+static int named_cmp(const void *a, const void *b)
+{
+	const struct named *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* A name given to two entries: client-go refuses the file
+ * (clientcmd/api/v1/conversion.go: "duplicate name in list"). */
+static int check_unique(struct kc *k, const char *list, struct named *v, size_t n)
+{
+	char field[64];
+
+	qsort_safe(v, n, sizeof(*v), named_cmp);
+	for (size_t i = 1; i < n; i++) {
+		if (!streq(v[i - 1].name, v[i].name))
+			continue;
+		snprintf(field, sizeof(field), "%s[%zu].name", list, v[i].idx);
+		return bad(k, field, "'%.200s' is the name of %s[%zu] too: names must be unique", v[i].name,
+			   list, v[i - 1].idx);
+	}
+	return 0;
+}
+
 /*
  * Find the entry named name in the list `list` (clusters, users, contexts):
- * returns its inner mapping (entry.<inner>) and index, or NULL.
+ * returns its inner mapping (entry.<inner>) and index, or NULL.  Every
+ * entry must be a mapping with a unique name.
  */
 static int find_named(struct kc *k, yaml_node_t *root, const char *list, const char *inner,
 		      const char *name, yaml_node_t **ret, size_t *ret_idx)
 {
-	yaml_node_t *seq = map_get(k, root, list);
+	yaml_node_t *seq = map_get(k, root, list), *found = NULL;
+	_cleanup_free_ struct named *names = NULL;
+	size_t i = 0, n_names = 0, found_idx = 0;
 	char field[64];
-	size_t i = 0;
+	int r;
 
 	*ret = NULL;
 	if (is_null(seq))
 		return 0;
 	if (seq->type != YAML_SEQUENCE_NODE)
 		return bad(k, list, "not a list");
+	names = calloc((size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start) + 1,
+		       sizeof(*names));
+	if (!names)
+		return -ENOMEM;
 	for (yaml_node_item_t *it = seq->data.sequence.items.start;
 	     it < seq->data.sequence.items.top; it++, i++) {
 		yaml_node_t *e = node(k, *it);
 		const char *n;
-		int r;
 
 		snprintf(field, sizeof(field), "%s[%zu]", list, i);
 		if (!e || e->type != YAML_MAPPING_NODE)
@@ -298,18 +390,27 @@ static int find_named(struct kc *k, yaml_node_t *root, const char *list, const c
 		r = get_str(k, e, "name", field, &n);
 		if (r < 0)
 			return r;
-		if (n && streq(n, name)) {
-			yaml_node_t *in = map_get(k, e, inner);
-
-			snprintf(field, sizeof(field), "%s[%zu].%s", list, i, inner);
-			if (is_null(in))
-				return bad(k, field, "missing");
-			if (in->type != YAML_MAPPING_NODE)
-				return bad(k, field, "not a mapping");
-			*ret = in;
-			*ret_idx = i;
-			return 0;
+		if (!n)
+			continue;
+		names[n_names++] = (struct named){ n, i };
+		if (!found && streq(n, name)) {
+			found = e;
+			found_idx = i;
 		}
+	}
+	r = check_unique(k, list, names, n_names);
+	if (r < 0 || !found)
+		return r;
+	{
+		yaml_node_t *in = map_get(k, found, inner);
+
+		snprintf(field, sizeof(field), "%s[%zu].%s", list, found_idx, inner);
+		if (is_null(in))
+			return bad(k, field, "missing");
+		if (in->type != YAML_MAPPING_NODE)
+			return bad(k, field, "not a mapping");
+		*ret = in;
+		*ret_idx = found_idx;
 	}
 	return 0;
 }
@@ -355,11 +456,16 @@ static int get_pem(struct kc *k, yaml_node_t *m, const char *prefix, const char 
 		return 0;
 	}
 	if (f && *f) {
+		struct cfgfile_who who = { k->path, ffield };
+		struct stat st;
+
 		r = resolve_path(k, f, &ret->file);
 		if (r < 0)
 			return r;
-		if (access(ret->file, R_OK) < 0)
-			return bad(k, ffield, "%s: %s", ret->file, strerror(errno));
+		r = read_pem(ret->file, k->mode, &who, &ret->data, &ret->len, &st, k->d);
+		if (r < 0)
+			return named_error(r);
+		stamp_set(&ret->stamp, &st);
 	}
 	return 0;
 }
@@ -444,17 +550,16 @@ static int load_user(struct kc *k, yaml_node_t *u, size_t idx, struct kube_confi
 	}
 	/* client-go: a token wins; else the file's content, re-read as it rotates. */
 	if (!c->token && tokfile && *tokfile) {
-		struct diag_list tmp;
+		struct cfgfile_who who = { k->path, field };
+		struct stat st;
 
 		r = resolve_path(k, tokfile, &c->token_file);
 		if (r < 0)
 			return r;
-		diag_list_init(&tmp);
-		r = kube_config_refresh_token(c, &tmp);
-		diag_list_done(&tmp);
+		r = read_token(c->token_file, k->mode, &who, &c->token, &st, k->d);
 		if (r < 0)
-			return bad(k, field, "%s: %s", c->token_file,
-				   r == -EINVAL ? "empty or not one line" : strerror(-r));
+			return named_error(r);
+		stamp_set(&c->token_stamp, &st);
 	}
 	return 0;
 }
@@ -513,47 +618,37 @@ static int load_root(struct kc *k, const char *master, struct kube_config *c)
 	return load_user(k, u, ui, c);
 }
 
-int kube_config_load(const char *path, const char *master, struct kube_config *ret, struct diag_list *d)
+int kube_config_load(const char *path, const char *master, enum file_mode_check mode,
+		     struct kube_config *ret, struct diag_list *d)
 {
-	struct kube_config c = { 0 };
-	struct kc k = { .path = path, .d = d };
+	struct kube_config c = { .mode = mode };
+	struct kc k = { .path = path, .d = d, .mode = mode };
 	_cleanup_free_ char *buf = NULL;
-	yaml_parser_t parser;
+	struct yamldoc_error err;
 	const char *slash;
 	size_t len;
 	int r;
 
-	r = read_small(path, KUBECONFIG_MAX_SIZE, &buf, &len, NULL);
-	if (r < 0) {
-		diag_add(d, DIAG_ERROR, path, NULL, NULL, "%s",
-			 r == -EFBIG ? "larger than 4 MiB: not a kubeconfig" : strerror(-r));
-		return r == -EFBIG ? -EINVAL : r;
-	}
+	r = cfgfile_read(path, KUBECONFIG_MAX_SIZE, mode, NULL, &buf, &len, NULL, d);
+	if (r < 0)
+		return file_error(r);
 	slash = strrchr(path, '/');
 	if (slash) {
 		k.dir = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
 		if (!k.dir)
 			return -ENOMEM;
 	}
-	if (!yaml_parser_initialize(&parser)) {
-		free(k.dir);
-		return -ENOMEM;
-	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	if (!yaml_parser_load(&parser, &k.doc)) {
+	r = yamldoc_load(buf, len, &k.doc, &err);
+	if (r < 0) {
 		char field[64];
 
-		snprintf(field, sizeof(field), "line %zu, column %zu", parser.problem_mark.line + 1,
-			 parser.problem_mark.column + 1);
-		r = parser.error == YAML_MEMORY_ERROR
-			? -ENOMEM
-			: bad(&k, field, "not valid YAML (%s)",
-			      parser.problem ? parser.problem : "syntax error");
-		yaml_parser_delete(&parser);
+		snprintf(field, sizeof(field), "line %lu, column %lu", err.line, err.column);
+		if (r != -ENOMEM)
+			r = err.syntax ? bad(&k, field, "not valid YAML (%s)", err.msg)
+				       : bad(&k, field, "%s", err.msg);
 		free(k.dir);
 		return r;
 	}
-	yaml_parser_delete(&parser);
 	c.origin = strdup(path);
 	r = c.origin ? load_root(&k, master, &c) : -ENOMEM;
 	yaml_document_delete(&k.doc);
@@ -584,11 +679,13 @@ int kube_config_master(const char *master, struct kube_config *ret, struct diag_
 	return 0;
 }
 
-int kube_config_in_cluster(const char *sa_dir, struct kube_config *ret, struct diag_list *d)
+int kube_config_in_cluster(const char *sa_dir, enum file_mode_check mode, struct kube_config *ret,
+			   struct diag_list *d)
 {
 	const char *host = getenv("KUBERNETES_SERVICE_HOST");
 	const char *port = getenv("KUBERNETES_SERVICE_PORT");
-	struct kube_config c = { 0 };
+	struct kube_config c = { .mode = mode };
+	struct stat st;
 	_cleanup_free_ char *url = NULL;
 	int r;
 
@@ -620,11 +717,13 @@ int kube_config_in_cluster(const char *sa_dir, struct kube_config *ret, struct d
 	}
 	if (r >= 0)
 		r = kube_config_refresh_token(&c, d);
-	if (r >= 0 && access(c.ca.file, R_OK) < 0) {
-		r = -errno;
-		diag_add(d, DIAG_ERROR, c.ca.file, NULL, NULL, "%s", strerror(-r));
+	if (r >= 0) {
+		r = read_pem(c.ca.file, mode, NULL, &c.ca.data, &c.ca.len, &st, d);
+		if (r >= 0)
+			stamp_set(&c.ca.stamp, &st);
 	}
 	if (r < 0) {
+		r = file_error(r);
 		kube_config_done(&c);
 		return r;
 	}

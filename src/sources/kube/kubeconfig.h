@@ -27,16 +27,32 @@
 #include <time.h>
 
 #include "core/diag.h"
+#include "sources/file/cfgfile.h"
 
 #define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 #define KUBECONFIG_MAX_SIZE (4u << 20)  /* bytes of a kubeconfig */
 #define KUBE_TOKEN_MAX_SIZE (64u << 10) /* bytes of a token file */
+#define KUBE_PEM_MAX_SIZE (1u << 20)    /* bytes of a CA, certificate or key file */
 
-/* PEM material: a file name or the bytes themselves (from a -data field). */
+/* What a file was read from: a change of any is a new content. */
+struct kube_stamp {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtim;
+};
+
+/*
+ * PEM material, always as bytes: from a -data field, or read from a file
+ * (sources/file/cfgfile.h: a regular file, the config-safety rule) and read
+ * again when it changes, so that libcurl never opens a path itself (a
+ * FIFO swapped in would block the loop).
+ */
 struct kube_pem {
-	char *file; /* absolute or relative to the process's cwd; NULL if data */
-	char *data; /* decoded bytes (NUL-terminated for convenience); NULL if file */
+	char *file; /* the file, absolute or relative to the process's cwd; NULL: -data */
+	char *data; /* the bytes (NUL-terminated for convenience); NULL: none */
 	size_t len;
+	struct kube_stamp stamp; /* of the file when read */
 };
 
 struct kube_config {
@@ -49,36 +65,54 @@ struct kube_config {
 	bool insecure;        /* insecure-skip-tls-verify */
 	char *token;          /* bearer token in use (from token, or tokenFile's content) */
 	char *token_file;     /* re-read by kube_config_refresh_token(); NULL if none */
-	time_t token_mtime;   /* of the token file when last read */
-	long token_mtime_nsec;
+	struct kube_stamp token_stamp; /* of the token file when last read */
+	enum file_mode_check mode; /* the config-safety rule for every file read */
 };
 
 void kube_config_done(struct kube_config *c);
 
 /*
- * Read a kubeconfig.  master (may be NULL) overrides the server.  0, or
- * -EINVAL (a wrong file: one DIAG_ERROR naming path and field), -ENOENT /
- * -EACCES (cannot read it or a file it names: diag), -ENOMEM.
+ * Read a kubeconfig, and the files it names, with the config-safety rule
+ * `mode` (sources/file/cfgfile.h), as one YAML document within the limits of
+ * sources/file/yamldoc.h.  A key given twice in a mapping: the last one counts
+ * (client-go's YAML to JSON conversion); a name given twice in clusters,
+ * users or contexts is an error (client-go's conversion refuses it too).
+ * master (may be NULL) overrides the server.  0, or -EINVAL (a wrong file,
+ * or one it names that is not a regular file or too large: one DIAG_ERROR
+ * naming path and field), -ENOENT / -EACCES (cannot read it or a file it
+ * names: diag), -EPERM (writable by others, refused by mode: diag),
+ * -ENOMEM.
  */
-int kube_config_load(const char *path, const char *master, struct kube_config *ret, struct diag_list *d);
+int kube_config_load(const char *path, const char *master, enum file_mode_check mode,
+		     struct kube_config *ret, struct diag_list *d);
 
 /*
  * In-cluster configuration: host and port from the environment, token and
- * ca.crt under sa_dir (NULL = KUBE_SA_DIR).  -ENOENT when
+ * ca.crt under sa_dir (NULL = KUBE_SA_DIR), read with mode.  -ENOENT when
  * KUBERNETES_SERVICE_HOST/_PORT are not set (diag), -EINVAL / -errno with a
  * diag when the token or the CA cannot be read.
  */
-int kube_config_in_cluster(const char *sa_dir, struct kube_config *ret, struct diag_list *d);
+int kube_config_in_cluster(const char *sa_dir, enum file_mode_check mode, struct kube_config *ret,
+			   struct diag_list *d);
 
 /* Only a server (--master without --kubeconfig).  0, -EINVAL, -ENOMEM. */
 int kube_config_master(const char *master, struct kube_config *ret, struct diag_list *d);
 
 /*
  * Re-read the token file if it changed since the last read (bound service
- * account tokens rotate).  Returns 1 if the token changed, 0 if not (or no
- * token file), -errno (the old token is kept) with a diag.
+ * account tokens rotate).  Only a stat() when it did not: no open, so a
+ * FIFO swapped in cannot block.  Returns 1 if the token changed, 0 if not
+ * (or no token file), -errno (the old token is kept) with a diag naming
+ * the file.
  */
 int kube_config_refresh_token(struct kube_config *c, struct diag_list *d);
+
+/*
+ * The same for the token and the CA, certificate and key files (each
+ * rotates on its own).  1 if any changed, 0 if none, or the first -errno
+ * (what failed keeps its old content; a diag for each failure).
+ */
+int kube_config_refresh(struct kube_config *c, struct diag_list *d);
 
 /* Whether s is an http:// or https:// URL with a host. */
 bool kube_url_ok(const char *s);
