@@ -9,6 +9,15 @@
 # (open succeeds, read fails), a missing file, an unreadable file, a file
 # over 256 MiB, a List of 200,001 items, a directory with one truncated
 # file, a world-writable file and directory).
+# The same for the other files svcnat reads: KubeProxyConfigurations
+# (kp-*.yaml, given with --config) and kubeconfigs (kc-*.yaml, given with
+# --kubeconfig), in tests/data/bad/ (YAML alias bombs, nesting, a second
+# document, NULs, a duplicate name, a bad bind address) and made at run
+# time (a FIFO as the file, as its tokenFile, certificate authority or
+# client key; /dev/zero and a directory as the CA; 60,000 nested mappings
+# and 100,000 '['; over 1 MiB; world-writable files).  YAML bombs and
+# FIFOs must end within BOUND_SECONDS and BOUND_KB of memory (bomb-like
+# cases: /usr/bin/time's maximum RSS).
 #
 #  1. `svcnat --dry-run --config CASE`: the exit code and the whole of
 #     standard error must be what tests/data/bad/EXPECTED says (run from
@@ -36,6 +45,10 @@ EXPECTED=$DATA/EXPECTED
 SETTINGS=(--node-ip 198.18.0.1 --hostname node-a --cluster-cidr 198.18.64.0/18)
 # The legacy tables, read back with iptables-legacy-save.
 ONCE=(--backend="${BAD_BACKEND:-direct}")
+# Generous bounds for the bomb-like cases (they took minutes and gigabytes
+# before svcnat bounded its YAML; now well under a second, under ASan too).
+BOUND_SECONDS=60
+BOUND_KB=$((1024 * 1024))
 
 [ -x "$SVCNAT" ] || { echo "FAIL: svcnat binary not found at '$SVCNAT'" >&2; exit 1; }
 
@@ -85,16 +98,62 @@ make_runtime_cases() {
 	printf '{"Services":[{"Name":"ww","Port":81}]}' >dir-with-ww/ww.json
 	chmod 0666 dir-with-ww/ww.json
 	ln -s "$RUNTIME/world-writable.json" symlink-to-ww.json
+
+	# KubeProxyConfigurations and kubeconfigs (and the files they name).
+	local kp='apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+'
+	local ctx='apiVersion: v1
+kind: Config
+current-context: x
+contexts: [{name: x, context: {cluster: c, user: u}}]
+'
+	local cl="clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]"
+	local user='users: [{name: u, user: {token: t}}]'
+	printf '%s' "$kp" >kp-world-writable.yaml
+	chmod 0666 kp-world-writable.yaml
+	{ printf '%sx: ' "$kp"; awk 'BEGIN { for (i = 0; i < 60000; i++) printf "{a: "; print "1" }'; } \
+		>kp-deep-maps.yaml
+	{ printf '%sx: ' "$kp"; awk 'BEGIN { for (i = 0; i < 100000; i++) printf "["; print "" }'; } \
+		>kp-deep-brackets.yaml
+	{ printf '%s' "$kp"; awk 'BEGIN { for (i = 0; i < 20000; i++) printf "# %060d\n", i }'; } \
+		>kp-big.yaml
+	mkfifo kc-fifo.yaml token.fifo ca.fifo key.fifo
+	mkdir ca-dir
+	printf 'tok\n' >ww-token
+	chmod 0666 ww-token
+	printf -- '-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n' >ww-ca.crt
+	chmod 0666 ww-ca.crt
+	printf 'cert\n' >client.crt
+	printf '%s%s\nusers: [{name: u, user: {tokenFile: token.fifo}}]\n' "$ctx" "$cl" >kc-token-fifo.yaml
+	printf '%s%s\nusers: [{name: u, user: {tokenFile: ww-token}}]\n' "$ctx" "$cl" \
+		>kc-token-world-writable.yaml
+	printf '%s%s\nusers: [{name: u, user: {client-certificate: client.crt, client-key: key.fifo}}]\n' \
+		"$ctx" "$cl" >kc-key-fifo.yaml
+	local ca
+	for ca in ca.fifo:fifo /dev/zero:dev-zero ca-dir:dir ww-ca.crt:world-writable; do
+		printf '%sclusters: [{name: c, cluster: {server: "https://127.0.0.1:1", certificate-authority: %s}}]\n%s\n' \
+			"$ctx" "${ca%%:*}" "$user" >"kc-ca-${ca#*:}.yaml"
+	done
+	printf '%s%s\n%s\n' "$ctx" "$cl" "$user" >kc-world-writable.yaml
+	chmod 0666 kc-world-writable.yaml
+	{ printf '%s%s\nx: ' "$ctx" "$cl"; awk 'BEGIN { for (i = 0; i < 60000; i++) printf "{a: "; print "1" }'; } \
+		>kc-deep-maps.yaml
 	cd - >/dev/null || exit 1
 }
 
 RUNTIME_CASES="fifo.json dev-zero.json loop.json dangling.json proc-mem.json missing.json
 	unreadable.json huge.json big-list.json bad-dir world-writable.json world-writable-dir
-	dir-with-ww symlink-to-ww.json"
+	dir-with-ww symlink-to-ww.json
+	kp-world-writable.yaml kp-deep-maps.yaml kp-deep-brackets.yaml kp-big.yaml
+	kc-fifo.yaml kc-token-fifo.yaml kc-token-world-writable.yaml kc-key-fifo.yaml
+	kc-ca-fifo.yaml kc-ca-dev-zero.yaml kc-ca-dir.yaml kc-ca-world-writable.yaml
+	kc-world-writable.yaml kc-deep-maps.yaml"
 
-# run_case MODE DIR NAME: "== MODE NAME exit RC" and the stderr, to stdout
+# run_case MODE DIR NAME: "== MODE NAME exit RC" and the stderr, to stdout;
+# a bomb-like case past its bounds is also named in $TMP/bounds.
 run_case() {
-	local mode=$1 dir=$2 name=$3 rc runas=()
+	local mode=$1 dir=$2 name=$3 rc runas=() flag=--config limit=120 measure=()
 	local bin=$SVCNAT
 	if [ "$name" = unreadable.json ] && [ "$(id -u)" = 0 ]; then
 		# root reads anything: read it as nobody (with a copy of the binary
@@ -103,17 +162,31 @@ run_case() {
 		[ -x "$TMP/svcnat" ] || cp "$SVCNAT" "$TMP/svcnat"
 		bin=$TMP/svcnat
 	fi
-	(cd "$dir" && "${runas[@]}" timeout 120 "$bin" "--$mode" --config "$name" "${SETTINGS[@]}" \
-		$([ "$mode" = once ] && echo "${ONCE[@]}") \
+	case $name in kc-*) flag=--kubeconfig ;; esac
+	case $name in
+	*bomb* | *deep* | *fifo* | *-big*)
+		limit=$BOUND_SECONDS
+		[ -x /usr/bin/time ] && measure=(/usr/bin/time -f %M -o "$TMP/rss")
+		;;
+	esac
+	rm -f "$TMP/rss"
+	(cd "$dir" && "${runas[@]}" "${measure[@]}" timeout "$limit" "$bin" "--$mode" "$flag" "$name" \
+		"${SETTINGS[@]}" $([ "$mode" = once ] && echo "${ONCE[@]}") \
 		>"$TMP/out" 2>"$TMP/err")
 	rc=$?
+	# time(1) says so when the command failed: only the last line is the RSS.
+	if [ -s "$TMP/rss" ] && [ "$(tail -n 1 "$TMP/rss")" -gt "$BOUND_KB" ]; then
+		echo "$mode $name: $(tail -n 1 "$TMP/rss") KB, over $BOUND_KB KB" >>"$TMP/bounds"
+	fi
+	[ "$rc" = 124 ] && echo "$mode $name: still running after $limit s" >>"$TMP/bounds"
 	echo "== $mode $name exit $rc"
-	cat "$TMP/err"
+	# libcurl's text for a refused connection holds the milliseconds it took.
+	sed -E 's/ after [0-9]+ ms:/ after N ms:/' "$TMP/err"
 }
 
 all_cases() {
 	local f
-	for f in "$DATA"/*.json; do
+	for f in "$DATA"/*.json "$DATA"/*.yaml; do
 		echo "$DATA $(basename "$f")"
 	done
 	for f in $RUNTIME_CASES; do
@@ -196,6 +269,12 @@ printf '%s\n' "exit 0" \
 }
 grep -q -- '--dport 80 ' "$TMP/out" && ! grep -q -- '--dport 81 ' "$TMP/out" ||
 	{ echo "FAIL: the first source does not win the conflict" >&2; fail=1; }
+
+if [ -s "$TMP/bounds" ]; then
+	echo "FAIL: cases past their time or memory bounds:" >&2
+	cat "$TMP/bounds" >&2
+	fail=1
+fi
 
 cat "$TMP/dry" "$TMP/once" >"$TMP/all"
 if [ -n "${REGEN:-}" ]; then

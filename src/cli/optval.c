@@ -11,6 +11,7 @@
 
 #include "core/duration.h"
 #include "cli/optval.h"
+#include "sys/http.h"
 #include "util.h"
 
 int opt_push_str(char ***v, size_t *n, const char *s)
@@ -171,6 +172,30 @@ static int set_port(struct pstate *ps, const char *arg, char **addr, const char 
 	return 0;
 }
 
+/*
+ * --healthz-bind-address, --metrics-bind-address and their fields: IP:PORT,
+ * an IP alone with the port of def (kube-proxy's AppendPortIfNeeded,
+ * pkg/proxy/util/utils.go, in its v1alpha1 defaults), or "" (off).  Checked
+ * here, so that --dry-run refuses what the daemon could not serve.
+ */
+static int set_bind(struct pstate *ps, const char *arg, char **addr, const char *def)
+{
+	struct sockaddr_storage ss;
+	struct ipaddr a;
+	socklen_t sl;
+	char *n = NULL;
+
+	if (!*arg || http_parse_bind(arg, &ss, &sl) == 0)
+		return opt_set_str(addr, arg);
+	if (ipaddr_parse(arg, &a) < 0)
+		return bad(ps, arg, "an IP:PORT address (or an IP, for the default port)");
+	if (asprintf(&n, a.family == AF_INET6 ? "[%s]%s" : "%s%s", arg, strrchr(def, ':')) < 0)
+		return -ENOMEM;
+	free(*addr);
+	*addr = n;
+	return 0;
+}
+
 static int set_detect_local(struct pstate *ps, const char *arg)
 {
 	static const struct {
@@ -296,8 +321,6 @@ static const struct {
 } field_opts[] = {
 #define FIELD(opt, kind, field, max) { opt, kind, offsetof(struct svcnat_options, field), max }
 	FIELD(OPT_ZONE, F_STR, zone, 0),
-	FIELD(OPT_HEALTHZ, F_STR, healthz_bind_address, 0),
-	FIELD(OPT_METRICS, F_STR, metrics_bind_address, 0),
 	FIELD(OPT_ETCD_ENDPOINTS, F_STR, etcd_endpoints, 0),
 	FIELD(OPT_ETCD_PREFIX, F_STR, etcd_prefix, 0),
 	FIELD(OPT_ETCD_CACERT, F_STR, etcd_cacert, 0),
@@ -476,6 +499,12 @@ int opt_apply(struct pstate *ps, int c, const char *arg)
 			r = opt_set_str(c == OPT_SYNC ? &o->sync_period : &o->min_sync_period, arg);
 		break;
 	}
+	case OPT_HEALTHZ:
+		r = set_bind(ps, arg, &o->healthz_bind_address, OPT_DEFAULT_HEALTHZ_BIND);
+		break;
+	case OPT_METRICS:
+		r = set_bind(ps, arg, &o->metrics_bind_address, OPT_DEFAULT_METRICS_BIND);
+		break;
 	case OPT_HEALTHZ_PORT:
 		r = set_port(ps, arg, &o->healthz_bind_address, OPT_DEFAULT_HEALTHZ_BIND);
 		break;

@@ -856,6 +856,159 @@ static void test_flag_over_file_warning(void **state)
 	options_done(&o);
 }
 
+/* Healthz and metrics addresses are checked with the flags, before any
+ * side effect; an IP alone gets kube-proxy's default port. */
+static void test_bind_addresses(void **state)
+{
+	static const struct {
+		const char *flag, *healthz, *metrics;
+	} ok[] = {
+		{ "--healthz-bind-address=127.0.0.1", "127.0.0.1:10256", NULL },
+		{ "--healthz-bind-address=::1", "[::1]:10256", NULL },
+		{ "--healthz-bind-address=[2001:2::1]:99", "[2001:2::1]:99", NULL },
+		{ "--healthz-bind-address=", "", NULL },
+		{ "--metrics-bind-address=198.18.0.1", NULL, "198.18.0.1:10249" },
+		{ "--metrics-bind-address=0.0.0.0:1", NULL, "0.0.0.0:1" },
+	};
+	static const char *const bad[] = {
+		"--healthz-bind-address=not an address", "--metrics-bind-address=198.18.0.1:",
+		"--healthz-bind-address=[::1]", "--metrics-bind-address=host:10249",
+		"--healthz-bind-address=198.18.0.1:70000",
+	};
+	const char *svc = write_tmp("svc.json", "{\"kind\": \"List\", \"items\": []}");
+	struct svcnat_options o;
+	char *err = NULL;
+
+	for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
+		const char *args[] = { "--dry-run", "--config", svc, ok[i].flag };
+
+		if (parse_quiet(&o, &err, args, ARRAY_SIZE(args)) != 0)
+			fail_msg("%s: %s", ok[i].flag, err);
+		if (ok[i].healthz)
+			assert_string_equal(o.healthz_bind_address, ok[i].healthz);
+		if (ok[i].metrics)
+			assert_string_equal(o.metrics_bind_address, ok[i].metrics);
+		free(err);
+		options_done(&o);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		const char *args[] = { "--dry-run", "--config", svc, bad[i] };
+		char want[256];
+
+		assert_int_equal(parse_quiet(&o, &err, args, ARRAY_SIZE(args)), 2);
+		snprintf(want, sizeof(want), "svcnat: %.*s: '%s' is not an IP:PORT address (or an IP, "
+			 "for the default port)\n", (int)(strchr(bad[i], '=') - bad[i]), bad[i],
+			 strchr(bad[i], '=') + 1);
+		assert_string_equal(err, want);
+		free(err);
+		options_done(&o);
+	}
+	/* The file's fields the same. */
+	{
+		const char *kp = write_tmp("bind.yaml", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+							"kind: KubeProxyConfiguration\n"
+							"healthzBindAddress: 'not an address'\n");
+		const char *args[] = { "--dry-run", "--config", kp, "--config", svc };
+
+		assert_int_equal(parse_quiet(&o, &err, args, ARRAY_SIZE(args)), 2);
+		assert_non_null(strstr(err, "bind.yaml: healthzBindAddress: 'not an address' is not an "
+					    "IP:PORT address"));
+		free(err);
+		options_done(&o);
+		kp = write_tmp("bind.yaml", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+					    "kind: KubeProxyConfiguration\n"
+					    "metricsBindAddress: 2001:2::7\n");
+		assert_int_equal(parse_quiet(&o, &err, args, ARRAY_SIZE(args)), 0);
+		assert_string_equal(o.metrics_bind_address, "[2001:2::7]:10249");
+		free(err);
+		options_done(&o);
+	}
+}
+
+/* A KubeProxyConfiguration is judged as every config file: YAML limits,
+ * NULs, size, the permission rule (refused where rules are written). */
+static void test_kpconfig_safety(void **state)
+{
+	static const struct {
+		const char *name, *text, *err;
+	} cases[] = {
+		{ "nul.yaml", "clusterCIDR: \"198.18.0.0/16\\0junk\"\n",
+		  "error: nul.yaml: clusterCIDR: line 3: contains a NUL byte\n" },
+		{ "nul-list.yaml", "nodePortAddresses: [\"198.18.0.0/24\", \"a\\0b\"]\n",
+		  "error: nul-list.yaml: nodePortAddresses: line 3: contains a NUL byte\n" },
+		{ "alias.yaml", "a: &a {x: 1}\nb: *a\n",
+		  "error: alias.yaml: line 4, column 4: not a valid KubeProxyConfiguration: an alias (*a): "
+		  "svcnat does not expand YAML aliases\n" },
+		{ "two.yaml", "mode: iptables\n---\nmode: ipvs\n",
+		  "error: two.yaml: line 5, column 1: not a valid KubeProxyConfiguration: a second YAML "
+		  "document: svcnat reads one document per file\n" },
+	};
+	const char *svc = write_tmp("svc.json", "{\"kind\": \"List\", \"items\": []}");
+	struct svcnat_options o;
+	char text[512], path[300], *err = NULL;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		snprintf(text, sizeof(text), "apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+					     "kind: KubeProxyConfiguration\n%s", cases[i].text);
+		snprintf(path, sizeof(path), "%s", write_tmp(cases[i].name, text));
+		assert_int_equal(chdir(tmpdir), 0);
+		{
+			const char *args[] = { "--dry-run", "--config", cases[i].name, "--config", svc };
+
+			assert_int_equal(parse_quiet(&o, &err, args, ARRAY_SIZE(args)), 2);
+		}
+		assert_string_equal(err, cases[i].err);
+		free(err);
+		options_done(&o);
+	}
+	/* Writable by others: refused by the daemon and --once, a warning in --dry-run. */
+	snprintf(path, sizeof(path), "%s", write_tmp("ww.yaml", kpc));
+	assert_int_equal(chmod(path, 0666), 0);
+	{
+		const char *daemon[] = { "--config", "ww.yaml", "--config", svc };
+		const char *once[] = { "--once", "--config", "ww.yaml", "--config", svc };
+		const char *dry[] = { "--dry-run", "--config", "ww.yaml", "--config", svc };
+		const char *insecure[] = { "--config", "ww.yaml", "--config", svc,
+					   "--allow-insecure-config" };
+		const char *msg = "ww.yaml: writable by users other than its owner (mode 0666): ";
+
+		assert_int_equal(parse_quiet(&o, &err, daemon, ARRAY_SIZE(daemon)), 2);
+		assert_non_null(strstr(err, msg));
+		assert_non_null(strstr(err, "refusing it (chmod go-w, or --allow-insecure-config)"));
+		free(err);
+		options_done(&o);
+		assert_int_equal(parse_quiet(&o, &err, once, ARRAY_SIZE(once)), 2);
+		assert_non_null(strstr(err, msg));
+		free(err);
+		options_done(&o);
+		assert_int_equal(parse_quiet(&o, &err, dry, ARRAY_SIZE(dry)), 0);
+		assert_non_null(strstr(err, "warning: "));
+		assert_non_null(strstr(err, "svcnat would refuse it when writing rules"));
+		free(err);
+		options_done(&o);
+		assert_int_equal(parse_quiet(&o, &err, insecure, ARRAY_SIZE(insecure)), 0);
+		assert_null(strstr(err, msg));
+		free(err);
+		options_done(&o);
+	}
+	/* Over 1 MiB: named as a KubeProxyConfiguration too large, not "not JSON". */
+	{
+		FILE *f = fopen("big.yaml", "we");
+		const char *args[] = { "--dry-run", "--config", "big.yaml", "--config", svc };
+
+		assert_non_null(f);
+		fputs(kpc, f);
+		for (int i = 0; i < 20000; i++)
+			fprintf(f, "# %060d\n", i);
+		fclose(f);
+		assert_int_equal(parse_quiet(&o, &err, args, ARRAY_SIZE(args)), 2);
+		assert_string_equal(err, "error: big.yaml: larger than the limit of 1048576 bytes of a "
+					 "KubeProxyConfiguration\n");
+		free(err);
+		options_done(&o);
+	}
+}
+
 /* README's examples: kubeadm's kube-proxy ConfigMap and a kube-proxy unit's
  * flags work unchanged, without a single warning. */
 static void test_readme_examples(void **state)
@@ -928,6 +1081,8 @@ int main(void)
 		cmocka_unit_test(test_kpconfig_refusals),
 		cmocka_unit_test(test_feature_gates),
 		cmocka_unit_test(test_kpconfig_parse),
+		cmocka_unit_test(test_bind_addresses),
+		cmocka_unit_test(test_kpconfig_safety),
 		cmocka_unit_test(test_readme_examples),
 		cmocka_unit_test(test_conntrack_zero_vs_default),
 		cmocka_unit_test(test_underscore_flags),
