@@ -14,6 +14,7 @@
 #    full page of new ones: --dump-state ends (exit 1), the list given up at
 #    200,000 items, naming the server and the resource, memory bounded;
 #    empty pages forever: given up at 1,000 pages;
+#  - a continue token that expires in the middle of a list: listed again;
 #  - misleading answers get messages that tell what is wrong: items as an
 #    object, a 1 MiB header, JSON nested too deep (a list and a watch).
 . "$(dirname "$0")/lib/daemon-ns.sh"
@@ -210,6 +211,15 @@ kapi_fault clear
 [ $rc = 1 ] || fail "--dump-state emptyend: exit $rc: $(tail -n 3 "$TMP/out")"
 grep -q "https://$KAPI_ADDR: services: list: 1000 pages and still not the last: the limit is 1000 pages" "$TMP/out" ||
 	fail "--dump-state emptyend: $(tail -n 3 "$TMP/out")"
+
+say "a continue token expired in the middle of a list: listed again from the start"
+python3 "$top_srcdir/contrib/bench/gen.py" -n 1200 -m 1 -o "$TMP/big.json" || fail "gen.py"
+kapi_apply "$TMP/big.json"
+kapi_fault 410cont 1
+timeout 300 "$SVCNAT" --dump-state --kubeconfig "$TMP/kapi/kc" >"$TMP/out" 2>&1 ||
+	fail "--dump-state after an expired continue token: $(tail -n 3 "$TMP/out")"
+[ "$(grep -c '^bench' "$TMP/out")" -ge 1200 ] || fail "expired continue: $(grep -c '^bench' "$TMP/out") bench lines"
+[ "$(kapi_stat 's["faults"].get("410cont", 0)')" = 0 ] || fail "the continue token was never asked for"
 
 kapi_stop
 say "ok"

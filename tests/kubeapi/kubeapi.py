@@ -48,6 +48,8 @@ Test control on a plain-HTTP port (--ctl ADDR:PORT, loopback only):
                       deep     the next list page's items nest 5,000 deep
                       deepwatch  the next watch event nests 5,000 deep
                       itemsobject  the next list page's items is an object
+                      410cont  the next list request with a continue token
+                               is answered 410 Expired
   GET  /stats       request counts, the versions watches asked for,
                     "verbs": every authorization attribute asked for, as
                     RBAC sees it ("list services", "get nonResource /version"),
@@ -421,6 +423,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(200, {"kind": kind + "List", "apiVersion": api,
                                         "metadata": {"resourceVersion": str(store.rv)},
                                         "items": {"a": {}}})
+        if cont and self.take_fault("410cont"):
+            return self.status(410, "Expired", "injected: the continue token expired")
         with store.lock:
             if cont:
                 try:
