@@ -366,7 +366,7 @@ static void test_foreign6(void **state)
 
 		e.b[cases[i].at] = cases[i].value;
 		assert_int_equal(xt_entry_decode6(&e.e6, label6, &l, &dec, reason, sizeof(reason)),
-				 -1);
+				 -EINVAL);
 		if (!strstr(reason, cases[i].why))
 			fail_msg("%s: foreign because '%s', expected '%s'", cases[i].what, reason,
 				 cases[i].why);

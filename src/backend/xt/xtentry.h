@@ -114,9 +114,12 @@ typedef const char *(*xt_label6_fn)(const struct ip6t_entry *e, void *ctx);
  */
 const char *xt_verdict_name(int verdict);
 
+/* The mask of an IPv6 prefix of plen bits (<= 128) into *m. */
+void xt_plen_mask6(uint8_t plen, struct in6_addr *m);
+
 /*
- * Decode entry e into *r.  Strings point into e (or into the label
- * function's storage) and live as long as those.  Returns 0, or -1 with a
+ * Decode entry e into *r (xtdecode.c).  Strings point into e (or into the label
+ * function's storage) and live as long as those.  Returns 0, or -EINVAL with a
  * reason in why when the rule uses something the model has no place for.
  */
 int xt_entry_decode(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,

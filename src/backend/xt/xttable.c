@@ -145,7 +145,7 @@ static const char *klabel6(const struct ip6t_entry *e, void *ctx)
 	return klabel(e, ctx);
 }
 
-/* Kernel entry idx as a rule (strings into the table); -1 with a reason. */
+/* Kernel entry idx as a rule (strings into the table); -EINVAL with a reason. */
 int xtt_decode(const struct xtt_table *k, size_t idx, struct rs_rule *r, char *why,
 		   size_t whylen)
 {

@@ -94,7 +94,7 @@ struct xtt_chain *xtt_find(const struct xtt_table *k, const char *name);
  * or not a standard target). */
 const struct xtt_chain *xtt_jump(const struct xtt_table *k, size_t idx);
 
-/* Entry idx as a rule (strings into the table); -1 with a reason in why. */
+/* Entry idx as a rule (strings into the table); -EINVAL with a reason in why. */
 int xtt_decode(const struct xtt_table *k, size_t idx, struct rs_rule *r, char *why,
 	       size_t whylen);
 
