@@ -24,6 +24,8 @@ E2E_TMP=$TMP
 e2e_skip() { _dn_skip "$*"; }
 . "$(dirname "$0")/lib/kubeapi.sh"
 kapi_need
+# The server goes too, whatever the test's outcome.
+trap 'kapi_stop KILL; _dn_cleanup' EXIT
 # Inside our own namespace: nothing else listens there.
 KAPI_ADDR=127.0.0.1:6443
 KAPI_CTL=127.0.0.1:6444
