@@ -48,6 +48,17 @@ static inline void closep(int *fd)
 		close(*fd);
 }
 
+/*
+ * Define funcp(type *p), calling func(*p) unless *p is NULL, for
+ * _cleanup_(funcp) on a local of that type (systemd's macro of this name).
+ */
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                                \
+	static inline void func##p(type *p)                                    \
+	{                                                                      \
+		if (*p)                                                        \
+			func(*p);                                              \
+	}
+
 #define _cleanup_free_ _cleanup_(freep)
 #define _cleanup_close_ _cleanup_(closep)
 

@@ -244,10 +244,7 @@ enum backend_kind backend_kind_of(const struct backend *b)
 
 /* --- the transaction --- */
 
-static void ruleset_freep(struct ruleset **p)
-{
-	ruleset_free(*p);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct ruleset *, ruleset_free)
 
 enum after {
 	AFTER_NOTHING,  /* nothing was committed */

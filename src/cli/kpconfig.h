@@ -13,6 +13,7 @@
 
 #include "core/diag.h"
 #include "sources/file/cfgfile.h"
+#include "util.h"
 
 /* Larger files are never taken for a KubeProxyConfiguration. */
 #define KPCONFIG_MAX_BYTES (1024 * 1024)
@@ -53,9 +54,6 @@ int kpconfig_parse(const char *name, const char *text, size_t len, struct kpconf
 		   struct diag_list *d);
 
 void kpconfig_free(struct kpconfig *c);
-static inline void kpconfig_freep(struct kpconfig **c)
-{
-	kpconfig_free(*c);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct kpconfig *, kpconfig_free)
 
 #endif

@@ -62,17 +62,8 @@ int nlerr_to_errno(int nle)
 	return -map[n];
 }
 
-static void nl_socket_freep(struct nl_sock **s)
-{
-	if (*s)
-		nl_socket_free(*s);
-}
-
-static void nl_cache_freep(struct nl_cache **c)
-{
-	if (*c)
-		nl_cache_free(*c);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct nl_sock *, nl_socket_free)
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct nl_cache *, nl_cache_free)
 
 struct collect {
 	int family;
