@@ -831,21 +831,21 @@ static int h_healthz(void *userdata, struct http_response *resp)
 	struct daemon *dm = userdata;
 	bool healthy = syncpolicy_healthy(&dm->policy, loop_now_usec(), dm->health_timeout_usec) &&
 		       !source_pending(dm);
-
+	bool eligible = kubed_node_eligible(dm->kube);
 	char extra[1024];
 
 	metrics_counter_add(dm->metrics, "kubeproxy_proxy_healthz_total",
-			    healthy ? "code=\"200\"" : "code=\"503\"", 1);
+			    healthy && eligible ? "code=\"200\"" : "code=\"503\"", 1);
 	health_extra(dm, extra, sizeof(extra));
-	return http_health_response(healthy, dm->last_ok_wall, wall_now(), extra[0] ? extra : NULL,
-				    resp);
+	return http_health_response(healthy, eligible, dm->last_ok_wall, wall_now(),
+				    extra[0] ? extra : NULL, resp);
 }
 
 static int h_livez(void *userdata, struct http_response *resp)
 {
 	struct daemon *dm = userdata;
 	bool healthy = syncpolicy_healthy(&dm->policy, loop_now_usec(), dm->health_timeout_usec);
-	int r = http_health_response(healthy, dm->last_ok_wall, wall_now(), NULL, resp);
+	int r = http_health_response(healthy, true, dm->last_ok_wall, wall_now(), NULL, resp);
 	char *nl;
 
 	metrics_counter_add(dm->metrics, "kubeproxy_proxy_livez_total",

@@ -17,6 +17,8 @@ struct kubed {
 	kubed_node_fn fn;
 	void *userdata;
 	bool lost; /* warned that the server is unreachable */
+	bool seen; /* the Node object was seen once */
+	bool eligible; /* /healthz's nodeEligible */
 };
 
 static void source_error(struct kubed *k)
@@ -27,8 +29,22 @@ static void source_error(struct kubed *k)
 static void on_node(struct kubed *k)
 {
 	const struct kube_node *n = kube_source_node(k->src);
+	/* kube-proxy's SyncNode; a Node that is gone after it was seen is
+	 * deleted (kube-proxy exits then); none at all yet: eligible. */
+	bool eligible = n ? n->eligible : !k->seen;
 	int r;
 
+	k->seen = k->seen || n;
+	if (eligible != k->eligible) {
+		if (eligible)
+			log_info("api: node %s is eligible again: /healthz follows the syncs",
+				 n ? n->name : "(none)");
+		else
+			log_warn("api: node %s is being deleted (deletionTimestamp or the "
+				 "ToBeDeletedByClusterAutoscaler taint): /healthz answers 503",
+				 n ? n->name : "(gone)");
+		k->eligible = eligible;
+	}
 	r = pipeline_set_node(k->p, n ? n->zone : NULL, n ? n->addrs : NULL, n ? n->n_addrs : 0);
 	if (r >= 0) {
 		int c = pipeline_set_node_pod_cidrs(k->p, n ? n->pod_cidrs : NULL,
@@ -125,6 +141,7 @@ int kubed_new(struct loop *l, struct pipeline *p, struct metrics *m, const struc
 	k->m = m;
 	k->fn = fn;
 	k->userdata = userdata;
+	k->eligible = true;
 	diag_list_init(&d);
 	r = kube_source_new(l, pipeline_merge(p), &ko, on_event, k, &k->src, &d);
 	for (size_t i = 0; i < d.n; i++) {
@@ -171,6 +188,11 @@ static void json_str(char *out, size_t len, const char *s)
 		out[o++] = (char)c;
 	}
 	out[o] = '\0';
+}
+
+bool kubed_node_eligible(const struct kubed *k)
+{
+	return !k || k->eligible;
 }
 
 void kubed_health(const struct kubed *k, char *buf, size_t len)

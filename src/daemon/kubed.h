@@ -31,6 +31,13 @@ int kubed_new(struct loop *l, struct pipeline *p, struct metrics *m, const struc
 /* True until Services and EndpointSlices were listed once: no kernel write before. */
 bool kubed_pending(const struct kubed *k);
 
+/*
+ * kube-proxy's nodeEligible: false while this node's Node object has a
+ * deletionTimestamp or the ToBeDeletedByClusterAutoscaler taint, or is gone
+ * after it was seen; true before it is seen and without an API source.
+ */
+bool kubed_node_eligible(const struct kubed *k);
+
 /* Write a JSON member ("\"api\": {...}") for /healthz into buf ("" for NULL). */
 void kubed_health(const struct kubed *k, char *buf, size_t len);
 

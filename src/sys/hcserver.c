@@ -144,6 +144,10 @@ static int h_service(struct hc_entry *e, int f, struct http_response *resp)
 	resp->len = strlen(resp->body);
 	resp->status = n && healthy ? 200 : 503;
 	resp->content_type = "application/json";
+	/* kube-proxy's weight for load balancers that use it (GCE's
+	 * WEIGHTED_MAGLEV), on 503 too */
+	resp->header = "X-Load-Balancing-Endpoint-Weight";
+	snprintf(resp->header_value, sizeof(resp->header_value), "%u", n);
 	return 0;
 }
 

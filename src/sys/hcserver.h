@@ -19,8 +19,9 @@
  *   	"serviceProxyHealthy": true
  *   }
  *
- * (tab-indented, no final newline), Content-Type application/json and
- * X-Content-Type-Options nosniff.  Servers run on the daemon's loop.
+ * (tab-indented, no final newline), Content-Type application/json,
+ * X-Content-Type-Options nosniff and X-Load-Balancing-Endpoint-Weight:
+ * the localEndpoints count.  Servers run on the daemon's loop.
  */
 #ifndef SVCNAT_SYS_HCSERVER_H
 #define SVCNAT_SYS_HCSERVER_H

@@ -404,6 +404,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
 				resp.content_type ? resp.content_type : "text/plain; charset=utf-8");
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	if (resp.header)
+		MHD_add_response_header(r, resp.header, resp.header_value);
 	ret = MHD_queue_response(c, resp.status ? resp.status : 200, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -573,17 +575,18 @@ const char *http_go_time(double unix_time, char *buf, size_t len)
 	return buf;
 }
 
-int http_health_response(bool healthy, double last_updated, double now, const char *extra,
-			 struct http_response *resp)
+int http_health_response(bool healthy, bool node_eligible, double last_updated, double now,
+			 const char *extra, struct http_response *resp)
 {
 	char lu[64], cur[64];
 	char *body = NULL;
 	int n;
 
+	healthy = healthy && node_eligible;
 	http_go_time(now, cur, sizeof(cur));
 	http_go_time(healthy ? now : last_updated, lu, sizeof(lu));
-	n = asprintf(&body, "{\"lastUpdated\": \"%s\",\"currentTime\": \"%s\", \"nodeEligible\": true%s%s}",
-		     lu, cur, extra ? ", " : "", extra ? extra : "");
+	n = asprintf(&body, "{\"lastUpdated\": \"%s\",\"currentTime\": \"%s\", \"nodeEligible\": %s%s%s}",
+		     lu, cur, node_eligible ? "true" : "false", extra ? ", " : "", extra ? extra : "");
 	if (n < 0)
 		return -ENOMEM;
 	resp->status = healthy ? 200 : 503;

@@ -31,6 +31,8 @@ struct http_response {
 	const char *content_type; /* static string; default text/plain */
 	char *body;               /* malloc'd by the handler, freed by the server */
 	size_t len;
+	const char *header;       /* static name of one more header, or NULL */
+	char header_value[32];    /* its value */
 };
 
 /* Fill resp; 0 or -errno (the client then gets a 500). */
@@ -120,15 +122,16 @@ void http_server_dispatch(struct http_server *s);
  * kube-proxy's /healthz body:
  *   {"lastUpdated": "<t>","currentTime": "<t>", "nodeEligible": true}
  * with times as Go prints a time.Time in UTC
- * ("2024-05-01 10:00:00.123456789 +0000 UTC").  As kube-proxy does,
- * lastUpdated is currentTime when healthy; otherwise the unix time of the
- * last successful sync (<= 0: never, Go's zero time).  extra, when not
- * NULL, is a JSON member list appended to the object (svcnat's detail, e.g.
- * "\"etcd\": {...}").  Also sets status 200 / 503 and the JSON content
- * type.  0 or -ENOMEM.
+ * ("2024-05-01 10:00:00.123456789 +0000 UTC") and nodeEligible as given
+ * (false: the Node is being deleted).  Status 200 when healthy and
+ * node_eligible, else 503; as kube-proxy does, lastUpdated is currentTime
+ * when 200, otherwise the unix time of the last successful sync (<= 0:
+ * never, Go's zero time).  extra, when not NULL, is a JSON member list
+ * appended to the object (svcnat's detail, e.g. "\"etcd\": {...}").  Also
+ * sets the JSON content type.  0 or -ENOMEM.
  */
-int http_health_response(bool healthy, double last_updated, double now, const char *extra,
-			 struct http_response *resp);
+int http_health_response(bool healthy, bool node_eligible, double last_updated, double now,
+			 const char *extra, struct http_response *resp);
 
 /* Go's time.Time.String() of a unix time, in UTC, into buf (>= 64 bytes). */
 const char *http_go_time(double unix_time, char *buf, size_t len);

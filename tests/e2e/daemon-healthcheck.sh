@@ -48,11 +48,13 @@ wait_for_context() {
 }
 
 # hc CODE LOCAL: the health check answers HTTP CODE with localEndpoints LOCAL
+# and kube-proxy's X-Load-Balancing-Endpoint-Weight: LOCAL
 hc() {
 	in_ns node curl -sS -D "$E2E_TMP/hc.hdr" -o "$E2E_TMP/hc" -w '%{http_code}' \
 		"http://$E2E_NODE_IP:$HC/" >"$E2E_TMP/hc.code" 2>&1 || return 1
 	[ "$(cat "$E2E_TMP/hc.code")" = "$1" ] || return 1
-	grep -q "\"localEndpoints\": $2," "$E2E_TMP/hc"
+	grep -q "\"localEndpoints\": $2," "$E2E_TMP/hc" &&
+		tr -d '\r' <"$E2E_TMP/hc.hdr" | grep -qix "x-load-balancing-endpoint-weight: $2"
 }
 
 hc_closed() {

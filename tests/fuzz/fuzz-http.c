@@ -29,7 +29,7 @@
 
 static int h_health(void *ud, struct http_response *resp)
 {
-	return http_health_response(true, 1714557600.5, 1714557610.25, NULL, resp);
+	return http_health_response(true, true, 1714557600.5, 1714557610.25, NULL, resp);
 }
 
 static int h_metrics(void *ud, struct http_response *resp)

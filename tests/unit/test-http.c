@@ -122,7 +122,7 @@ static int h_health(void *ud, struct http_response *resp)
 {
 	const bool *healthy = ud;
 
-	return http_health_response(*healthy, 1714557600.5, 1714557610.25, NULL, resp);
+	return http_health_response(*healthy, true, 1714557600.5, 1714557610.25, NULL, resp);
 }
 
 /* Serve routes on an ephemeral port, run the client's requests. */
@@ -212,7 +212,7 @@ static void test_health_extra(void **state)
 {
 	struct http_response r = { 0 };
 
-	assert_int_equal(http_health_response(false, 1714557600.5, 1714557610.25,
+	assert_int_equal(http_health_response(false, true, 1714557600.5, 1714557610.25,
 					      "\"etcd\": {\"connected\": false}", &r),
 			 0);
 	assert_int_equal(r.status, 503);
@@ -220,6 +220,26 @@ static void test_health_extra(void **state)
 			    "{\"lastUpdated\": \"2024-05-01 10:00:00.5 +0000 UTC\","
 			    "\"currentTime\": \"2024-05-01 10:00:10.25 +0000 UTC\", \"nodeEligible\": true, "
 			    "\"etcd\": {\"connected\": false}}");
+	free(r.body);
+}
+
+/* A Node being deleted: 503 and nodeEligible false although the syncs are
+ * fine, lastUpdated the last sync's (kube-proxy's healthzHandler). */
+static void test_health_not_eligible(void **state)
+{
+	struct http_response r = { 0 };
+
+	assert_int_equal(http_health_response(true, false, 1714557600.5, 1714557610.25, NULL, &r), 0);
+	assert_int_equal(r.status, 503);
+	assert_string_equal(r.content_type, "application/json");
+	assert_string_equal(r.body,
+			    "{\"lastUpdated\": \"2024-05-01 10:00:00.5 +0000 UTC\","
+			    "\"currentTime\": \"2024-05-01 10:00:10.25 +0000 UTC\", \"nodeEligible\": false}");
+	free(r.body);
+	r = (struct http_response){ 0 };
+	assert_int_equal(http_health_response(false, false, 1714557600.5, 1714557610.25, NULL, &r), 0);
+	assert_int_equal(r.status, 503);
+	assert_non_null(strstr(r.body, "\"nodeEligible\": false}"));
 	free(r.body);
 }
 
@@ -663,6 +683,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_bind),
+		cmocka_unit_test(test_health_not_eligible),
 		cmocka_unit_test(test_go_time),
 		cmocka_unit_test(test_routes_and_errors),
 		cmocka_unit_test(test_healthz),

@@ -320,6 +320,54 @@ static void test_status_node(void **state)
 	assert_int_equal(n.pod_cidrs[0].plen, 24);
 }
 
+/* kube-proxy's SyncNode: deletionTimestamp or the autoscaler's taint. */
+static void test_node_eligible(void **state)
+{
+	static const struct {
+		const char *json;
+		bool eligible;
+	} cases[] = {
+		{ "{\"metadata\":{\"name\":\"n1\"}}", true },
+		{ "{\"metadata\":{\"name\":\"n1\",\"deletionTimestamp\":\"2026-12-01T21:00:00Z\"}}",
+		  false },
+		{ "{\"metadata\":{\"name\":\"n1\"},\"spec\":{\"taints\":[{\"key\":\"a\","
+		  "\"effect\":\"NoSchedule\"},{\"key\":\"ToBeDeletedByClusterAutoscaler\","
+		  "\"value\":\"1764622800\",\"effect\":\"NoSchedule\"}]}}",
+		  false },
+		{ "{\"metadata\":{\"name\":\"n1\"},\"spec\":{\"taints\":[{\"key\":"
+		  "\"node.kubernetes.io/unschedulable\",\"effect\":\"NoSchedule\"},{\"key\":"
+		  "\"DeletionCandidateOfClusterAutoscaler\",\"effect\":\"PreferNoSchedule\"}]}}",
+		  true },
+		{ "{\"metadata\":{\"name\":\"n1\",\"deletionTimestamp\":null},\"spec\":{\"taints\":null}}",
+		  true },
+	};
+	const char *tainted = EV("MODIFIED",
+				 "{\"metadata\":{\"name\":\"n1\",\"resourceVersion\":\"2\"},\"spec\":"
+				 "{\"taints\":[{\"key\":\"ToBeDeletedByClusterAutoscaler\"}]}}");
+	const char *untainted = EV("MODIFIED", "{\"metadata\":{\"name\":\"n1\",\"resourceVersion\":\"3\"}}");
+	struct kube_sink s;
+	struct kube_node n;
+	char why[256];
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		assert_int_equal(kube_node_parse(cases[i].json, strlen(cases[i].json), &n), 0);
+		if (n.eligible != cases[i].eligible)
+			fail_msg("case %zu: eligible %d", i, n.eligible);
+	}
+	/* a taint arriving over the watch is a change of the node */
+	kube_sink_init(&s, KUBE_RES_NODE, NULL, -1);
+	kube_sink_watch_begin(&s);
+	assert_int_equal(kube_sink_watch_feed(&s, untainted, strlen(untainted), why, sizeof(why)),
+			 KUBE_WATCH_OK);
+	assert_true(s.have_node && s.node.eligible);
+	s.node_changed = false;
+	assert_int_equal(kube_sink_watch_feed(&s, tainted, strlen(tainted), why, sizeof(why)),
+			 KUBE_WATCH_OK);
+	assert_true(s.node_changed);
+	assert_false(s.node.eligible);
+	kube_sink_done(&s);
+}
+
 static void test_node_sink(void **state)
 {
 	const char *page = "{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"5\"},\"items\":"
@@ -491,6 +539,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_list_dedup_pages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_watch_cap, setup, teardown),
 		cmocka_unit_test(test_status_node),
+		cmocka_unit_test(test_node_eligible),
 		cmocka_unit_test(test_node_sink),
 		cmocka_unit_test(test_backoff_escape),
 	};

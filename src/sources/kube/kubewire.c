@@ -350,6 +350,27 @@ out:
 	return r;
 }
 
+/* kube-proxy's SyncNode: a Node being deleted, or tainted by the cluster
+ * autoscaler before it deletes it, should get no more load-balancer traffic. */
+static bool node_eligible(const cJSON *meta, const cJSON *spec)
+{
+	const cJSON *del = cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp");
+	const cJSON *taints = cJSON_GetObjectItemCaseSensitive(spec, "taints");
+	const cJSON *t;
+
+	if (cJSON_IsString(del) && del->valuestring[0])
+		return false;
+	if (!cJSON_IsArray(taints))
+		return true;
+	cJSON_ArrayForEach(t, taints) {
+		const cJSON *k = cJSON_GetObjectItemCaseSensitive(t, "key");
+
+		if (cJSON_IsString(k) && streq(k->valuestring, "ToBeDeletedByClusterAutoscaler"))
+			return false;
+	}
+	return true;
+}
+
 static int node_from(const cJSON *j, struct kube_node *ret)
 {
 	static const char *const order[] = { "InternalIP", "ExternalIP" };
@@ -395,6 +416,7 @@ static int node_from(const cJSON *j, struct kube_node *ret)
 	c = cJSON_GetObjectItemCaseSensitive(spec, "podCIDR");
 	if (!n.n_pod_cidrs && cJSON_IsString(c) && ipnet_parse(c->valuestring, &n.pod_cidrs[0]) >= 0)
 		n.n_pod_cidrs = 1;
+	n.eligible = node_eligible(meta, spec);
 	*ret = n;
 	return 0;
 }

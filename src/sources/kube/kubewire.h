@@ -135,6 +135,10 @@ struct kube_node {
 	size_t n_addrs;
 	struct ipnet pod_cidrs[2]; /* spec.podCIDRs (or spec.podCIDR): --detect-local-mode=NodeCIDR */
 	size_t n_pod_cidrs;
+	/* false when metadata.deletionTimestamp is set or spec.taints has
+	 * the key ToBeDeletedByClusterAutoscaler: kube-proxy's /healthz then
+	 * answers 503, "nodeEligible": false (proxy_health.go SyncNode) */
+	bool eligible;
 };
 
 /* Parse a Node object's JSON.  0 or -EINVAL. */
