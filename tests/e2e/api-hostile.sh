@@ -140,12 +140,15 @@ sleep 2
 kapi_ctl /fault '{"name": "503", "count": 1, "retry_after": 2}' >/dev/null || fail "fault 503"
 kapi_fault drop
 wait_for 20 "the 503 logged" logged "HTTP 503 Service Unavailable (Retry-After 2): injected: unavailable"
-wait_for 20 "a request after the 503" python3 - "$(kapi_stats)" <<'EOF'
+# (a function: wait_for runs it again, with fresh stats, at every try)
+after_503() {
+	kapi_stats | python3 -c '
 import json, sys
-log = json.loads(sys.argv[1])["log"]
+log = json.load(sys.stdin)["log"]
 i = max(i for i, e in enumerate(log) if e[3] == 503)
-sys.exit(0 if any(e[1] == log[i][1] for e in log[i + 1:]) else 1)
-EOF
+sys.exit(0 if any(e[1] == log[i][1] for e in log[i + 1:]) else 1)'
+}
+wait_for 20 "a request after the 503" after_503
 gap=$(kapi_stats | python3 -c '
 import json, sys
 log = json.load(sys.stdin)["log"]
