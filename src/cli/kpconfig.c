@@ -132,6 +132,12 @@ static int walk(yaml_document_t *doc, const yaml_node_t *map, const char *prefix
 				 "line %u: a key that is not a string", line);
 			return -EINVAL;
 		}
+		if (!key[0]) {
+			/* A field has a name: an empty key (a bare "&anchor:") is no field. */
+			diag_add(d, DIAG_ERROR, c->path, NULL, prefix[0] ? prefix : NULL,
+				 "line %u: an empty key", line);
+			return -EINVAL;
+		}
 		if (asprintf(&path, "%s%s%s", prefix, prefix[0] ? "." : "",
 			     has_nul(k) ? "(a key with a NUL byte)" : key) < 0)
 			return -ENOMEM;
