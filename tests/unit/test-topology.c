@@ -167,21 +167,29 @@ static const struct row rows[] = {
 	{ .name = "no cluster endpoints for iTP:Local internal-only service", .itp_local = true,
 	  .eps = { { "10.0.0.0:80", R }, { "10.0.0.1:80", R, L } },
 	  .local = "10.0.0.1:80", .all = "10.0.0.1:80" },
-	/* kube-proxy's PreferSameNode rows (node-1 in zone-a).  Its row
+	/* kube-proxy's PreferSameNode rows (node-1 in zone-a), checked against
+	 * the copy of its table in Antrea's vendored kube-proxy tests (the
+	 * upstream file with these rows was not at hand).  Its row
 	 * "PreferSameNode falls back to same-zone when feature gate disabled"
 	 * has no counterpart: the gate is locked on since 1.35. */
 	{ .name = "PreferSameNode available", .node = "node-1", .zone = "zone-a",
 	  .eps = SAME_NODE_EPS, .cluster = "10.1.2.3:80" },
 	{ .name = "PreferSameNode ignored if some endpoints unhinted", .node = "node-1",
 	  .zone = "zone-a",
-	  .eps = { { "10.1.2.3:80", Z("zone-a"), N("node-1"), R },
-		   { "10.1.2.4:80", Z("zone-b"), N("node-2"), R }, { "10.1.2.5:80", Z("zone-c"), R },
+	  .eps = { { "10.1.2.3:80", Z("zone-a"), N("node-1"), R }, { "10.1.2.4:80", R },
+		   { "10.1.2.5:80", Z("zone-c"), N("node-3"), R },
 		   { "10.1.2.6:80", Z("zone-a"), N("node-4"), R } },
-	  .cluster = "10.1.2.3:80,10.1.2.6:80" },
+	  .cluster = "10.1.2.3:80,10.1.2.4:80,10.1.2.5:80,10.1.2.6:80" },
 	{ .name = "PreferSameNode falls back to PreferSameZone if no endpoint for node",
 	  .node = "node-0", .zone = "zone-a", .eps = SAME_NODE_EPS,
 	  .cluster = "10.1.2.3:80,10.1.2.6:80" },
 	/* --- svcnat: node hints with the rest --- */
+	{ .name = "svcnat: one endpoint with a zone hint but no node hint: zone hints used",
+	  .node = "node-1", .zone = "zone-a",
+	  .eps = { { "10.1.2.3:80", Z("zone-a"), N("node-1"), R },
+		   { "10.1.2.4:80", Z("zone-b"), N("node-2"), R }, { "10.1.2.5:80", Z("zone-c"), R },
+		   { "10.1.2.6:80", Z("zone-a"), N("node-4"), R } },
+	  .cluster = "10.1.2.3:80,10.1.2.6:80" },
 	{ .name = "svcnat: node hints without zone hints, node without zone label",
 	  .node = "node-1",
 	  .eps = { { "10.1.2.3:80", N("node-1"), R }, { "10.1.2.4:80", N("node-2"), R } },
