@@ -15,7 +15,7 @@
 # Prints one table: median (range) seconds per cell, then each backend's
 # IPv6-only / IPv4 and dual-stack / IPv4-at-5,000 ratios.  Needs root for the
 # syncs (without it only the dry-runs).  Short runs: on a shared machine take
-# the figures as what they are (the README says how they were measured).
+# the figures as what they are (docs/performance.md says how they were measured).
 #
 #   [BACKENDS="restore libiptc ..."] [FLAVOUR=legacy|nft] [SYNC_REPS=N] [SIZE_DIV=N] \
 #       contrib/bench/family.sh [BUILDDIR] [REPS]

@@ -29,7 +29,7 @@
  *
  * This is what iptc_init + iptc_commit do, without libiptc's per-rule
  * lists and sorted chain inserts, which dominated syncs at 10,000 services
- * (README.md, "Performance").
+ * (docs/performance.md).
  */
 #include <errno.h>
 #include <netinet/in.h>

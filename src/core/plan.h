@@ -77,7 +77,7 @@ struct plan_settings {
 	 * is masqueraded wherever it lands, not only when it lands on itself
 	 * (one chain cannot compare the source with the chosen destination).
 	 * Packets go where kube-proxy's layout sends them; the kernel table
-	 * is about a third to a half the size (README, "Performance").
+	 * is about a third to a half the size (docs/performance.md).
 	 */
 	size_t compact_endpoints_threshold;
 	/* net.netfilter.nf_conntrack_tcp_be_liberal is set: kube-proxy then
@@ -107,7 +107,7 @@ struct plan_settings {
 };
 
 /* From this many service rules in a chain on, auto dispatches it as a tree
- * (README, "Performance"). */
+ * (docs/performance.md). */
 #define PLAN_DISPATCH_THRESHOLD 1000
 
 /* Fill in kube-proxy's defaults. */

@@ -83,7 +83,7 @@ enum option_given {
  * --help alike.  The backend's (lock, waits, retries) are in backend.h. */
 #define OPT_DEFAULT_MIN_SYNC_PERIOD "1s"
 #define OPT_DEFAULT_SYNC_PERIOD "30s"
-#define OPT_DEFAULT_HEALTHZ_BIND "0.0.0.0:10256" /* kube-proxy's (README: why) */
+#define OPT_DEFAULT_HEALTHZ_BIND "0.0.0.0:10256" /* kube-proxy's (docs/operations.md: why) */
 #define OPT_DEFAULT_METRICS_BIND "127.0.0.1:10249"
 
 /* Everything the command line says.  Owned arrays are freed by options_done(). */

@@ -343,7 +343,7 @@ static void test_kpconfig_file(void **state)
 }
 
 /*
- * Every KubeProxyConfiguration field svcnat implements (README's list, and
+ * Every KubeProxyConfiguration field svcnat implements (docs/operations.md's list, and
  * kpflags.c's table), one at a time: the field alone lands in its own
  * setting, and the flag of the same meaning, given too, wins over it.  The
  * values differ from the defaults and from each other, so a field sent to
@@ -1009,7 +1009,7 @@ static void test_kpconfig_safety(void **state)
 	}
 }
 
-/* README's examples: kubeadm's kube-proxy ConfigMap and a kube-proxy unit's
+/* docs/operations.md's examples: kubeadm's kube-proxy ConfigMap and a kube-proxy unit's
  * flags work unchanged, without a single warning. */
 static void test_readme_examples(void **state)
 {
