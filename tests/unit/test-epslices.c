@@ -75,6 +75,13 @@ struct row {
 	"\"name\":\"ep1-" #n "\",\"namespace\":\"ns1\",\"labels\":{"                            \
 	"\"kubernetes.io/service-name\":\"ep1\"}},\"addressType\":\"IPv4\","                    \
 	"\"endpoints\":[" eps "],\"ports\":[" ports "]}"
+/* The same with an addressType: one slice per family, as the controller writes them. */
+#define EP1T(n, type, eps, ports)                                                              \
+	"{\"apiVersion\":\"discovery.k8s.io/v1\",\"kind\":\"EndpointSlice\",\"metadata\":{"     \
+	"\"name\":\"ep1-" #n "\",\"namespace\":\"ns1\",\"labels\":{"                            \
+	"\"kubernetes.io/service-name\":\"ep1\"}},\"addressType\":\"" type "\","                  \
+	"\"endpoints\":[" eps "],\"ports\":[" ports "]}"
+#define TCP(name, port) "{\"name\":\"" name "\",\"port\":" #port ",\"protocol\":\"TCP\"}"
 #define UDP(name, port) "{\"name\":\"" name "\",\"port\":" #port ",\"protocol\":\"UDP\"}"
 #define ADDR(a) "{\"addresses\":[\"" a "\"]}"
 #define LOCAL(a) "{\"addresses\":[\"" a "\"],\"nodeName\":\"test-hostname\"}"
@@ -92,6 +99,7 @@ struct row {
 #define ESU "endpointschangetracker_test.go TestEndpointSliceUpdate: "
 #define ECO "endpointschangetracker_test.go TestCheckoutChanges: "
 #define UEM "endpointschangetracker_test.go TestUpdateEndpointsMap: "
+#define ETM "endpoints_test.go (1.2x) TestEndpointsToEndpointsMap: "
 
 #define P01 "port-0/TCP,port-1/TCP"
 #define H12 .hosts = "host1,host2"
@@ -262,6 +270,24 @@ static const struct row rows[] = {
 	  ":" },
 };
 
+/* The address families, from kube-proxy's v1 Endpoints rows (with slices the
+ * family is the slice's addressType, one slice per family): run per family. */
+static const struct {
+	int family;
+	struct row r;
+} family_rows[] = {
+	{ AF_INET, { ETM "should omit IPv6 address in IPv4 mode", "test-hostname", "p1/TCP,p2/TCP",
+	  { RAW(EP1T(1, "IPv4", ADDR("1.1.1.1"), TCP("p1", 11) "," TCP("p2", 22))),
+	    RAW(EP1T(2, "IPv6", ADDR("2001:db8:85a3:0:0:8a2e:370:7334"),
+		     TCP("p1", 11) "," TCP("p2", 22))) },
+	  "p1: 1.1.1.1:11/rs-- | p2: 1.1.1.1:22/rs--" } },
+	{ AF_INET6, { ETM "should omit IPv4 address in IPv6 mode", "test-hostname", "p1/TCP,p2/TCP",
+	  { RAW(EP1T(1, "IPv4", ADDR("1.1.1.1"), TCP("p1", 11) "," TCP("p2", 22))),
+	    RAW(EP1T(2, "IPv6", ADDR("2001:db8:85a3:0:0:8a2e:370:7334"),
+		     TCP("p1", 11) "," TCP("p2", 22))) },
+	  "p1: 2001:db8:85a3::8a2e:370:7334:11/rs-- | p2: 2001:db8:85a3::8a2e:370:7334:22/rs--" } },
+};
+
 /* ---------------------------------------------------------------------- */
 
 static int or_default(int v, int d)
@@ -316,7 +342,7 @@ static char *gen_json(const struct gen *g)
 	return buf;
 }
 
-/* The Service of a row: ClusterIP, one port per "name/PROTO" of spec. */
+/* The Service of a row: dual-stack ClusterIP, one port per "name/PROTO" of spec. */
 static char *svc_json(const char *ns, const char *name, const char *spec)
 {
 	char tmp[256], *save = NULL, *buf = NULL;
@@ -327,7 +353,8 @@ static char *svc_json(const char *ns, const char *name, const char *spec)
 	assert_non_null(f);
 	fprintf(f, "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"%s\","
 		   "\"namespace\":\"%s\"},\"spec\":{\"clusterIP\":\"172.30.0.10\","
-		   "\"clusterIPs\":[\"172.30.0.10\"],\"ports\":[", name, ns);
+		   "\"clusterIPs\":[\"172.30.0.10\",\"2001:2:0:f000::10\"],"
+		   "\"ipFamilyPolicy\":\"RequireDualStack\",\"ports\":[", name, ns);
 	snprintf(tmp, sizeof(tmp), "%s", spec);
 	for (char *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save), k++) {
 		char *slash = strchr(t, '/');
@@ -404,13 +431,15 @@ static void ports_text(const struct desired *d, const char *ns, const char *name
 	}
 }
 
-static void run_row(const struct row *rw)
+static void run_row(const struct row *rw, int family)
 {
 	const char *svcs[][2] = { { "ns1", "svc1" }, { "ns1", "svc2" }, { "ns2", "svc1" } };
-	const char *ns = "ns1", *name = strncmp(rw->name, UEM, strlen(UEM)) ? "svc1" : "ep1";
+	const char *ns = "ns1";
+	const char *name = strncmp(rw->name, UEM, strlen(UEM)) && strncmp(rw->name, ETM, strlen(ETM)) ?
+				   "svc1" : "ep1";
 	struct merge *m = merge_new();
 	struct merge_snapshot *snap;
-	struct resolve_opts o = { .hostname = rw->hostname, .family = AF_INET };
+	struct resolve_opts o = { .hostname = rw->hostname, .family = family };
 	struct desired d = { 0 };
 	struct diag_list dl;
 	char got[4096];
@@ -450,7 +479,9 @@ static void test_kube_proxy_rows(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
-		run_row(&rows[i]);
+		run_row(&rows[i], AF_INET);
+	for (size_t i = 0; i < ARRAY_SIZE(family_rows); i++)
+		run_row(&family_rows[i].r, family_rows[i].family);
 }
 
 int main(void)
