@@ -76,6 +76,21 @@ void owned_mark_encode(const struct rs_target *t, uint32_t *ret_mark, uint32_t *
 	}
 }
 
+/* A prefix of length 0, not inverted, matches every address: the same as
+ * no address (what the kernel and iptables-save hold for "-s 0.0.0.0/0"). */
+static bool net_every(const struct ipnet *n, bool inv)
+{
+	return n->addr.family && !n->plen && !inv;
+}
+
+static void net_canon(struct ipnet *n, bool *inv)
+{
+	if (!n->addr.family || net_every(n, *inv)) {
+		memset(n, 0, sizeof(*n));
+		*inv = false;
+	}
+}
+
 static void rule_canon(struct rs_rule *r)
 {
 	if (r->t.kind == RS_T_MARK) {
@@ -86,10 +101,8 @@ static void rule_canon(struct rs_rule *r)
 		r->t.u.mark.value = mark;
 		r->t.u.mark.mask = mask;
 	}
-	if (!r->src.addr.family)
-		r->src_inv = false;
-	if (!r->dst.addr.family)
-		r->dst_inv = false;
+	net_canon(&r->src, &r->src_inv);
+	net_canon(&r->dst, &r->dst_inv);
 }
 
 bool owned_rule_same(const struct rs_rule *a, const struct rs_rule *b)
@@ -99,7 +112,9 @@ bool owned_rule_same(const struct rs_rule *a, const struct rs_rule *b)
 	if (a->t.kind == OWNED_T_FOREIGN || b->t.kind == OWNED_T_FOREIGN)
 		return false;
 	if (a->t.kind != RS_T_MARK && b->t.kind != RS_T_MARK && a->src_inv == b->src_inv &&
-	    a->dst_inv == b->dst_inv)
+	    a->dst_inv == b->dst_inv && !net_every(&a->src, a->src_inv) &&
+	    !net_every(&b->src, b->src_inv) && !net_every(&a->dst, a->dst_inv) &&
+	    !net_every(&b->dst, b->dst_inv))
 		return rs_rule_equal(a, b);
 	ca = *a;
 	cb = *b;

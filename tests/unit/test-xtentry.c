@@ -392,6 +392,48 @@ static void test_iface_prefix_forms(void **state)
 	ruleset_free(rs);
 }
 
+/* "-s NET/0" matches every address: the kernel holds it as no address, and
+ * it must still read back as the planned rule (else it is rewritten at
+ * every sync); "! -s NET/0" (matches nothing) keeps its inversion and must
+ * not read as "any". */
+static void test_zero_prefix(void **state)
+{
+	static const struct {
+		int af;
+		const char *line;
+	} cases[] = {
+		{ AF_INET, "-s 198.18.0.0/0 -j RETURN" },
+		{ AF_INET, "-d 198.18.0.0/0 -i eth0 -j RETURN" },
+		{ AF_INET, "! -s 198.18.0.0/0 -j RETURN" },
+		{ AF_INET, "! -d 0.0.0.0/0 -j RETURN" },
+		{ AF_INET6, "-s 2001:2:0:4000::/0 -i eth0 -j RETURN" },
+		{ AF_INET6, "-d ::/0 -j RETURN" },
+		{ AF_INET6, "! -s 2001:2::/0 -j RETURN" },
+		{ AF_INET6, "! -d ::/0 -j RETURN" },
+	};
+	struct ruleset *rs = NULL, *plain = NULL;
+	const struct rs_rule *r, *any;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		unsigned flags = cases[i].af == AF_INET6 ? PARSE_IPV6 : 0;
+		bool inv = cases[i].line[0] == '!';
+		struct xt_entry_buf e;
+		const char *why = NULL;
+
+		parse_one(cases[i].line, flags, &rs, &r);
+		assert_int_equal(build(cases[i].af, r, &e, &why), 0);
+		decode_same(cases[i].af, e.b, r, cases[i].line);
+		parse_one(strstr(cases[i].line, "-i eth0") ? "-i eth0 -j RETURN" : "-j RETURN", flags,
+			  &plain, &any);
+		if (owned_rule_same(r, any) == inv)
+			fail_msg("%s: %s the rule without an address", cases[i].line,
+				 inv ? "reads as" : "differs from");
+		ruleset_free(plain);
+		ruleset_free(rs);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -401,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_iface_prefix_forms),
 		cmocka_unit_test(test_wrong_family),
 		cmocka_unit_test(test_foreign6),
+		cmocka_unit_test(test_zero_prefix),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

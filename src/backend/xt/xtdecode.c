@@ -537,7 +537,7 @@ int xt_entry_decode(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,
 		snprintf(why, whylen, "'! -i' without an interface");
 		return -EINVAL;
 	}
-	if (e->ip.smsk.s_addr || e->ip.src.s_addr) {
+	if (e->ip.smsk.s_addr || e->ip.src.s_addr || (e->ip.invflags & IPT_INV_SRCIP)) {
 		uint32_t m = ntohl(e->ip.smsk.s_addr);
 		int plen = __builtin_popcount(m);
 
@@ -549,7 +549,7 @@ int xt_entry_decode(const struct ipt_entry *e, xt_label_fn label_of, void *ctx,
 		r->src.addr.u.v4 = e->ip.src;
 		r->src.plen = (uint8_t)plen;
 	}
-	if (e->ip.dmsk.s_addr || e->ip.dst.s_addr) {
+	if (e->ip.dmsk.s_addr || e->ip.dst.s_addr || (e->ip.invflags & IPT_INV_DSTIP)) {
 		uint32_t m = ntohl(e->ip.dmsk.s_addr);
 		int plen = __builtin_popcount(m);
 
@@ -579,12 +579,14 @@ static int plen6(const struct in6_addr *m)
 	return memcmp(&want, m, sizeof(want)) ? -EINVAL : plen;
 }
 
-static int decode_addr6(const struct in6_addr *a, const struct in6_addr *m, struct ipnet *n)
+/* "! -s ::/0" (an inverted zero mask) keeps its address family. */
+static int decode_addr6(const struct in6_addr *a, const struct in6_addr *m, bool inv,
+			struct ipnet *n)
 {
 	static const struct in6_addr zero;
 	int plen;
 
-	if (!memcmp(a, &zero, sizeof(zero)) && !memcmp(m, &zero, sizeof(zero)))
+	if (!inv && !memcmp(a, &zero, sizeof(zero)) && !memcmp(m, &zero, sizeof(zero)))
 		return 0;
 	plen = plen6(m);
 	if (plen < 0)
@@ -624,11 +626,11 @@ int xt_entry_decode6(const struct ip6t_entry *e, xt_label6_fn label_of, void *ct
 		snprintf(why, whylen, "'! -i' without an interface");
 		return -EINVAL;
 	}
-	if (decode_addr6(&e->ipv6.src, &e->ipv6.smsk, &r->src) < 0) {
+	if (decode_addr6(&e->ipv6.src, &e->ipv6.smsk, e->ipv6.invflags & IP6T_INV_SRCIP, &r->src) < 0) {
 		snprintf(why, whylen, "non-contiguous source mask");
 		return -EINVAL;
 	}
-	if (decode_addr6(&e->ipv6.dst, &e->ipv6.dmsk, &r->dst) < 0) {
+	if (decode_addr6(&e->ipv6.dst, &e->ipv6.dmsk, e->ipv6.invflags & IP6T_INV_DSTIP, &r->dst) < 0) {
 		snprintf(why, whylen, "non-contiguous destination mask");
 		return -EINVAL;
 	}
