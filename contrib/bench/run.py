@@ -432,7 +432,7 @@ class Suite:
         d = os.path.join(self.work, tag)
         os.makedirs(d, exist_ok=True)
         self.log("nft control plane %s: generating inputs" % tag)
-        cfg = {c: self.gen(os.path.join(d, c + ".json"), n, m, c) for c in ("none", change)}
+        cfg = {c: self.gen(os.path.join(d, c + ".json"), n, m, c) for c in ("none", "endpoint")}
         txt = {c: os.path.join(d, c + ".txt") for c in cfg}
         for c in cfg:
             self.render(cfg[c], txt[c])
