@@ -147,6 +147,10 @@ struct epslice {
 	size_t n_ports;
 	struct epslice_endpoint *endpoints;
 	size_t n_endpoints;
+	/* endpoints.kubernetes.io/last-change-trigger-time in unix seconds,
+	 * 0 when absent or unreadable (core/progtime.h).  Not compared by
+	 * epslice_equal(): it measures a change, it is not one. */
+	double trigger_time;
 };
 
 /* --- resolved desired state, what the planner reads --- */

@@ -15,6 +15,7 @@
 #include "core/duration.h"
 #include "core/syncpolicy.h"
 #include "daemon/daemon.h"
+#include "daemon/kpmetrics.h"
 #include "daemon/kubed.h"
 #include "sources/etcd/etcd.h"
 #include "sources/file/file.h"
@@ -75,6 +76,7 @@ struct daemon {
 	struct http_server *healthz;
 	struct http_server *metrics_srv;
 	struct metrics *metrics;
+	struct kpmetrics *kpm;       /* trigger-time latency (daemon/kpmetrics.h) */
 	double last_ok_wall;         /* unix time of the last successful sync */
 	unsigned long synced_generation; /* desired generation of the last good sync */
 	bool addrs_changed;          /* since the last good sync */
@@ -357,6 +359,7 @@ static void on_merged(const struct merge_snapshot *snap, unsigned changed, void 
 				  NULL, (double)dm->service_changes_pending);
 		metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_endpoint_changes_pending",
 				  NULL, (double)dm->endpoint_changes_pending);
+		kpmetrics_merged(dm->kpm, dm->last_snap, snap);
 		merge_snapshot_unref(dm->last_snap);
 		dm->last_snap = merge_snapshot_ref((struct merge_snapshot *)snap);
 	}
@@ -562,6 +565,7 @@ static void sync_finish(struct daemon *dm)
 		char next[32];
 		uint64_t n = syncpolicy_next(&dm->policy, NULL);
 
+		kpmetrics_sync_done(dm->kpm, false, 0);
 		/* One transaction for both families: both failed. */
 		for (size_t f = 0; f < n_families(dm); f++)
 			metrics_counter_add(dm->metrics,
@@ -586,9 +590,10 @@ static void sync_finish(struct daemon *dm)
 		metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_last_timestamp_seconds",
 				  family_labels[f], dm->last_ok_wall);
 	update_sync_metrics(dm, rep);
+	kpmetrics_sync_done(dm->kpm, true, dm->last_ok_wall);
 	if (had_pending && state_changed)
-		observe_families(dm, "kubeproxy_network_programming_duration_seconds",
-				 (double)(t1 - since) / 1e6);
+		metrics_histogram_observe(dm->metrics, "svcnat_change_to_commit_duration_seconds",
+					  NULL, (double)(t1 - since) / 1e6);
 
 	if (wrote && !state_changed && reason != SYNC_INITIAL) {
 		/* Same plan as the last good sync, yet the kernel differed:
@@ -688,6 +693,7 @@ static void do_sync(struct daemon *dm, enum sync_reason reason)
 	metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_service_changes_pending", NULL, 0);
 	metrics_gauge_set(dm->metrics, "kubeproxy_sync_proxy_rules_endpoint_changes_pending", NULL, 0);
 	syncpolicy_sync_start(&dm->policy, job->t0);
+	kpmetrics_sync_start(dm->kpm);
 	if (reason == SYNC_PERIODIC)
 		pipeline_resolve_full_next(dm->p); /* and check the incremental state */
 	r = pipeline_sync_prepare(dm->p, &job->d);
@@ -1164,6 +1170,7 @@ static void daemon_done(struct daemon *dm)
 	pipeline_free(dm->p);
 	if (dm->lock_fd >= 0)
 		close(dm->lock_fd);
+	kpmetrics_free(dm->kpm);
 	metrics_free(dm->metrics);
 	free(dm->source_dirty);
 	free(dm->source_reread);
@@ -1229,7 +1236,8 @@ int daemon_main(struct svcnat_options *o)
 	/* Dual-stack (ip6tables written too): kube-proxy's IPv6 series from
 	 * the start, beside the IPv4 ones. */
 	dm.ipv6 = pipeline_family(dm.p) == AF_UNSPEC;
-	if (dm.ipv6 && metrics_declare_family(dm.metrics, "IPv6") < 0) {
+	if ((dm.ipv6 && metrics_declare_family(dm.metrics, "IPv6") < 0) ||
+	    kpmetrics_new(dm.metrics, pipeline_family(dm.p), wall_now(), &dm.kpm) < 0) {
 		r = -ENOMEM;
 		goto out;
 	}

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/kpmetrics.h"
 #include "daemon/kubed.h"
 #include "sources/kube/kube.h"
 #include "sys/log.h"
@@ -126,6 +127,8 @@ int kubed_new(struct loop *l, struct pipeline *p, struct metrics *m, const struc
 		.master = o->master,
 		.node_name = o->hostname,
 		.mode = pipeline_file_mode(o),
+		.on_request = kpmetrics_rest_request,
+		.request_userdata = m,
 	};
 	struct diag_list d;
 	struct kubed *k;
@@ -159,6 +162,7 @@ int kubed_new(struct loop *l, struct pipeline *p, struct metrics *m, const struc
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(gauges); i++)
 		metrics_declare(m, gauges[i].name, METRIC_GAUGE, gauges[i].help, NULL, 0);
+	kpmetrics_declare_rest_client(m);
 	(void)kube_source_start(k->src);
 	*ret = k;
 	return 0;

@@ -399,6 +399,7 @@ static const struct {
 	{ "kubeproxy_sync_full_proxy_rules_duration_seconds", V4 },
 	{ "kubeproxy_sync_partial_proxy_rules_duration_seconds", V4 },
 	{ "kubeproxy_network_programming_duration_seconds", V4 },
+	{ "svcnat_change_to_commit_duration_seconds", NULL },
 	{ "kubeproxy_sync_proxy_rules_last_timestamp_seconds", V4 },
 	{ "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds", V4 },
 	{ "kubeproxy_sync_proxy_rules_iptables_total", V4 ",table=\"filter\"" },
@@ -453,17 +454,68 @@ static const struct {
 	{ "process_max_fds", NULL },
 };
 
+/* kubernetes_build_info's labels, svcnat's own values (k8s.io/component-base
+ * version.Info: kube's are filled by its build; go_version is empty, svcnat
+ * is C; build_date is the "unknown" value kube's build leaves). */
+static int build_info(struct metrics *m)
+{
+	static const char *const compiler =
+#if defined(__clang__)
+		"clang";
+#else
+		"gcc";
+#endif
+	static const char *const arch =
+#if defined(__x86_64__)
+		"amd64";
+#elif defined(__aarch64__)
+		"arm64";
+#elif defined(__i386__)
+		"386";
+#elif defined(__arm__)
+		"arm";
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		"ppc64le";
+#elif defined(__s390x__)
+		"s390x";
+#elif defined(__riscv) && __riscv_xlen == 64
+		"riscv64";
+#else
+		"unknown";
+#endif
+	char major[16], minor[16], lbl[512];
+	const char *v = PACKAGE_VERSION, *dot = strchr(v, '.');
+	int r;
+
+	snprintf(major, sizeof(major), "%.*s", dot ? (int)(dot - v) : (int)strlen(v), v);
+	snprintf(minor, sizeof(minor), "%.*s", dot ? (int)strcspn(dot + 1, ".") : 0,
+		 dot ? dot + 1 : "");
+	snprintf(lbl, sizeof(lbl),
+		 "build_date=\"1970-01-01T00:00:00Z\",compiler=\"%s\",git_commit=\"\","
+		 "git_tree_state=\"\",git_version=\"v%s\",go_version=\"\",major=\"%s\","
+		 "minor=\"%s\",platform=\"linux/%s\"",
+		 compiler, v, major, minor, arch);
+	r = metrics_declare(m, "kubernetes_build_info", METRIC_GAUGE,
+			    "A metric with a constant '1' value labeled by major, minor, git version, "
+			    "git commit, git tree state, build date, Go version, and compiler from "
+			    "which Kubernetes was built, and platform on which it is running.",
+			    NULL, 0);
+	return r < 0 ? r : metrics_gauge_set(m, "kubernetes_build_info", lbl, 1);
+}
+
 int metrics_declare_svcnat(struct metrics *m)
 {
-	double sync_buckets[15], prog_buckets[80];
+	double sync_buckets[15], prog_buckets[81];
 	size_t i, n = 0;
 	int r = 0;
 
 	/* kube-proxy: prometheus.ExponentialBuckets(0.001, 2, 15). */
 	for (i = 0; i < ARRAY_SIZE(sync_buckets); i++)
 		sync_buckets[i] = 0.001 * (double)(1u << i);
-	/* kube-proxy's network programming buckets: 0.25, 0.5, 1..59 by 1,
-	 * 60..115 by 5, 120..300 by 30. */
+	/* kube-proxy's network programming buckets: 0 (component-base's
+	 * MergeBuckets starts with it), 0.25, 0.5, 1..59 by 1, 60..115 by 5,
+	 * 120..300 by 30. */
+	prog_buckets[n++] = 0;
 	prog_buckets[n++] = 0.25;
 	prog_buckets[n++] = 0.5;
 	for (i = 1; i <= 59; i++)
@@ -562,8 +614,12 @@ int metrics_declare_svcnat(struct metrics *m)
 	if (r < 0)
 		return r;
 	r = metrics_declare(m, "kubeproxy_network_programming_duration_seconds", METRIC_HISTOGRAM,
-			    "In Cluster Network Programming Latency in seconds: from a change to its commit",
+			    "In Cluster Network Programming Latency in seconds",
 			    prog_buckets, n);
+	if (r == 0)
+		r = metrics_declare(m, "svcnat_change_to_commit_duration_seconds", METRIC_HISTOGRAM,
+				    "From the first change svcnat saw (any source) to the commit of the "
+				    "sync that held it, in seconds", prog_buckets, n);
 	if (r < 0)
 		return r;
 	for (i = 0; i < ARRAY_SIZE(simple); i++) {
@@ -571,6 +627,9 @@ int metrics_declare_svcnat(struct metrics *m)
 		if (r < 0)
 			return r;
 	}
+	r = build_info(m);
+	if (r < 0)
+		return r;
 	/* Every series exists from the start, at 0, as Prometheus clients
 	 * expect (a counter first seen at 1 loses that increase). */
 	for (i = 0; i < ARRAY_SIZE(initial_series); i++) {

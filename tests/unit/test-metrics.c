@@ -128,6 +128,8 @@ static void test_svcnat_families(void **state)
 		"svcnat_sync_service_ports_rebuilt",
 		"svcnat_source_errors_total",
 		"svcnat_conntrack_entries_deleted_total",
+		"svcnat_change_to_commit_duration_seconds",
+		"kubernetes_build_info",
 	};
 	struct metrics *m = metrics_new();
 	char *out, line[160];
@@ -145,6 +147,18 @@ static void test_svcnat_families(void **state)
 	assert_non_null(strstr(out, "kubeproxy_sync_proxy_rules_duration_seconds_bucket{le=\"0.002\"} 0\n"));
 	assert_non_null(strstr(out, "kubeproxy_sync_proxy_rules_duration_seconds_bucket{le=\"0.004\"} 1\n"));
 	assert_non_null(strstr(out, "kubeproxy_sync_proxy_rules_duration_seconds_bucket{le=\"16.384\"} 1\n"));
+	/* kube-proxy's programming buckets begin with 0 (MergeBuckets), 81 in all. */
+	assert_non_null(strstr(out, "kubeproxy_network_programming_duration_seconds_bucket{ip_family=\"IPv4\",le=\"0\"} 0\n"));
+	assert_non_null(strstr(out, "kubeproxy_network_programming_duration_seconds_bucket{ip_family=\"IPv4\",le=\"300\"} 0\n"));
+	{
+		size_t nb = 0;
+
+		for (const char *p = out; (p = strstr(p, "kubeproxy_network_programming_duration_seconds_bucket{ip_family=\"IPv4\"")); p++)
+			nb++;
+		assert_int_equal(nb, 82); /* and +Inf */
+	}
+	assert_non_null(strstr(out, "kubernetes_build_info{build_date=\"1970-01-01T00:00:00Z\",compiler=\""));
+	assert_non_null(strstr(out, ",git_version=\"v" PACKAGE_VERSION "\",go_version=\"\",major=\""));
 	free(out);
 	metrics_free(m);
 }

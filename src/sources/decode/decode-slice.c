@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/progtime.h"
 #include "sources/decode/decode-item.h"
 #include "sources/decode/decode-names.h"
 #include "sources/decode/decode-slice.h"
@@ -180,6 +181,29 @@ static int decode_slice_endpoint(struct dctx *c, const cJSON *j, size_t i, void 
 	return r;
 }
 
+/* The EndpointSlice controller's last-change-trigger-time, for the network
+ * programming latency.  Unreadable, it is noted and left out, as kube-proxy
+ * does (endpointschangetracker.go, getLastChangeTriggerTime). */
+static int decode_trigger_time(struct dctx *c, const cJSON *j, struct epslice *e)
+{
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(j, "metadata");
+	const cJSON *an = cJSON_GetObjectItemCaseSensitive(md, "annotations");
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(an, PROGTIME_ANNOTATION);
+	char buf[300];
+	size_t l;
+	int r;
+
+	if (!v)
+		return 0;
+	if (cJSON_IsString(v) && progtime_parse(v->valuestring, &e->trigger_time) == 0)
+		return 0;
+	l = dec_path_push(c, "metadata.annotations[\"%s\"]", PROGTIME_ANNOTATION);
+	r = dec_report(c, DIAG_NOTE, "%s is not an RFC 3339 time; not measured",
+		       cJSON_IsString(v) ? dec_quote(v->valuestring, buf, sizeof(buf)) : "the value");
+	dec_path_pop(c, l);
+	return r;
+}
+
 int decode_endpointslice(struct dctx *c, const cJSON *j, const char *key_ns,
 			 const char *key_name, struct decoded *out)
 {
@@ -245,6 +269,9 @@ int decode_endpointslice(struct dctx *c, const cJSON *j, const char *key_ns,
 		return r;
 	r = dec_each(c, j, "endpoints", DECODE_MAX_ENDPOINTS, (void **)&e->endpoints,
 		     sizeof(*e->endpoints), decode_slice_endpoint, e);
+	if (r < 0)
+		return r;
+	r = decode_trigger_time(c, j, e);
 	if (r < 0)
 		return r;
 	return dec_add_slice(out, TAKE_PTR(e));

@@ -62,6 +62,7 @@ struct request {
 	unsigned retry_after;
 	bool established;
 	bool headers_done; /* the answer's header block was read whole */
+	bool reported;     /* kube_options.on_request was called */
 	bool announce; /* established after failures: say CONNECTED at the first event */
 	unsigned timeout_s; /* the watch's timeoutSeconds */
 	enum kube_watch_verdict verdict;
@@ -110,6 +111,10 @@ struct kube_source {
 	uint64_t reconnects, relists;
 	uint64_t first_list_started, last_list_usec;
 	unsigned watch_timeout; /* timeoutSeconds of the watch being started */
+	void (*on_request)(const char *method, const char *host, long code, double seconds,
+			   void *userdata);
+	void *request_userdata;
+	char host[256];         /* the server URL's host[:port], for on_request */
 	bool synced;
 	char last_error[600];
 };
@@ -257,6 +262,19 @@ static void watch_established(struct reflector *rf, struct request *q)
 	       kube_res_name(rf->res), rf->sink.rv);
 }
 
+/* Once per request, when its status is known (client-go counts a watch
+ * when its response arrives, a list when it is read). */
+static void report_request(struct request *q)
+{
+	struct kube_source *s = q->rf->src;
+
+	if (q->reported || !s->on_request)
+		return;
+	q->reported = true;
+	s->on_request("GET", s->host, q->http, (double)(loop_now_usec() - q->started) / 1e6,
+		      s->request_userdata);
+}
+
 static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 {
 	struct request *q = userdata;
@@ -270,6 +288,9 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 		/* The end of a header block: the status of this response is known. */
 		q->headers_done = true;
 		curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->http);
+		/* curl hands over each header block (a 100 Continue too). */
+		if (q->watch && q->http >= 200)
+			report_request(q);
 		if (q->watch && q->http == 200 && !q->established) {
 			q->established = true;
 			watch_established(q->rf, q);
@@ -749,6 +770,7 @@ static void on_done(void *priv, CURLcode result, void *userdata)
 		return;
 	if (!q->http)
 		curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->http);
+	report_request(q);
 	if (q->watch)
 		watch_done(q->rf, q, result);
 	else
@@ -770,6 +792,21 @@ static int on_retry_timer(struct loop *l, struct loop_timer *t, void *userdata)
 	return 0;
 }
 
+
+/* host[:port] of a URL as Go's url.URL.Host has it ("https://10.96.0.1:443/x"
+ * -> "10.96.0.1:443", "[::1]:6443" kept bracketed). */
+static void url_host(const char *url, char *out, size_t len)
+{
+	const char *p = strstr(url, "://"), *e;
+
+	p = p ? p + 3 : url;
+	e = p + strcspn(p, "/?#");
+	/* userinfo is not part of Host */
+	for (const char *at = p; at < e; at++)
+		if (*at == '@')
+			p = at + 1;
+	snprintf(out, len, "%.*s", (int)(e - p), p);
+}
 
 bool kube_options_wanted(const struct kube_options *o)
 {
@@ -819,6 +856,9 @@ int kube_source_new(struct loop *l, struct merge *m, const struct kube_options *
 		if (!s->node_q)
 			goto fail;
 	}
+	s->on_request = o->on_request;
+	s->request_userdata = o->request_userdata;
+	url_host(s->cfg.server, s->host, sizeof(s->host));
 	r = curlloop_init(&s->curl, l, on_done, s);
 	if (r < 0)
 		goto fail;

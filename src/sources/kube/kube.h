@@ -46,6 +46,14 @@ struct kube_options {
 	const char *sa_dir;     /* in-cluster service account directory; NULL = KUBE_SA_DIR */
 	unsigned page_size;     /* list limit; 0 = 500 (client-go's pager) */
 	enum file_mode_check mode; /* the kubeconfig's and its files' (sources/file/cfgfile.h) */
+	/* Called once per HTTP request to the API server, when its status is
+	 * known: a watch at its response headers, anything else when done.
+	 * host is the server URL's host[:port]; code 0 means no answer (a
+	 * connection or TLS failure); seconds from the request's start.  NULL:
+	 * not reported.  For client-go's rest_client_* metrics. */
+	void (*on_request)(const char *method, const char *host, long code, double seconds,
+			   void *userdata);
+	void *request_userdata;
 };
 
 /* Whether the options ask for the API source at all (a kubeconfig, a

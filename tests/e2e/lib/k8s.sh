@@ -13,7 +13,8 @@
 #       each ENDPOINT is IP@NODE (ready) or IP@NODE@terminating, or
 #       IP@NODE@STATE@ZONES@NODES with topology hints: ZONES (hints.forZones)
 #       and NODES (hints.forNodes) '+'-separated, empty for none; STATE is
-#       ready (or empty), terminating, or notready
+#       ready (or empty), terminating, or notready; with K8S_TRIGGER_TIME set,
+#       its endpoints.kubernetes.io/last-change-trigger-time annotation
 #   k8s_list ITEM...
 #       a v1 List of the items
 
@@ -41,8 +42,12 @@ k8s_slice() {
 		sep=,
 	done
 	# An IPv6 slice (k8s_slice6) is named "-e2e6" beside the IPv4 one.
-	printf '{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"namespace":"%s","name":"%s-e2e%s","labels":{"kubernetes.io/service-name":"%s"}},"addressType":"%s","endpoints":[%s],"ports":%s}' \
-		"$ns" "$svc" "${K8S_SLICE_SUFFIX:-}" "$svc" "${K8S_ADDRESS_TYPE:-IPv4}" "$eps" "$ports"
+	# K8S_TRIGGER_TIME: the EndpointSlice controller's trigger-time annotation.
+	local ann=
+	[ -n "${K8S_TRIGGER_TIME:-}" ] &&
+		ann=',"annotations":{"endpoints.kubernetes.io/last-change-trigger-time":"'$K8S_TRIGGER_TIME'"}'
+	printf '{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"namespace":"%s","name":"%s-e2e%s","labels":{"kubernetes.io/service-name":"%s"}%s},"addressType":"%s","endpoints":[%s],"ports":%s}' \
+		"$ns" "$svc" "${K8S_SLICE_SUFFIX:-}" "$svc" "$ann" "${K8S_ADDRESS_TYPE:-IPv4}" "$eps" "$ports"
 }
 
 # _k8s_names A+B: {"name":"A"},{"name":"B"} (nothing for "")

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The kube-proxy metrics that need more than a counter bump at a call
+ * site: kubeproxy_network_programming_duration_seconds from the
+ * EndpointSlices' trigger times (core/progtime.h), per ip_family, and
+ * client-go's rest_client_* of the API source's requests.  The
+ * daemon calls these on its loop thread; the families are declared by
+ * metrics_declare_svcnat().
+ */
+#ifndef SVCNAT_DAEMON_KPMETRICS_H
+#define SVCNAT_DAEMON_KPMETRICS_H
+
+#include <stdbool.h>
+
+#include "core/merge.h"
+#include "sys/metrics.h"
+
+struct kpmetrics;
+
+/*
+ * m: borrowed, outlives the object.  families: those the backend programs
+ * (AF_INET, AF_INET6, or AF_UNSPEC for both).  start: the daemon's start
+ * (unix seconds); earlier trigger times are not measured.  0 or -ENOMEM.
+ */
+int kpmetrics_new(struct metrics *m, int families, double start, struct kpmetrics **ret);
+void kpmetrics_free(struct kpmetrics *k);
+
+/* The merged view changed from old (NULL at first) to new. */
+void kpmetrics_merged(struct kpmetrics *k, const struct merge_snapshot *old,
+		      const struct merge_snapshot *new);
+
+/* A sync starts with the view merged so far. */
+void kpmetrics_sync_start(struct kpmetrics *k);
+
+/* It ended: ok when its rules are in the kernel; now is the wall clock. */
+void kpmetrics_sync_done(struct kpmetrics *k, bool ok, double now);
+
+/* client-go's rest_client_requests_total{code,host,method} and
+ * rest_client_request_duration_seconds{host,verb}, for the API source.
+ * 0 or -ENOMEM. */
+int kpmetrics_declare_rest_client(struct metrics *m);
+
+/* A kube_options.on_request: userdata is the struct metrics. */
+void kpmetrics_rest_request(const char *method, const char *host, long code, double seconds,
+			    void *userdata);
+
+#endif
