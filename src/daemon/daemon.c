@@ -415,6 +415,7 @@ static void conntrack_after_sync(struct daemon *dm)
 {
 	struct conntrack_index *ix = NULL;
 	struct conntrack_result res;
+	double t0 = monotonic_seconds();
 	int r;
 
 	if (!dm->conntrack_pending)
@@ -424,6 +425,9 @@ static void conntrack_after_sync(struct daemon *dm)
 	if (r >= 0)
 		r = conntrack_cleanup(ix, &res);
 	conntrack_index_free(ix);
+	if (r >= 0)
+		kpmetrics_conntrack(dm->kpm, res.deleted - res.deleted6, res.deleted6,
+				    monotonic_seconds() - t0);
 	if (r < 0) {
 		metrics_counter_add(dm->metrics, "svcnat_conntrack_errors_total", NULL, 1);
 		if (!dm->conntrack_warned)

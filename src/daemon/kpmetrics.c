@@ -75,6 +75,23 @@ void kpmetrics_sync_done(struct kpmetrics *k, bool ok, double now)
 			  "their trigger time", n, n == 1 ? "" : "s");
 }
 
+void kpmetrics_conntrack(struct kpmetrics *k, size_t deleted4, size_t deleted6, double seconds)
+{
+	/* pkg/proxy/conntrack/cleanup.go, CleanStaleEntries: per family. */
+	if (k->families != AF_INET6) {
+		metrics_histogram_observe(k->m, "kubeproxy_conntrack_reconciler_sync_duration_seconds",
+					  "ip_family=\"IPv4\"", seconds);
+		metrics_counter_add(k->m, "kubeproxy_conntrack_reconciler_deleted_entries_total",
+				    "ip_family=\"IPv4\"", (double)deleted4);
+	}
+	if (k->families != AF_INET) {
+		metrics_histogram_observe(k->m, "kubeproxy_conntrack_reconciler_sync_duration_seconds",
+					  "ip_family=\"IPv6\"", seconds);
+		metrics_counter_add(k->m, "kubeproxy_conntrack_reconciler_deleted_entries_total",
+				    "ip_family=\"IPv6\"", (double)deleted6);
+	}
+}
+
 int kpmetrics_declare_rest_client(struct metrics *m)
 {
 	/* client-go's buckets (component-base/metrics/prometheus/restclient). */

@@ -35,6 +35,14 @@ void kpmetrics_sync_start(struct kpmetrics *k);
 /* It ended: ok when its rules are in the kernel; now is the wall clock. */
 void kpmetrics_sync_done(struct kpmetrics *k, bool ok, double now);
 
+/*
+ * A conntrack cleanup ran (sys/conntrack.h) and deleted these entries:
+ * kube-proxy's kubeproxy_conntrack_reconciler_deleted_entries_total and
+ * _sync_duration_seconds, per ip_family of the families programmed (one
+ * cleanup covers both: its duration goes to each, as the syncs' do).
+ */
+void kpmetrics_conntrack(struct kpmetrics *k, size_t deleted4, size_t deleted6, double seconds);
+
 /* client-go's rest_client_requests_total{code,host,method} and
  * rest_client_request_duration_seconds{host,verb}, for the API source.
  * 0 or -ENOMEM. */

@@ -275,8 +275,10 @@ int conntrack_cleanup(const struct conntrack_index *ix, struct conntrack_result 
 		if (r >= 0) {
 			int d = nlerr_to_errno(nfnl_ct_del(sk, s.stale[i], 0));
 
-			if (d >= 0)
+			if (d >= 0) {
 				out.deleted++;
+				out.deleted6 += nfnl_ct_get_family(s.stale[i]) == AF_INET6;
+			}
 			else if (d != -ENOENT)
 				out.failed++;
 		}

@@ -57,6 +57,7 @@ struct conntrack_result {
 	size_t scanned;
 	size_t deleted;
 	size_t failed; /* deletions that failed (other than already gone) */
+	size_t deleted6; /* of deleted, the IPv6 entries */
 };
 
 /*

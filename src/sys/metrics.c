@@ -400,6 +400,8 @@ static const struct {
 	{ "kubeproxy_sync_partial_proxy_rules_duration_seconds", V4 },
 	{ "kubeproxy_network_programming_duration_seconds", V4 },
 	{ "svcnat_change_to_commit_duration_seconds", NULL },
+	{ "kubeproxy_conntrack_reconciler_sync_duration_seconds", V4 },
+	{ "kubeproxy_conntrack_reconciler_deleted_entries_total", V4 },
 	{ "kubeproxy_sync_proxy_rules_last_timestamp_seconds", V4 },
 	{ "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds", V4 },
 	{ "kubeproxy_sync_proxy_rules_iptables_total", V4 ",table=\"filter\"" },
@@ -587,6 +589,8 @@ int metrics_declare_svcnat(struct metrics *m)
 		  "Rejected reads and invalid objects, per source" },
 		{ "svcnat_source_files_read_total", METRIC_COUNTER,
 		  "Files read and decoded, per --config (a directory's unchanged files are not read again)" },
+		{ "kubeproxy_conntrack_reconciler_deleted_entries_total", METRIC_COUNTER,
+		  "Cumulative conntrack flows deleted by conntrack reconciler" },
 		{ "svcnat_conntrack_entries_deleted_total", METRIC_COUNTER,
 		  "Stale UDP conntrack entries deleted" },
 		{ "svcnat_conntrack_errors_total", METRIC_COUNTER,
@@ -605,6 +609,11 @@ int metrics_declare_svcnat(struct metrics *m)
 	r = metrics_declare(m, "kubeproxy_sync_partial_proxy_rules_duration_seconds", METRIC_HISTOGRAM,
 			    "SyncProxyRules latency in seconds for partial resyncs", sync_buckets,
 			    ARRAY_SIZE(sync_buckets));
+	if (r < 0)
+		return r;
+	r = metrics_declare(m, "kubeproxy_conntrack_reconciler_sync_duration_seconds",
+			    METRIC_HISTOGRAM, "ReconcileConntrackFlowsLatency latency in seconds",
+			    sync_buckets, ARRAY_SIZE(sync_buckets));
 	if (r < 0)
 		return r;
 	r = metrics_declare(m, "svcnat_sync_part_duration_seconds", METRIC_HISTOGRAM,

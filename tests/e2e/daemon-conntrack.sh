@@ -6,7 +6,8 @@
 # endpoint serving it is removed from the config while its server keeps
 # running: without cleanup the stale entry would keep DNATing the client's
 # datagrams to it.  The daemon deletes the entry over ctnetlink, so the
-# client's next datagram on the same socket reaches a live backend.
+# client's next datagram on the same socket reaches a live backend, and
+# kube-proxy's kubeproxy_conntrack_reconciler_* metrics count it.
 . "$(dirname "$0")/lib/topology.sh"
 e2e_init daemon-conntrack
 
@@ -90,6 +91,14 @@ run() {
 	[ "$ans" = "$other" ] ||
 		fail "next datagram on the same socket answered by '$ans', expected the live $other: $(cat "$E2E_TMP/udp.out")"
 	say "next datagram on the same socket reached $other: $(grep 'conntrack:' "$E2E_TMP/daemon.log" | tail -n 1)"
+	# kube-proxy's reconciler metrics count what was deleted, per family.
+	in_ns node curl -sS --max-time 5 http://127.0.0.1:10249/metrics >"$E2E_TMP/metrics" ||
+		fail "curl /metrics"
+	n=$(sed -n 's/.*conntrack: deleted \([0-9]*\) .*/\1/p' "$E2E_TMP/daemon.log" | awk '{ s += $1 } END { print s }')
+	grep -qx "kubeproxy_conntrack_reconciler_deleted_entries_total{ip_family=\"IPv4\"} $n" "$E2E_TMP/metrics" &&
+		grep -q '^kubeproxy_conntrack_reconciler_sync_duration_seconds_count{ip_family="IPv4"} [1-9]' "$E2E_TMP/metrics" ||
+		fail "reconciler metrics (deleted $n): $(grep -E 'conntrack_reconciler_(deleted|sync_duration_seconds_count)' "$E2E_TMP/metrics")"
+	say "kubeproxy_conntrack_reconciler_deleted_entries_total{ip_family=\"IPv4\"} $n"
 }
 
 e2e_for_each_backend run
