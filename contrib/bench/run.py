@@ -645,7 +645,7 @@ class Suite:
                 dc = m1["kubeproxy_sync_proxy_rules_duration_seconds_count"] - k
                 out["sync_s"].append((m1["kubeproxy_sync_proxy_rules_duration_seconds_sum"] -
                                       mt["kubeproxy_sync_proxy_rules_duration_seconds_sum"]) / dc)
-                pk = "kubeproxy_network_programming_duration_seconds_sum"
+                pk = "svcnat_change_to_commit_duration_seconds_sum"
                 if pk in m1 and pk in mt:
                     out["programming_s"].append(m1[pk] - mt[pk])
                 k = int(m1["kubeproxy_sync_proxy_rules_duration_seconds_count"])
@@ -1126,7 +1126,7 @@ def markdown(res):
                      ", ".join("%d of %d (%d objects)" % tuple(r) for r in dm.get("files_read", []))))
         o.append("**Daemon** at %d x %d (%s, "
                  "%d times): its sync (plan + apply, kubeproxy_sync_proxy_rules_duration_seconds) %s s; "
-                 "change to commit (kubeproxy_network_programming_duration_seconds, includes reading the "
+                 "change to commit (svcnat_change_to_commit_duration_seconds, includes reading the "
                  "file) %s s; the libiptc floor on the same tables %s s (the raw kernel floor, "
                  "IPT_SO_GET_ENTRIES + IPT_SO_SET_REPLACE, %s s); initial sync %.2f s; peak RSS %.0f MiB, "
                  "RSS after the initial sync %.0f MiB, after the changes %.0f MiB." % (
