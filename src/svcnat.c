@@ -1,306 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * svcnat: wiring and exit codes (the command line is options.c).  Exit codes: 0 ok, 1 runtime
- * failure, 2 usage or bad configuration; for --diff diff(1)'s: 0 equal, 1 different, 2 could
- * not compare (whatever the reason).
+ * svcnat: parse the command line (cli/options.c), then run its mode
+ * (cli/modes.c).  Exit codes: sys/exitcode.h.
  */
-#include <errno.h>
-#include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
-#include "backend/detect.h"
-#include "cli/etcdload.h"
+#include "cli/modes.h"
 #include "cli/options.h"
-#include "core/render.h"
-#include "core/resolve.h"
-#include "daemon/daemon.h"
-#include "pipeline/pipeline.h"
 #include "sys/log.h"
-#include "sys/nslock.h"
 #include "util.h"
-
-#define EXIT_RUNTIME 1
-#define EXIT_USAGE 2
-
-static void print_diags(struct diag_list *d)
-{
-	diag_list_print(d, stderr);
-	diag_list_done(d);
-	diag_list_init(d);
-}
-
-/*
- * A --config that cannot be used, whatever the reason (missing, unreadable,
- * a symlink loop, not a regular file or directory, writable by others,
- * too large, not valid JSON, a file of its directory rejected whole), is
- * bad configuration: 2.  Only running out of memory is a runtime failure.
- * r is pipeline_read_sources()'s (!= 0).
- */
-static int exit_code_for(int r)
-{
-	/* -ENOTCONN: the API server could not be listed (not the configuration). */
-	return r == -ENOMEM || r == -ENOTCONN ? EXIT_RUNTIME : EXIT_USAGE;
-}
-
-/*
- * iptables-save's text, then, when the IPv6 plan programs anything,
- * ip6tables-save's (each with its own tables and COMMITs, as
- * "iptables-save; ip6tables-save" prints them).
- */
-static int print_plans(struct ruleset *rs[PLAN_NFAMILIES], const struct plan_stats st[PLAN_NFAMILIES])
-{
-	int r;
-
-	r = render_save(rs[PLAN_V4], RENDER_ALL, stdout);
-	if (r >= 0 && st[PLAN_V6].services)
-		r = render_save(rs[PLAN_V6], RENDER_ALL, stdout);
-	return r;
-}
-
-static int run_plan_modes(struct svcnat_options *o, struct pipeline *p, struct diag_list *d)
-{
-	struct ruleset *rs[PLAN_NFAMILIES] = { NULL };
-	struct plan_stats st[PLAN_NFAMILIES];
-	struct backend *b;
-	int r;
-
-	r = pipeline_read_sources(p, d);
-	if (r != 0) {
-		print_diags(d);
-		return o->mode == MODE_DIFF ? EXIT_USAGE : exit_code_for(r);
-	}
-	if (o->mode == MODE_DUMP_STATE) {
-		r = pipeline_resolve(p, d);
-		print_diags(d);
-		if (r < 0)
-			return EXIT_RUNTIME;
-		resolve_dump(pipeline_desired(p), stdout);
-		return fflush(stdout) == 0 ? 0 : EXIT_RUNTIME;
-	}
-	if (o->mode == MODE_DIFF) {
-		r = pipeline_learn_addresses(p, d);
-		if (r < 0)
-			goto fail;
-	}
-	pipeline_check_families(p, d);
-	r = pipeline_plan(p, rs, st, d);
-	if (r < 0)
-		goto fail;
-	if (o->mode == MODE_DRY_RUN) {
-		print_diags(d);
-		r = print_plans(rs, st);
-		ruleset_free(rs[PLAN_V4]);
-		ruleset_free(rs[PLAN_V6]);
-		if (r < 0 || fflush(stdout) != 0) {
-			fprintf(stderr, "svcnat: writing the rules: %s\n", strerror(r < 0 ? -r : errno));
-			return EXIT_RUNTIME;
-		}
-		return 0;
-	}
-	/* MODE_DIFF, diff(1)'s exit codes: 0 equal, 1 different, 2 could not compare.
-	 * ip6tables too where the backend writes it. */
-	r = pipeline_backend(p, &b, d);
-	if (r < 0) {
-		ruleset_free(rs[PLAN_V4]);
-		ruleset_free(rs[PLAN_V6]);
-		print_diags(d);
-		fputs("svcnat: --diff: could not compare with the kernel\n", stderr);
-		return EXIT_USAGE;
-	}
-	print_diags(d);
-	r = backend_diff_families(b, rs[PLAN_V4], backend_has_ipv6(b) ? rs[PLAN_V6] : NULL,
-				  stdout, d);
-	ruleset_free(rs[PLAN_V4]);
-	ruleset_free(rs[PLAN_V6]);
-	print_diags(d);
-	if (fflush(stdout) != 0 && r >= 0)
-		r = -errno;
-	if (r < 0) {
-		fprintf(stderr, "svcnat: --diff: could not compare with the kernel: %s\n",
-			strerror(-r));
-		return EXIT_USAGE;
-	}
-	return r == 0 ? 0 : 1;
-fail:
-	print_diags(d);
-	return o->mode == MODE_DIFF ? EXIT_USAGE : EXIT_RUNTIME;
-}
-
-static int run_once(struct pipeline *p, struct diag_list *d)
-{
-	struct sync_report rep;
-	int r;
-
-	r = pipeline_read_sources(p, d);
-	if (r != 0) {
-		print_diags(d);
-		return exit_code_for(r);
-	}
-	r = pipeline_learn_addresses(p, d);
-	if (r >= 0)
-		pipeline_check_families(p, d);
-	if (r >= 0)
-		r = pipeline_check_sysctls(p, d);
-	if (r < 0) {
-		print_diags(d);
-		return EXIT_RUNTIME;
-	}
-	r = pipeline_sync(p, &rep, d);
-	print_diags(d);
-	if (r < 0) {
-		log_err("sync failed; %s", rep.apply.partial
-				? "the tables are half written (see above)"
-				: "the kernel keeps its previous rules");
-		return EXIT_RUNTIME;
-	}
-	if (!rep.apply.committed[RS_NAT] && !rep.apply.committed[RS_FILTER] &&
-	    !rep.apply.committed6[RS_NAT] && !rep.apply.committed6[RS_FILTER])
-		log_debug("rules already up to date: nothing written");
-	log_info("synced %zu service ports, %zu endpoints: %zu chains, %zu rules; "
-		 "%zu chains created, %zu replaced, %zu deleted in %.3fs (plan %.3fs)",
-		 rep.plan.services, rep.plan.endpoints, rep.plan.chains, rep.plan.rules,
-		 rep.apply.chains_created, rep.apply.chains_replaced, rep.apply.chains_deleted,
-		 rep.total_seconds, rep.plan_seconds);
-	if (rep.ipv6)
-		log_info("  and IPv6 (ip6tables): %zu service ports, %zu endpoints: "
-			 "%zu chains, %zu rules", rep.plan6.services, rep.plan6.endpoints,
-			 rep.plan6.chains, rep.plan6.rules);
-	return 0;
-}
-
-/* kube-proxy's --init-only: what needs full root (sysctls), then exit. */
-static int run_init_only(struct pipeline *p, struct diag_list *d)
-{
-	int r = pipeline_check_sysctls(p, d);
-
-	print_diags(d);
-	return r < 0 ? EXIT_RUNTIME : 0;
-}
-
-/* The legacy nat or filter table of either family (the direct writer
- * writes both). */
-static bool legacy_tables_present(void)
-{
-	static const char *const names[] = { "/proc/net/ip_tables_names",
-					     "/proc/net/ip6_tables_names" };
-
-	return detect_legacy_tables(names, ARRAY_SIZE(names));
-}
-
-/*
- * Remove svcnat's (and kube-proxy's) chains and jump rules.  With
- * --backend auto from every iptables flavour present: the legacy tables
- * (direct writer) and the nft ones (nft writer, where iptables-nft is
- * installed); a given
- * --backend cleans what it writes.
- */
-static int run_cleanup(struct svcnat_options *o, struct pipeline *p, struct diag_list *d)
-{
-	struct backend *b;
-	int r, failed = 0;
-
-	r = pipeline_backend(p, &b, d); /* also checks CAP_NET_ADMIN */
-	if (r < 0 || o->backend.kind != BACKEND_AUTO) {
-		if (r >= 0)
-			r = backend_cleanup(b, d);
-		print_diags(d);
-		return r < 0 ? EXIT_RUNTIME : 0;
-	}
-	const struct {
-		enum backend_kind kind;
-		const char *cmd;
-		const char *what;
-		bool present;
-	} flavours[] = {
-		{ BACKEND_DIRECT, NULL, "legacy", legacy_tables_present() },
-		{ BACKEND_NFT, NULL, "nft",
-		  detect_command("iptables-nft-restore", NULL) &&
-			  detect_command("iptables-nft-save", NULL) },
-	};
-	for (size_t i = 0; i < ARRAY_SIZE(flavours); i++) {
-		struct backend_options bo = o->backend;
-		struct backend *fb = NULL;
-
-		if (!flavours[i].present) {
-			log_debug("--cleanup: no %s iptables tables here", flavours[i].what);
-			continue;
-		}
-		bo.kind = flavours[i].kind;
-		bo.restore_cmd = flavours[i].cmd;
-		r = backend_new(&bo, &fb, d);
-		if (r >= 0)
-			r = backend_cleanup(fb, d);
-		backend_free(fb);
-		if (r < 0) {
-			log_err("--cleanup: the %s tables: %s", flavours[i].what, strerror(-r));
-			failed = 1;
-		} else {
-			log_debug("--cleanup: the %s tables are clean", flavours[i].what);
-		}
-	}
-	print_diags(d);
-	return failed ? EXIT_RUNTIME : 0;
-}
-
-/*
- * --once and --cleanup refuse to write the kernel under a running daemon:
- * its next sync would undo a --once, and put back what --cleanup removed
- * (an outage until then).  They do not hold the lock themselves, so a
- * daemon starting meanwhile is not turned away; two one-shots are ordered
- * by the xtables lock.  Returns true when the mode may go on.
- */
-static bool no_daemon_here(const char *mode)
-{
-	struct nslock_holder h;
-	int r = nslock_holder(&h);
-	char pid[32] = "pid unknown";
-
-	if (r < 0) {
-		log_debug("%s: cannot ask for this network namespace's daemon: %s", mode,
-			  strerror(-r));
-		return true;
-	}
-	if (r == 0)
-		return true;
-	if (!nslock_holder_is_peer(&h)) {
-		log_warn("%s: this network namespace's lock @%s is held by pid %d uid %d, not a "
-			 "root svcnat; going on", mode, NSLOCK_NAME, (int)h.pid, (int)h.uid);
-		return true;
-	}
-	if (h.pid > 0)
-		snprintf(pid, sizeof(pid), "pid %d", (int)h.pid);
-	log_err("%s: a svcnat daemon (%s) runs in this network namespace and would undo this "
-		"at its next sync; stop it first", mode, pid);
-	return false;
-}
-
-/* `svcnat etcd-load --etcd-endpoints URLS FILE...`: populate the cluster store. */
-static int run_etcd_load(const struct svcnat_options *o, struct diag_list *d)
-{
-	const struct etcd_options eo = {
-		.endpoints = o->etcd_endpoints,
-		.prefix = o->etcd_prefix,
-		.cacert = o->etcd_cacert,
-		.cert = o->etcd_cert,
-		.key = o->etcd_key,
-	};
-	int r;
-
-	if (!o->etcd_endpoints || !o->n_args) {
-		fputs("svcnat: etcd-load needs --etcd-endpoints URL[,URL...] and a FILE\n", stderr);
-		return EXIT_USAGE;
-	}
-	for (size_t i = 0; i < o->n_args; i++) {
-		r = etcd_load_file(&eo, o->args[i], d);
-		print_diags(d);
-		if (r < 0)
-			return r == -EIO || r == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
-		printf("%s: %d objects written to etcd\n", o->args[i], r);
-	}
-	return 0;
-}
 
 /*
  * glibc (2.35 and later) backs malloc's heap with transparent huge pages
@@ -343,14 +53,11 @@ static bool heap_hugepages(char **argv)
 int main(int argc, char **argv)
 {
 	struct svcnat_options o;
-	struct pipeline *p = NULL;
-	struct diag_list d;
 	bool diff = false, done = false, huge;
-	int r, code;
+	int code;
 
 	huge = heap_hugepages(argv);
 	options_init(&o);
-	diag_list_init(&d);
 	code = options_parse(argc, argv, &o, &diff, &done);
 	if (code || done)
 		goto out;
@@ -361,48 +68,8 @@ int main(int argc, char **argv)
 	/* One-shot modes stay quiet unless asked; the daemon logs at info. */
 	if (o.mode != MODE_DAEMON && !o.verbose)
 		log_set_max_level(LOG_LEVEL_WARNING);
-
-	if (o.mode == MODE_ETCD_LOAD) {
-		code = run_etcd_load(&o, &d);
-		goto out;
-	}
-	if (o.mode == MODE_DAEMON || o.mode == MODE_ONCE || o.mode == MODE_INIT_ONLY) {
-		/* kube-proxy adjusts its OOM score first thing. */
-		pipeline_set_oom_score(&o, &d);
-		print_diags(&d);
-	}
-	if (o.mode == MODE_DAEMON) {
-		code = daemon_main(&o);
-		goto out;
-	}
-	if ((o.mode == MODE_ONCE && !no_daemon_here("--once")) ||
-	    (o.mode == MODE_CLEANUP && !no_daemon_here("--cleanup"))) {
-		code = EXIT_RUNTIME;
-		goto out;
-	}
-	r = pipeline_new(&o, &p, &d);
-	if (r < 0) {
-		print_diags(&d);
-		code = r == -EEXIST ? EXIT_USAGE : EXIT_RUNTIME;
-		goto out;
-	}
-	switch (o.mode) {
-	case MODE_ONCE:
-		code = run_once(p, &d);
-		break;
-	case MODE_CLEANUP:
-		code = run_cleanup(&o, p, &d);
-		break;
-	case MODE_INIT_ONLY:
-		code = run_init_only(p, &d);
-		break;
-	default:
-		code = run_plan_modes(&o, p, &d);
-		break;
-	}
+	code = modes_run(&o);
 out:
-	pipeline_free(p);
-	diag_list_done(&d);
 	options_done(&o);
 	return code;
 }

@@ -17,6 +17,53 @@
 #include "sources/etcd/etcdwire.h"
 #include "util.h"
 
+void options_init(struct svcnat_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->mode = MODE_DAEMON;
+	plan_settings_init(&o->plan);
+	/* lock_path, lock_wait_ms and commit_retries left 0: the backend's
+	 * defaults (backend.h). */
+	o->backend.kind = BACKEND_AUTO;
+	o->conntrack.max_per_core = -1;
+	o->conntrack.min = -1;
+	o->conntrack.tcp_established_usec = CT_TIMEOUT_DEFAULT;
+	o->conntrack.tcp_close_wait_usec = CT_TIMEOUT_DEFAULT;
+}
+
+void options_done(struct svcnat_options *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->n_configs; i++)
+		free(o->configs[i]);
+	free(o->configs);
+	for (i = 0; i < o->n_args; i++)
+		free(o->args[i]);
+	free(o->args);
+	free(o->hostname);
+	free(o->zone);
+	free(o->plan.node_ips);
+	free(o->plan.cluster_cidrs);
+	free(o->plan.nodeport_addresses);
+	free(o->plan.node_pod_cidrs);
+	free(o->pod_bridge_interface);
+	free(o->pod_interface_prefix);
+	free(o->kp_config);
+	free(o->min_sync_period);
+	free(o->sync_period);
+	free(o->healthz_bind_address);
+	free(o->metrics_bind_address);
+	free(o->etcd_endpoints);
+	free(o->etcd_prefix);
+	free(o->etcd_cacert);
+	free(o->etcd_cert);
+	free(o->etcd_key);
+	free(o->kubeconfig);
+	free(o->master);
+	memset(o, 0, sizeof(*o));
+}
+
 static const struct option long_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },

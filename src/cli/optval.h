@@ -10,10 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "pipeline/pipeline.h"
-
-#define EXIT_RUNTIME 1
-#define EXIT_USAGE 2
+#include "cli/options.h"
+#include "sys/exitcode.h"
 
 /* getopt_long's values for the long options (options.c's table). */
 enum opt_id {

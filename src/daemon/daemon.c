@@ -20,6 +20,7 @@
 #include "sources/etcd/etcd.h"
 #include "sources/file/file.h"
 #include "sys/conntrack.h"
+#include "sys/exitcode.h"
 #include "sys/fswatch.h"
 #include "sys/hcserver.h"
 #include "sys/http.h"
@@ -37,9 +38,6 @@
 #define V6 "ip_family=\"IPv6\""
 static const char *const family_labels[] = { V4, V6 };
 
-#define EXIT_RUNTIME 1
-#define EXIT_USAGE 2
-
 /* The sync in progress: prepared on the loop, written by the worker. */
 struct sync_job {
 	enum sync_reason reason;
@@ -54,7 +52,7 @@ struct sync_job {
 };
 
 struct daemon {
-	struct svcnat_options *o;
+	const struct daemon_config *o;
 	struct pipeline *p;
 	struct loop *loop;
 	int sigfd;
@@ -155,7 +153,7 @@ static void count_source_errors(struct daemon *dm, const char *source, double n)
 static int source_loaded(struct daemon *dm, size_t i, int r, struct diag_list *d)
 {
 	const struct file_source_stats *fs = pipeline_source_stats(dm->p, i);
-	const char *path = dm->o->configs[i];
+	const char *path = dm->o->pipeline.configs[i];
 	char lbl[512];
 
 	if (fs && fs->files_read && metrics_label(lbl, sizeof(lbl), "source", path))
@@ -223,7 +221,7 @@ static void load_job_run(void *userdata)
 	double t0 = monotonic_seconds();
 	size_t i;
 
-	for (i = 0; i < dm->o->n_configs; i++)
+	for (i = 0; i < dm->o->pipeline.n_configs; i++)
 		if (dm->source_loading[i])
 			dm->load_result[i] = pipeline_source_load(dm->p, i, &dm->load_diags[i]);
 	dm->load_seconds = monotonic_seconds() - t0;
@@ -236,7 +234,7 @@ static void load_job_done(void *userdata)
 	size_t i;
 
 	dm->decode_seconds += dm->load_seconds;
-	for (i = 0; i < dm->o->n_configs; i++) {
+	for (i = 0; i < dm->o->pipeline.n_configs; i++) {
 		if (!dm->source_loading[i])
 			continue;
 		dm->source_loading[i] = false;
@@ -265,7 +263,7 @@ static void start_loads(struct daemon *dm)
 	if (!source_pending(dm) && !etcd_pending(dm) &&
 	    syncpolicy_due(&dm->policy, loop_now_usec(), NULL))
 		return;
-	for (i = 0; i < dm->o->n_configs; i++) {
+	for (i = 0; i < dm->o->pipeline.n_configs; i++) {
 		dm->source_loading[i] = dm->source_dirty[i];
 		dm->source_dirty[i] = false;
 		if (dm->source_loading[i] && dm->source_reread[i])
@@ -285,9 +283,9 @@ static const char *source_pending(const struct daemon *dm)
 {
 	size_t i;
 
-	for (i = 0; i < dm->o->n_configs; i++)
+	for (i = 0; i < dm->o->pipeline.n_configs; i++)
 		if (!dm->source_ready[i])
-			return dm->o->configs[i];
+			return dm->o->pipeline.configs[i];
 	return NULL;
 }
 
@@ -299,16 +297,16 @@ static int on_wait_timer(struct loop *l, struct loop_timer *t, void *userdata)
 	struct daemon *dm = userdata;
 	size_t i, n = 0;
 
-	for (i = 0; i < dm->o->n_configs; i++)
+	for (i = 0; i < dm->o->pipeline.n_configs; i++)
 		if (!dm->source_ready[i])
 			n++;
 	if (!n)
 		return 0;
-	for (i = 0; i < dm->o->n_configs; i++)
+	for (i = 0; i < dm->o->pipeline.n_configs; i++)
 		if (!dm->source_ready[i])
 			log_warn("%s: still not read (%zu source%s pending): no rules are written "
 				 "until every source has been read once",
-				 dm->o->configs[i], n, n == 1 ? "" : "s");
+				 dm->o->pipeline.configs[i], n, n == 1 ? "" : "s");
 	return loop_timer_arm(t, WAIT_WARN_USEC);
 }
 
@@ -793,8 +791,8 @@ static int on_signal(struct loop *l, int fd, uint32_t events, void *userdata)
 		switch (si.ssi_signo) {
 		case SIGHUP:
 			log_info("SIGHUP: re-reading every source");
-			for (i = 0; i < dm->o->n_configs; i++)
-				if (!streq(dm->o->configs[i], "-"))
+			for (i = 0; i < dm->o->pipeline.n_configs; i++)
+				if (!streq(dm->o->pipeline.configs[i], "-"))
 					dm->source_dirty[i] = dm->source_reread[i] = true;
 			if (dm->etcd)
 				etcd_source_resync(dm->etcd);
@@ -965,14 +963,13 @@ static void on_etcd_event(struct etcd_source *s, enum etcd_event ev, const char 
 	}
 }
 
-static int parse_duration_opt(const char *flag, const char *text, const char *def,
-			      uint64_t *ret)
+static int parse_duration_opt(const char *flag, const char *text, uint64_t *ret)
 {
-	int r = duration_parse(text ? text : def, ret);
+	int r = duration_parse(text, ret);
 
 	if (r < 0)
 		fprintf(stderr, "svcnat: %s: '%s' is not a duration (e.g. 500ms, 1s, 2m, 1h30m)\n",
-			flag, text ? text : def);
+			flag, text);
 	return r;
 }
 
@@ -1000,16 +997,16 @@ static int setup_sources(struct daemon *dm)
 	size_t i;
 	int r;
 
-	dm->source_dirty = calloc(dm->o->n_configs ? dm->o->n_configs : 1, sizeof(bool));
-	dm->source_reread = calloc(dm->o->n_configs ? dm->o->n_configs : 1, sizeof(bool));
-	dm->source_ready = calloc(dm->o->n_configs ? dm->o->n_configs : 1, sizeof(bool));
-	dm->source_loading = calloc(dm->o->n_configs ? dm->o->n_configs : 1, sizeof(bool));
-	dm->load_result = calloc(dm->o->n_configs ? dm->o->n_configs : 1, sizeof(int));
-	dm->load_diags = calloc(dm->o->n_configs ? dm->o->n_configs : 1, sizeof(*dm->load_diags));
+	dm->source_dirty = calloc(dm->o->pipeline.n_configs ? dm->o->pipeline.n_configs : 1, sizeof(bool));
+	dm->source_reread = calloc(dm->o->pipeline.n_configs ? dm->o->pipeline.n_configs : 1, sizeof(bool));
+	dm->source_ready = calloc(dm->o->pipeline.n_configs ? dm->o->pipeline.n_configs : 1, sizeof(bool));
+	dm->source_loading = calloc(dm->o->pipeline.n_configs ? dm->o->pipeline.n_configs : 1, sizeof(bool));
+	dm->load_result = calloc(dm->o->pipeline.n_configs ? dm->o->pipeline.n_configs : 1, sizeof(int));
+	dm->load_diags = calloc(dm->o->pipeline.n_configs ? dm->o->pipeline.n_configs : 1, sizeof(*dm->load_diags));
 	if (!dm->source_dirty || !dm->source_reread || !dm->source_ready || !dm->source_loading || !dm->load_result ||
 	    !dm->load_diags)
 		return -ENOMEM;
-	for (i = 0; i < dm->o->n_configs; i++)
+	for (i = 0; i < dm->o->pipeline.n_configs; i++)
 		diag_list_init(&dm->load_diags[i]);
 	r = loop_timer_new(dm->loop, on_wait_timer, dm, &dm->wait_timer);
 	if (r < 0)
@@ -1028,8 +1025,8 @@ static int setup_sources(struct daemon *dm)
 			return r;
 		}
 	}
-	for (i = 0; i < dm->o->n_configs; i++) {
-		const char *path = dm->o->configs[i];
+	for (i = 0; i < dm->o->pipeline.n_configs; i++) {
+		const char *path = dm->o->pipeline.configs[i];
 
 		if (!streq(path, "-")) {
 			r = fswatch_add(dm->watch, path, (void *)(uintptr_t)i);
@@ -1182,12 +1179,12 @@ static void daemon_done(struct daemon *dm)
 	free(dm->source_loading);
 	free(dm->load_result);
 	if (dm->load_diags)
-		for (size_t i = 0; i < dm->o->n_configs; i++)
+		for (size_t i = 0; i < dm->o->pipeline.n_configs; i++)
 			diag_list_done(&dm->load_diags[i]);
 	free(dm->load_diags);
 }
 
-int daemon_main(struct svcnat_options *o)
+int daemon_main(const struct daemon_config *o)
 {
 	struct daemon dm = { .o = o, .sigfd = -1, .lock_fd = -1 };
 	struct syncpolicy_config pc;
@@ -1198,10 +1195,8 @@ int daemon_main(struct svcnat_options *o)
 	int r, code = EXIT_RUNTIME;
 
 	syncpolicy_config_default(&pc);
-	if (parse_duration_opt("--min-sync-period", o->min_sync_period,
-			       OPT_DEFAULT_MIN_SYNC_PERIOD, &pc.min_sync_usec) < 0 ||
-	    parse_duration_opt("--sync-period", o->sync_period, OPT_DEFAULT_SYNC_PERIOD,
-			       &pc.sync_period_usec) < 0)
+	if (parse_duration_opt("--min-sync-period", o->min_sync_period, &pc.min_sync_usec) < 0 ||
+	    parse_duration_opt("--sync-period", o->sync_period, &pc.sync_period_usec) < 0)
 		return EXIT_USAGE;
 	pc.retry_max_usec = 0; /* = the sync period */
 	if (pc.retry_min_usec > pc.sync_period_usec)
@@ -1212,7 +1207,7 @@ int daemon_main(struct svcnat_options *o)
 	}
 	/* kube-proxy's health timeout: twice the sync period. */
 	dm.health_timeout_usec = 2 * pc.sync_period_usec;
-	if (o->n_configs == 0 && !o->etcd_endpoints && !o->kube) {
+	if (o->pipeline.n_configs == 0 && !o->etcd_endpoints && !o->pipeline.kube) {
 		fprintf(stderr, "svcnat: nothing to follow: give --config PATH, --etcd-endpoints and/or "
 				"--kubeconfig\n");
 		return EXIT_USAGE;
@@ -1227,7 +1222,7 @@ int daemon_main(struct svcnat_options *o)
 		r = -ENOMEM;
 		goto out;
 	}
-	r = pipeline_new(o, &dm.p, &d);
+	r = pipeline_new(&o->pipeline, &dm.p, &d);
 	log_diags(&d);
 	if (r < 0) {
 		code = r == -EEXIST ? EXIT_USAGE : EXIT_RUNTIME;
@@ -1279,7 +1274,7 @@ int daemon_main(struct svcnat_options *o)
 	r = merge_handler_register(pipeline_merge(dm.p), MERGE_HANDLE_ALL, on_merged, &dm);
 	if (r < 0)
 		goto out;
-	if (!o->node_ips_given) {
+	if (!o->pipeline.node_ips_given) {
 		const struct ipaddr *addrs;
 		size_t n;
 
@@ -1309,7 +1304,7 @@ int daemon_main(struct svcnat_options *o)
 		goto out;
 	r = setup_etcd(&dm);
 	if (r >= 0)
-		r = kubed_new(dm.loop, dm.p, dm.metrics, o, on_kube_node, &dm, &dm.kube);
+		r = kubed_new(dm.loop, dm.p, dm.metrics, &o->pipeline, on_kube_node, &dm, &dm.kube);
 	if (r == -EINVAL || r == -ENOENT || r == -EACCES || r == -EPERM) {
 		code = EXIT_USAGE;
 		goto out;
@@ -1317,17 +1312,18 @@ int daemon_main(struct svcnat_options *o)
 	if (r < 0)
 		goto out;
 	r = setup_http(&dm, "--healthz-bind-address",
-		       o->healthz_bind_address ? o->healthz_bind_address : OPT_DEFAULT_HEALTHZ_BIND,
+		       o->healthz_bind_address,
 		       HTTP_HEALTH, healthz_routes, ARRAY_SIZE(healthz_routes), &dm.healthz);
 	if (r >= 0)
 		r = setup_http(&dm, "--metrics-bind-address",
-			       o->metrics_bind_address ? o->metrics_bind_address : OPT_DEFAULT_METRICS_BIND,
+			       o->metrics_bind_address,
 			       HTTP_OTHER, metrics_routes, ARRAY_SIZE(metrics_routes), &dm.metrics_srv);
 	if (r < 0)
 		goto out;
 	loop_set_post(dm.loop, on_post, &dm);
 	log_info("svcnat %s running: %zu sources, backend %s, min-sync-period %s, sync-period %s",
-		 PACKAGE_VERSION, o->n_configs + (o->etcd_endpoints ? 1 : 0) + (o->kube ? 1 : 0),
+		 PACKAGE_VERSION,
+		 o->pipeline.n_configs + (o->etcd_endpoints ? 1 : 0) + (o->pipeline.kube ? 1 : 0),
 		 backend_kind_name(backend_kind_of(b)),
 		 duration_fmt(pc.min_sync_usec, a, sizeof(a)),
 		 duration_fmt(pc.sync_period_usec, c, sizeof(c)));

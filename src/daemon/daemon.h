@@ -6,9 +6,30 @@
 #ifndef SVCNAT_DAEMON_H
 #define SVCNAT_DAEMON_H
 
+#include <stdbool.h>
+
 #include "pipeline/pipeline.h"
 
-/* Run the daemon (MODE_DAEMON); returns the process exit code. */
-int daemon_main(struct svcnat_options *o);
+/*
+ * What the daemon follows and serves, built by the command line
+ * (cli/config.h) with every default applied; strings are borrowed.
+ */
+struct daemon_config {
+	struct pipeline_config pipeline;
+	const char *kp_config;            /* the KubeProxyConfiguration, watched; or NULL */
+	const char *min_sync_period;      /* kube-proxy duration text */
+	const char *sync_period;
+	const char *healthz_bind_address; /* "" = off */
+	const char *metrics_bind_address; /* "" = off */
+	bool bind_address_hard_fail;      /* a server that cannot listen is fatal */
+	const char *etcd_endpoints;       /* comma-separated URLs; NULL = no etcd source */
+	const char *etcd_prefix;
+	const char *etcd_cacert;
+	const char *etcd_cert;
+	const char *etcd_key;
+};
+
+/* Run the daemon; returns the process exit code (sys/exitcode.h). */
+int daemon_main(const struct daemon_config *o);
 
 #endif

@@ -119,14 +119,14 @@ static const struct {
 	{ "svcnat_api_rejected", "objects from the API server that did not decode" },
 };
 
-int kubed_new(struct loop *l, struct pipeline *p, struct metrics *m, const struct svcnat_options *o,
+int kubed_new(struct loop *l, struct pipeline *p, struct metrics *m, const struct pipeline_config *o,
 	      kubed_node_fn fn, void *userdata, struct kubed **ret)
 {
 	struct kube_options ko = {
 		.kubeconfig = o->kubeconfig,
 		.master = o->master,
 		.node_name = o->hostname,
-		.mode = pipeline_file_mode(o),
+		.mode = o->file_mode,
 		.on_request = kpmetrics_rest_request,
 		.request_userdata = m,
 	};

@@ -25,7 +25,7 @@ typedef void (*kubed_node_fn)(void *userdata);
  * Create and start the source when o->kube (else *ret = NULL, 0).  Logs
  * what is wrong.  0, -EINVAL / -ENOENT / -EACCES (configuration), -errno.
  */
-int kubed_new(struct loop *l, struct pipeline *p, struct metrics *m, const struct svcnat_options *o,
+int kubed_new(struct loop *l, struct pipeline *p, struct metrics *m, const struct pipeline_config *o,
 	      kubed_node_fn fn, void *userdata, struct kubed **ret);
 
 /* True until Services and EndpointSlices were listed once: no kernel write before. */

@@ -20,56 +20,9 @@
 #include "sys/sysctl.h"
 #include "util.h"
 
-void options_init(struct svcnat_options *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->mode = MODE_DAEMON;
-	plan_settings_init(&o->plan);
-	/* lock_path, lock_wait_ms and commit_retries left 0: the backend's
-	 * defaults (backend.h). */
-	o->backend.kind = BACKEND_AUTO;
-	o->conntrack.max_per_core = -1;
-	o->conntrack.min = -1;
-	o->conntrack.tcp_established_usec = CT_TIMEOUT_DEFAULT;
-	o->conntrack.tcp_close_wait_usec = CT_TIMEOUT_DEFAULT;
-}
-
-void options_done(struct svcnat_options *o)
-{
-	size_t i;
-
-	for (i = 0; i < o->n_configs; i++)
-		free(o->configs[i]);
-	free(o->configs);
-	for (i = 0; i < o->n_args; i++)
-		free(o->args[i]);
-	free(o->args);
-	free(o->hostname);
-	free(o->zone);
-	free(o->plan.node_ips);
-	free(o->plan.cluster_cidrs);
-	free(o->plan.nodeport_addresses);
-	free(o->plan.node_pod_cidrs);
-	free(o->pod_bridge_interface);
-	free(o->pod_interface_prefix);
-	free(o->kp_config);
-	free(o->min_sync_period);
-	free(o->sync_period);
-	free(o->healthz_bind_address);
-	free(o->metrics_bind_address);
-	free(o->etcd_endpoints);
-	free(o->etcd_prefix);
-	free(o->etcd_cacert);
-	free(o->etcd_cert);
-	free(o->etcd_key);
-	free(o->kubeconfig);
-	free(o->master);
-	memset(o, 0, sizeof(*o));
-}
-
 struct pipeline {
-	const struct svcnat_options *o;
-	struct plan_settings settings; /* o->plan with the learnt addresses filled in */
+	const struct pipeline_config *c;
+	struct plan_settings settings; /* c->plan with the learnt addresses filled in */
 	struct ipaddr *learnt_addrs;   /* owned; local_addrs when not from --node-ip */
 	struct ipaddr *node_ips;       /* owned; from the Node object when not --node-ip */
 	struct ipnet *pod_cidrs;       /* owned; the Node's spec.podCIDRs (NodeCIDR mode) */
@@ -93,14 +46,7 @@ struct pipeline {
 	size_t ports_planned[PLAN_NFAMILIES]; /* service ports the last plans planned anew */
 };
 
-enum file_mode_check pipeline_file_mode(const struct svcnat_options *o)
-{
-	if (o->allow_insecure_config)
-		return FILE_MODE_IGNORE;
-	return o->mode == MODE_DAEMON || o->mode == MODE_ONCE ? FILE_MODE_REFUSE : FILE_MODE_WARN;
-}
-
-int pipeline_new(const struct svcnat_options *o, struct pipeline **ret, struct diag_list *d)
+int pipeline_new(const struct pipeline_config *c, struct pipeline **ret, struct diag_list *d)
 {
 	struct pipeline *p;
 	size_t i;
@@ -109,18 +55,18 @@ int pipeline_new(const struct svcnat_options *o, struct pipeline **ret, struct d
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	p->o = o;
-	p->settings = o->plan;
-	p->settings.hostname = o->hostname;
-	p->settings.zone = o->zone;
+	p->c = c;
+	p->settings = c->plan;
+	p->settings.hostname = c->hostname;
+	p->settings.zone = c->zone;
 	/* Without --node-ip, --node-ip's addresses double as the local ones
 	 * only when given; learnt addresses come later. */
-	p->settings.local_addrs = o->plan.node_ips;
-	p->settings.n_local_addrs = o->plan.n_node_ips;
-	if (o->nodeport_primary) {
+	p->settings.local_addrs = c->plan.node_ips;
+	p->settings.n_local_addrs = c->plan.n_node_ips;
+	if (c->nodeport_primary) {
 		/* "primary" until the Node object names it: 0.0.0.0/32 holds no
 		 * node address, so no NodePort answers anywhere meanwhile. */
-		size_t k = o->plan.n_nodeport_addresses;
+		size_t k = c->plan.n_nodeport_addresses;
 
 		p->nodeport_addrs = malloc((k + 2) * sizeof(*p->nodeport_addrs));
 		if (!p->nodeport_addrs) {
@@ -128,7 +74,7 @@ int pipeline_new(const struct svcnat_options *o, struct pipeline **ret, struct d
 			return -ENOMEM;
 		}
 		if (k)
-			memcpy(p->nodeport_addrs, o->plan.nodeport_addresses, k * sizeof(*p->nodeport_addrs));
+			memcpy(p->nodeport_addrs, c->plan.nodeport_addresses, k * sizeof(*p->nodeport_addrs));
 		/* ... and ::/128 the same for the IPv6 plan */
 		p->nodeport_addrs[k++] = (struct ipnet){ .addr = { .family = AF_INET }, .plen = 32 };
 		p->nodeport_addrs[k++] = (struct ipnet){ .addr = { .family = AF_INET6 }, .plen = 128 };
@@ -136,30 +82,30 @@ int pipeline_new(const struct svcnat_options *o, struct pipeline **ret, struct d
 		p->settings.n_nodeport_addresses = k;
 	}
 	p->merge = merge_new();
-	p->source_ids = calloc(o->n_configs ? o->n_configs : 1, sizeof(*p->source_ids));
-	p->files = calloc(o->n_configs ? o->n_configs : 1, sizeof(*p->files));
+	p->source_ids = calloc(c->n_configs ? c->n_configs : 1, sizeof(*p->source_ids));
+	p->files = calloc(c->n_configs ? c->n_configs : 1, sizeof(*p->files));
 	/* The daemon plans again and again: it keeps the chain names. */
-	if (o->mode == MODE_DAEMON) {
+	if (c->keep_plans) {
 		p->hasher = chain_hasher_new_memo();
 		p->store[PLAN_V4] = plan_store_new();
 		p->store[PLAN_V6] = plan_store_new();
 	}
 	if (!p->merge || !p->source_ids || !p->files ||
-	    (o->mode == MODE_DAEMON && (!p->hasher || !p->store[PLAN_V4] || !p->store[PLAN_V6]))) {
+	    (c->keep_plans && (!p->hasher || !p->store[PLAN_V4] || !p->store[PLAN_V6]))) {
 		pipeline_free(p);
 		return -ENOMEM;
 	}
-	for (i = 0; i < o->n_configs; i++) {
-		r = merge_source_register(p->merge, o->configs[i]);
+	for (i = 0; i < c->n_configs; i++) {
+		r = merge_source_register(p->merge, c->configs[i]);
 		if (r < 0) {
 			if (r == -EEXIST)
-				diag_add(d, DIAG_ERROR, o->configs[i], NULL, NULL,
+				diag_add(d, DIAG_ERROR, c->configs[i], NULL, NULL,
 					 "given twice with --config");
 			pipeline_free(p);
 			return r;
 		}
 		p->source_ids[i] = r;
-		r = file_source_new(o->configs[i], pipeline_file_mode(o), &p->files[i]);
+		r = file_source_new(c->configs[i], c->file_mode, &p->files[i]);
 		if (r < 0) {
 			pipeline_free(p);
 			return r;
@@ -183,7 +129,7 @@ void pipeline_free(struct pipeline *p)
 	merge_snapshot_unref(p->planned[PLAN_V6]);
 	merge_free(p->merge);
 	if (p->files)
-		for (size_t i = 0; i < p->o->n_configs; i++)
+		for (size_t i = 0; i < p->c->n_configs; i++)
 			file_source_free(p->files[i]);
 	free(p->files);
 	free(p->source_ids);
@@ -197,7 +143,7 @@ void pipeline_free(struct pipeline *p)
 
 int pipeline_source_load(struct pipeline *p, size_t i, struct diag_list *d)
 {
-	if (i >= p->o->n_configs)
+	if (i >= p->c->n_configs)
 		return -EINVAL;
 	return file_source_reload(p->files[i], d);
 }
@@ -208,7 +154,7 @@ int pipeline_source_commit(struct pipeline *p, size_t i)
 	bool all;
 	int r;
 
-	if (i >= p->o->n_configs)
+	if (i >= p->c->n_configs)
 		return -EINVAL;
 	/* Only what changed (the objects of the files read again that
 	 * differ, those of files gone), unless the engine has nothing of
@@ -229,12 +175,12 @@ int pipeline_source_commit(struct pipeline *p, size_t i)
 
 const struct file_source_stats *pipeline_source_stats(const struct pipeline *p, size_t i)
 {
-	return i < p->o->n_configs ? file_source_stats(p->files[i]) : NULL;
+	return i < p->c->n_configs ? file_source_stats(p->files[i]) : NULL;
 }
 
 void pipeline_source_reread_all(struct pipeline *p, size_t i)
 {
-	if (i < p->o->n_configs)
+	if (i < p->c->n_configs)
 		file_source_reread_all(p->files[i]);
 }
 
@@ -251,7 +197,7 @@ int pipeline_read_source(struct pipeline *p, size_t i, struct diag_list *d)
 
 bool pipeline_source_complete(const struct pipeline *p, size_t i)
 {
-	return i < p->o->n_configs && file_source_complete(p->files[i]);
+	return i < p->c->n_configs && file_source_complete(p->files[i]);
 }
 
 size_t pipeline_take_conflicts(struct pipeline *p, struct diag_list *d)
@@ -266,7 +212,7 @@ size_t pipeline_take_conflicts(struct pipeline *p, struct diag_list *d)
 
 int pipeline_clear_source(struct pipeline *p, size_t i)
 {
-	if (i >= p->o->n_configs)
+	if (i >= p->c->n_configs)
 		return -EINVAL;
 	file_source_forget_handed(p->files[i]);
 	return merge_update(p->merge, p->source_ids[i], MERGE_SET, NULL, 0, NULL, 0);
@@ -297,7 +243,7 @@ int pipeline_set_node_pod_cidrs(struct pipeline *p, const struct ipnet *cidrs, s
 {
 	struct ipnet *copy;
 
-	if (p->o->plan.detect_local_mode != DETECT_LOCAL_NODE_CIDR || p->o->plan.n_node_pod_cidrs)
+	if (p->c->plan.detect_local_mode != DETECT_LOCAL_NODE_CIDR || p->c->plan.n_node_pod_cidrs)
 		return 0;
 	if (n == p->settings.n_node_pod_cidrs &&
 	    (!n || memcmp(cidrs, p->settings.node_pod_cidrs, n * sizeof(*cidrs)) == 0))
@@ -324,7 +270,7 @@ int pipeline_read_sources(struct pipeline *p, struct diag_list *d)
 	int first = 0;
 	size_t i;
 
-	for (i = 0; i < p->o->n_configs; i++) {
+	for (i = 0; i < p->c->n_configs; i++) {
 		int r = pipeline_read_source(p, i, d);
 
 		if (r < 0 && first >= 0)
@@ -332,12 +278,12 @@ int pipeline_read_sources(struct pipeline *p, struct diag_list *d)
 		else if (r > 0 && first == 0)
 			first = r;
 	}
-	if (p->o->kube && first >= 0) {
+	if (p->c->kube && first >= 0) {
 		struct kube_options ko = {
-			.kubeconfig = p->o->kubeconfig,
-			.master = p->o->master,
-			.node_name = p->o->hostname,
-			.mode = pipeline_file_mode(p->o),
+			.kubeconfig = p->c->kubeconfig,
+			.master = p->c->master,
+			.node_name = p->c->hostname,
+			.mode = p->c->file_mode,
 		};
 		struct kube_node node;
 		bool have = false;
@@ -358,7 +304,7 @@ int pipeline_set_node(struct pipeline *p, const char *zone, const struct ipaddr 
 {
 	int changed = 0;
 
-	if (!p->o->zone && !streq(zone ? zone : "", p->zone ? p->zone : "")) {
+	if (!p->c->zone && !streq(zone ? zone : "", p->zone ? p->zone : "")) {
 		char *z = zone && *zone ? strdup(zone) : NULL;
 
 		if (zone && *zone && !z)
@@ -368,9 +314,9 @@ int pipeline_set_node(struct pipeline *p, const char *zone, const struct ipaddr 
 		p->settings.zone = z;
 		changed = 1;
 	}
-	if (!p->o->node_ips_given) {
+	if (!p->c->node_ips_given) {
 		/* --bind-address (kube-proxy's) overrides the Node's primary IP. */
-		const struct ipaddr *bind = p->o->bind_address_set ? &p->o->bind_address : NULL;
+		const struct ipaddr *bind = p->c->bind_address_set ? &p->c->bind_address : NULL;
 		struct ipaddr *copy = malloc((n + 1) * sizeof(*copy));
 		size_t m = 0;
 
@@ -391,16 +337,16 @@ int pipeline_set_node(struct pipeline *p, const char *zone, const struct ipaddr 
 		p->settings.node_ips = copy;
 		p->settings.n_node_ips = m;
 		changed = 1;
-		if (p->o->nodeport_primary) {
+		if (p->c->nodeport_primary) {
 			/* kube-proxy's "primary": the Node's primary IP. */
-			size_t k = p->o->plan.n_nodeport_addresses;
+			size_t k = p->c->plan.n_nodeport_addresses;
 			struct ipnet *np = malloc((k + 2) * sizeof(*np));
 			bool have4 = false, have6 = false;
 
 			if (!np)
 				return -ENOMEM;
 			if (k)
-				memcpy(np, p->o->plan.nodeport_addresses, k * sizeof(*np));
+				memcpy(np, p->c->plan.nodeport_addresses, k * sizeof(*np));
 			/* The primary IP of each family; a family without one
 			 * gets an address no node has (no NodePort answers). */
 			for (size_t i = 0; i < m; i++) {
@@ -462,7 +408,7 @@ int pipeline_learn_addresses(struct pipeline *p, struct diag_list *d)
 	size_t n = 0, cap = 0;
 	int r;
 
-	if (p->o->node_ips_given)
+	if (p->c->node_ips_given)
 		return 0;
 	if (getifaddrs(&ifa) < 0) {
 		r = -errno;
@@ -609,7 +555,7 @@ static int resolve_checked(struct pipeline *p, const struct merge_snapshot *snap
 int pipeline_resolve(struct pipeline *p, struct diag_list *d)
 {
 	/* Both families: each plan takes its own share. */
-	struct resolve_opts ro = { .hostname = p->o->hostname, .family = 0 };
+	struct resolve_opts ro = { .hostname = p->c->hostname, .family = 0 };
 	struct merge_snapshot *snap;
 	struct desired nd = { 0 };
 	int r;
@@ -807,17 +753,12 @@ int pipeline_backend(struct pipeline *p, struct backend **ret, struct diag_list 
 
 	if (!p->backend) {
 		if (!have_net_admin()) {
-			diag_add(d, DIAG_ERROR, NULL, NULL, NULL,
-				 p->o->mode == MODE_DIFF
-					 ? "reading the kernel's iptables rules needs CAP_NET_ADMIN: "
-					   "run svcnat --diff as root"
-				 : p->o->mode == MODE_CLEANUP
-					 ? "removing iptables rules needs CAP_NET_ADMIN: run svcnat as root"
-					 : "writing iptables rules needs CAP_NET_ADMIN: run svcnat as root "
-					   "(or use --dry-run, which needs no privileges)");
+			diag_add(d, DIAG_ERROR, NULL, NULL, NULL, "%s",
+				 p->c->no_net_admin ? p->c->no_net_admin
+						    : "this needs CAP_NET_ADMIN: run svcnat as root");
 			return -EPERM;
 		}
-		r = backend_new(&p->o->backend, &p->backend, d);
+		r = backend_new(&p->c->backend, &p->backend, d);
 		if (r < 0)
 			return r;
 	}
@@ -873,7 +814,7 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 	memcpy(rep->rules, st[PLAN_V4].table_rules, sizeof(rep->rules));
 	memcpy(rep->chains6, st[PLAN_V6].table_chains, sizeof(rep->chains6));
 	memcpy(rep->rules6, st[PLAN_V6].table_rules, sizeof(rep->rules6));
-	if (p->o->mode == MODE_ONCE) {
+	if (p->c->sync_once) {
 		/* A one-shot run needs only the plan from here on: free the
 		 * merged and resolved state, so the peak is the kernel write's. */
 		desired_free(&p->desired);
@@ -951,21 +892,6 @@ static int conntrack_sysctls(const struct conntrack_settings *ct, struct diag_li
 	return ct_sysctls_apply(&c, "", in_host_netns(), d);
 }
 
-int pipeline_set_oom_score(const struct svcnat_options *o, struct diag_list *d)
-{
-	int r;
-
-	if (!o->oom_score_adj_set)
-		return 0;
-	r = sysctl_write_int("", "/proc/self/oom_score_adj", o->oom_score_adj);
-	if (r < 0)
-		/* As kube-proxy: logged, not fatal (lowering needs CAP_SYS_RESOURCE). */
-		diag_add(d, DIAG_WARNING, NULL, NULL, "--oom-score-adj",
-			 "cannot set /proc/self/oom_score_adj to %d: %s", o->oom_score_adj,
-			 strerror(-r));
-	return 0;
-}
-
 int pipeline_check_sysctls(struct pipeline *p, struct diag_list *d)
 {
 	static const struct {
@@ -988,7 +914,7 @@ int pipeline_check_sysctls(struct pipeline *p, struct diag_list *d)
 		r = sysctl_read_int("", need[i].path, &v);
 		if (r < 0 || v == 1)
 			continue;
-		if (p->o->set_sysctls) {
+		if (p->c->set_sysctls) {
 			r = sysctl_set_int("", need[i].path, 1, d);
 			if (r < 0)
 				return r;
@@ -1007,5 +933,5 @@ int pipeline_check_sysctls(struct pipeline *p, struct diag_list *d)
 			 "net/ipv6/conf/all/forwarding is 0: IPv6 service traffic from other hosts "
 			 "and pods is not forwarded (svcnat does not turn it on, --set-sysctls "
 			 "neither: forwarding on, the kernel ignores router advertisements)");
-	return conntrack_sysctls(&p->o->conntrack, d);
+	return conntrack_sysctls(&p->c->conntrack, d);
 }

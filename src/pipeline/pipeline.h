@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The pipeline shared by every mode: file sources -> merge engine ->
- * resolve -> plan -> backend.  --dump-state and --dry-run stop after the
- * plan, --once applies it once, the daemon drives the same steps from its
- * event loop.
+ * The pipeline: file sources -> merge engine -> resolve -> plan ->
+ * backend.  It knows no mode: a caller stops after the plan (to print or
+ * compare it), applies it once, or drives the same steps from an event
+ * loop.
  */
 #ifndef SVCNAT_PIPELINE_H
 #define SVCNAT_PIPELINE_H
@@ -19,17 +19,6 @@
 #include "core/plan.h"
 #include "core/ruleset.h"
 #include "sources/file/cfgfile.h"
-
-enum svcnat_mode {
-	MODE_DAEMON,
-	MODE_ONCE,
-	MODE_DRY_RUN,
-	MODE_DIFF,
-	MODE_DUMP_STATE,
-	MODE_CLEANUP,
-	MODE_ETCD_LOAD,
-	MODE_INIT_ONLY,               /* kube-proxy's --init-only: sysctls, then exit */
-};
 
 /* A TCP timeout neither a flag nor the KubeProxyConfiguration gave:
  * kube-proxy's default applies (24 h established, 1 h CLOSE_WAIT). */
@@ -50,91 +39,36 @@ struct conntrack_settings {
 	bool tcp_be_liberal;          /* set nf_conntrack_tcp_be_liberal=1 */
 };
 
-/* Settings that a KubeProxyConfiguration sets unless a flag did (given). */
-enum option_given {
-	GIVEN_HOSTNAME = 1u << 0,
-	GIVEN_NODE_IP = 1u << 1,
-	GIVEN_CLUSTER_CIDR = 1u << 2,
-	GIVEN_MASQ_ALL = 1u << 3,
-	GIVEN_NODEPORT_ADDRS = 1u << 4,
-	GIVEN_LOCALHOST_NODEPORTS = 1u << 5,
-	GIVEN_MASQ_BIT = 1u << 6,
-	GIVEN_MIN_SYNC = 1u << 7,
-	GIVEN_SYNC = 1u << 8,
-	GIVEN_HEALTHZ = 1u << 9,
-	GIVEN_METRICS = 1u << 10,
-	GIVEN_DETECT_LOCAL = 1u << 11,
-	GIVEN_BRIDGE = 1u << 12,
-	GIVEN_IFACE_PREFIX = 1u << 13,
-	GIVEN_OOM = 1u << 14,
-	GIVEN_CT_MAX_PER_CORE = 1u << 15,
-	GIVEN_CT_MIN = 1u << 16,
-	GIVEN_CT_ESTABLISHED = 1u << 17,
-	GIVEN_CT_CLOSE_WAIT = 1u << 18,
-	GIVEN_CT_LIBERAL = 1u << 19,
-	GIVEN_CT_UDP = 1u << 20,
-	GIVEN_CT_UDP_STREAM = 1u << 21,
-	GIVEN_HARD_FAIL = 1u << 22,
-	GIVEN_VERBOSE = 1u << 23,
-	GIVEN_KUBECONFIG = 1u << 24,
-};
-
-/* Defaults of the daemon's options (kube-proxy's), for the daemon and
- * --help alike.  The backend's (lock, waits, retries) are in backend.h. */
-#define OPT_DEFAULT_MIN_SYNC_PERIOD "1s"
-#define OPT_DEFAULT_SYNC_PERIOD "30s"
-#define OPT_DEFAULT_HEALTHZ_BIND "0.0.0.0:10256" /* kube-proxy's (docs/operations.md: why) */
-#define OPT_DEFAULT_METRICS_BIND "127.0.0.1:10249"
-
-/* Everything the command line says.  Owned arrays are freed by options_done(). */
-struct svcnat_options {
-	enum svcnat_mode mode;
-	int verbose;                  /* 0 info, 1+ debug */
-	char **configs;               /* --config, in order (registration order = precedence) */
+/*
+ * What the pipeline reads, plans and writes: built by the command line
+ * (cli/config.h) from the options, whose strings and arrays it borrows.
+ */
+struct pipeline_config {
+	char *const *configs;         /* the services files and directories, in order
+				       * (registration order = precedence) */
 	size_t n_configs;
-	char *hostname;               /* --hostname or the machine's (lowercased) */
-	char *zone;                   /* --zone */
-	struct plan_settings plan;    /* owns node_ips, cluster_cidrs, nodeport_addresses */
-	bool node_ips_given;          /* --node-ip was given (else learnt from the system) */
-	struct backend_options backend;
-	bool set_sysctls;             /* --set-sysctls: turn on ip_forward / route_localnet */
-	/* daemon (issue 5) */
-	/* NULL = the OPT_DEFAULT_ above */
-	char *min_sync_period;        /* kube-proxy duration text */
-	char *sync_period;
-	char *healthz_bind_address;   /* "" = off */
-	char *metrics_bind_address;   /* "" = off */
-	bool allow_insecure_config;
-	/* etcd (issue 6) */
-	char *etcd_endpoints;         /* comma-separated URLs, NULL = no etcd source */
-	char *etcd_prefix;            /* default /registry */
-	char *etcd_cacert;
-	char *etcd_cert;
-	char *etcd_key;
-	/* Kubernetes API (issue 15) */
-	char *kubeconfig;             /* --kubeconfig FILE */
-	char *master;                 /* --master URL */
-	bool kube;                    /* follow the API (kubeconfig, master or in-cluster) */
-	char **args;                  /* positional arguments (etcd-load FILE) */
-	size_t n_args;
-	/* kube-proxy drop-in (issue 16) */
-	char *kp_config;              /* the --config that is a KubeProxyConfiguration */
-	unsigned given;               /* enum option_given: set by a flag */
-	bool nodeport_primary;        /* --nodeport-addresses primary, still to resolve
-				       * (from the API's Node: pipeline_set_node) */
-	char *pod_bridge_interface;   /* plan.pod_bridge_interface points here */
-	char *pod_interface_prefix;   /* plan.pod_interface_prefix points here */
-	bool bind_address_set;        /* --bind-address: the primary node IP, first */
+	const char *hostname;         /* this node's name */
+	const char *zone;             /* NULL: the Node object's (the API source) */
+	struct plan_settings plan;    /* the planner's settings as given (arrays borrowed) */
+	bool node_ips_given;          /* plan.node_ips were given: none learnt, none
+				       * taken from the Node object */
+	bool nodeport_primary;        /* plan.nodeport_addresses lack the node's
+				       * "primary" IP, to take from the Node object */
+	bool bind_address_set;        /* bind_address: the primary node IP, first */
 	struct ipaddr bind_address;
-	bool oom_score_adj_set;
-	int oom_score_adj;            /* --oom-score-adj, [-1000, 1000] */
+	struct backend_options backend;
+	bool set_sysctls;             /* turn on ip_forward / route_localnet */
 	struct conntrack_settings conntrack;
-	bool bind_address_hard_fail;  /* a health or metrics server that cannot
-				       * listen is fatal (else logged, skipped) */
+	enum file_mode_check file_mode; /* for every file that decides what is programmed */
+	bool kube;                    /* list the API server in pipeline_read_sources() */
+	const char *kubeconfig;       /* NULL: --master or in-cluster */
+	const char *master;
+	bool keep_plans;              /* plans are made again and again: keep the chain
+				       * names and each family's plan between syncs */
+	bool sync_once;               /* one sync only: the merged and resolved state
+				       * is freed once planned */
+	const char *no_net_admin;     /* the error without CAP_NET_ADMIN */
 };
-
-void options_init(struct svcnat_options *o);
-void options_done(struct svcnat_options *o);
 
 struct sync_report {
 	struct plan_stats plan;        /* the IPv4 plan's */
@@ -159,20 +93,16 @@ struct sync_report {
 struct pipeline;
 
 /*
- * Create the pipeline: registers one merge source per --config (named by
- * its path), in order.  Does not read anything yet.  0 or -errno.
+ * Create the pipeline: registers one merge source per c->configs (named by
+ * its path), in order.  Does not read anything yet.  c is borrowed and
+ * must outlive the pipeline.  0, -EEXIST (a path given twice, in d) or
+ * -errno.
  */
-int pipeline_new(const struct svcnat_options *o, struct pipeline **ret, struct diag_list *d);
+int pipeline_new(const struct pipeline_config *c, struct pipeline **ret, struct diag_list *d);
 void pipeline_free(struct pipeline *p);
 
-/* The config-safety rule for every file that decides what svcnat programs
- * or whom it trusts (services files, kubeconfig and the files it names):
- * refused where svcnat writes rules (the daemon, --once), warned about in
- * the other modes, taken with --allow-insecure-config. */
-enum file_mode_check pipeline_file_mode(const struct svcnat_options *o);
-
 /*
- * Read --config number i and SET its items into the merge engine.  When the
+ * Read configs[i] and SET its items into the merge engine.  When the
  * path is rejected whole (-EINVAL, -EFBIG, -ENOENT, -EPERM, ...) the source
  * keeps its previous content and the error is returned.  Otherwise returns
  * the number of files (of a directory) rejected whole, which keep their
@@ -184,7 +114,7 @@ int pipeline_read_source(struct pipeline *p, size_t i, struct diag_list *d);
 
 /*
  * pipeline_read_source() in two steps, for a daemon that reads off its loop
- * thread: _load reads and decodes --config number i into its file source
+ * thread: _load reads and decodes configs[i] into its file source
  * (it touches nothing else of p, so it may run on another thread while the
  * caller leaves that source alone); same returns.  _commit hands the
  * merge engine what changed since the last commit (loop thread): the first
@@ -193,10 +123,10 @@ int pipeline_read_source(struct pipeline *p, size_t i, struct diag_list *d);
  */
 int pipeline_source_load(struct pipeline *p, size_t i, struct diag_list *d);
 int pipeline_source_commit(struct pipeline *p, size_t i);
-/* Whether --config number i has said everything once: read with no file
+/* Whether configs[i] has said everything once: read with no file
  * lacking content (see file_source_complete()). */
 bool pipeline_source_complete(const struct pipeline *p, size_t i);
-/* What --config number i's last load read (files, files read again,
+/* What configs[i]'s last load read (files, files read again,
  * their objects); NULL for no such source.  Borrowed. */
 struct file_source_stats;
 const struct file_source_stats *pipeline_source_stats(const struct pipeline *p, size_t i);
@@ -206,7 +136,7 @@ void pipeline_source_reread_all(struct pipeline *p, size_t i);
 /*
  * All of them, then pipeline_take_conflicts(); reads every source and
  * returns the first error, or > 0 if some file was rejected whole, or 0.
- * With the API source (o->kube), it is listed once too (kube_list_once():
+ * With the API source (c->kube), it is listed once too (kube_list_once():
  * -ENOTCONN when the server cannot be listed, -EINVAL for a wrong kubeconfig).
  */
 int pipeline_read_sources(struct pipeline *p, struct diag_list *d);
@@ -282,7 +212,7 @@ const struct plan_settings *pipeline_settings(const struct pipeline *p);
  */
 struct merge *pipeline_merge(struct pipeline *p);
 
-/* Empty --config number i (its file is gone): its items are removed at the
+/* Empty configs[i] (its file is gone): its items are removed at the
  * next flush.  0 or -errno. */
 int pipeline_clear_source(struct pipeline *p, size_t i);
 
@@ -305,13 +235,14 @@ int pipeline_plan(struct pipeline *p, struct ruleset *ret[PLAN_NFAMILIES],
 int pipeline_plan_family(struct pipeline *p, int family, bool dual_stack, struct ruleset **ret,
 			 struct plan_stats *st, struct diag_list *d);
 
-/* Create the backend if needed (checks CAP_NET_ADMIN first). */
+/* Create the backend if needed.  Without CAP_NET_ADMIN: -EPERM, with
+ * c->no_net_admin in d. */
 int pipeline_backend(struct pipeline *p, struct backend **ret, struct diag_list *d);
 
 /*
  * Create the backend if needed, plan and apply to the kernel.  On failure
  * the kernel keeps the previous rules.  rep (may be NULL) is filled as far
- * as the sync got.  0 or -errno.  In MODE_ONCE the merged and
+ * as the sync got.  0 or -errno.  With c->sync_once the merged and
  * resolved state is freed once planned (the write's peak memory is then
  * its own): such a pipeline syncs once.
  */
@@ -333,15 +264,11 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 
 /*
  * Check the sysctls the data path needs and warn (in d) when one is off;
- * with o->set_sysctls, turn them on.  Then write the conntrack settings
+ * with c->set_sysctls, turn them on.  Then write the conntrack settings
  * given (--conntrack-*, conntrack: in a KubeProxyConfiguration) as
  * kube-proxy does: a failure is an error (-errno), except nf_conntrack_max
  * read-only outside the host's namespace (a warning).  0 or -errno.
  */
 int pipeline_check_sysctls(struct pipeline *p, struct diag_list *d);
-
-/* --oom-score-adj: write /proc/self/oom_score_adj (a failure is a warning
- * in d, as kube-proxy only logs it).  Returns 0. */
-int pipeline_set_oom_score(const struct svcnat_options *o, struct diag_list *d);
 
 #endif

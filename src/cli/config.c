@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <string.h>
+
+#include "cli/config.h"
+
+enum file_mode_check config_file_mode(const struct svcnat_options *o)
+{
+	if (o->allow_insecure_config)
+		return FILE_MODE_IGNORE;
+	return o->mode == MODE_DAEMON || o->mode == MODE_ONCE ? FILE_MODE_REFUSE : FILE_MODE_WARN;
+}
+
+/* What to say when the backend cannot be created without CAP_NET_ADMIN. */
+static const char *no_net_admin(enum svcnat_mode mode)
+{
+	switch (mode) {
+	case MODE_DIFF:
+		return "reading the kernel's iptables rules needs CAP_NET_ADMIN: "
+		       "run svcnat --diff as root";
+	case MODE_CLEANUP:
+		return "removing iptables rules needs CAP_NET_ADMIN: run svcnat as root";
+	default:
+		return "writing iptables rules needs CAP_NET_ADMIN: run svcnat as root "
+		       "(or use --dry-run, which needs no privileges)";
+	}
+}
+
+void config_pipeline(const struct svcnat_options *o, struct pipeline_config *ret)
+{
+	*ret = (struct pipeline_config){
+		.configs = o->configs,
+		.n_configs = o->n_configs,
+		.hostname = o->hostname,
+		.zone = o->zone,
+		.plan = o->plan,
+		.node_ips_given = o->node_ips_given,
+		.nodeport_primary = o->nodeport_primary,
+		.bind_address_set = o->bind_address_set,
+		.bind_address = o->bind_address,
+		.backend = o->backend,
+		.set_sysctls = o->set_sysctls,
+		.conntrack = o->conntrack,
+		.file_mode = config_file_mode(o),
+		.kube = o->kube,
+		.kubeconfig = o->kubeconfig,
+		.master = o->master,
+		/* The daemon plans again and again: it keeps the chain names
+		 * and plans between syncs. */
+		.keep_plans = o->mode == MODE_DAEMON,
+		.sync_once = o->mode == MODE_ONCE,
+		.no_net_admin = no_net_admin(o->mode),
+	};
+}
+
+void config_daemon(const struct svcnat_options *o, struct daemon_config *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	config_pipeline(o, &ret->pipeline);
+	ret->kp_config = o->kp_config;
+	ret->min_sync_period = o->min_sync_period ? o->min_sync_period : OPT_DEFAULT_MIN_SYNC_PERIOD;
+	ret->sync_period = o->sync_period ? o->sync_period : OPT_DEFAULT_SYNC_PERIOD;
+	ret->healthz_bind_address =
+		o->healthz_bind_address ? o->healthz_bind_address : OPT_DEFAULT_HEALTHZ_BIND;
+	ret->metrics_bind_address =
+		o->metrics_bind_address ? o->metrics_bind_address : OPT_DEFAULT_METRICS_BIND;
+	ret->bind_address_hard_fail = o->bind_address_hard_fail;
+	ret->etcd_endpoints = o->etcd_endpoints;
+	ret->etcd_prefix = o->etcd_prefix;
+	ret->etcd_cacert = o->etcd_cacert;
+	ret->etcd_cert = o->etcd_cert;
+	ret->etcd_key = o->etcd_key;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The options as the layers below the command line take them: the
+ * pipeline's and the daemon's configurations.  They borrow o's strings and
+ * arrays: o must outlive them.
+ */
+#ifndef SVCNAT_CLI_CONFIG_H
+#define SVCNAT_CLI_CONFIG_H
+
+#include "cli/options.h"
+#include "daemon/daemon.h"
+
+/*
+ * The config-safety rule for every file that decides what svcnat programs
+ * or whom it trusts (services files, kubeconfig and the files it names):
+ * refused where svcnat writes rules (the daemon, --once), warned about in
+ * the other modes, taken with --allow-insecure-config.
+ */
+enum file_mode_check config_file_mode(const struct svcnat_options *o);
+
+/* The pipeline's configuration for o's mode. */
+void config_pipeline(const struct svcnat_options *o, struct pipeline_config *ret);
+
+/* The daemon's, with kube-proxy's defaults for what o leaves unset. */
+void config_daemon(const struct svcnat_options *o, struct daemon_config *ret);
+
+#endif
