@@ -257,9 +257,12 @@ static bool wire_varint(const uint8_t **p, const uint8_t *e, uint64_t *ret)
 static bool wire_has_nul(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len,
 			 unsigned depth)
 {
-	const uint8_t *e = p + len;
+	const uint8_t *e;
 	uint64_t key, n;
 
+	if (!p) /* an envelope without raw bytes: an empty message */
+		return false;
+	e = p + len;
 	while (p < e) {
 		const ProtobufCFieldDescriptor *f;
 
