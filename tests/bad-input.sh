@@ -18,6 +18,12 @@
 # and 100,000 '['; over 1 MiB; world-writable files).  YAML bombs and
 # FIFOs must end within BOUND_SECONDS and BOUND_KB of memory (bomb-like
 # cases: /usr/bin/time's maximum RSS).
+# And the etcd TLS options (etcd-OPTION-KIND: --etcd-cacert, --etcd-cert or
+# --etcd-key as a FIFO, a directory, a file over 1 MiB), with a TCP
+# listener at the etcd URL that accepts and never answers (so a TLS
+# handshake would begin and libcurl would open the file): `svcnat
+# etcd-load` in part 1 ("== etcd-load"), the daemon's start in part 2
+# ("== daemon": exit 2 before any rule is written).
 #
 #  1. `svcnat --dry-run --config CASE`: the exit code and the whole of
 #     standard error must be what tests/data/bad/EXPECTED says (run from
@@ -139,7 +145,56 @@ contexts: [{name: x, context: {cluster: c, user: u}}]
 	chmod 0666 kc-world-writable.yaml
 	{ printf '%s%s\nx: ' "$ctx" "$cl"; awk 'BEGIN { for (i = 0; i < 60000; i++) printf "{a: "; print "1" }'; } \
 		>kc-deep-maps.yaml
+
+	# The etcd TLS files (etcd-OPTION-KIND cases: run_case picks the files).
+	mkfifo tls.fifo
+	mkdir tls-dir
+	truncate -s $((1024 * 1024 + 1)) tls-big.pem
+	# A real pair: libcurl would load the certificate, then open the key.
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+		-subj /CN=svcnat-bad-input -keyout tls-good.key -out tls-good.crt >/dev/null 2>&1 ||
+		{ echo "FAIL: openssl cannot make a certificate" >&2; exit 1; }
+	printf '{"Services":[{"Name":"a","Port":80}]}' >etcd-load.json
 	cd - >/dev/null || exit 1
+}
+
+# A TCP listener for the etcd URL: it accepts and holds every connection,
+# never answering (bounded: it exits after 15 minutes).
+LISTENER=
+start_listener() {
+	[ -n "${BAD_IN_NS:-}" ] && ip link set lo up
+	python3 -c '
+import signal, socket, sys
+signal.alarm(900)
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(64)
+print(s.getsockname()[1], flush=True)
+held = []
+while True:
+    held.append(s.accept()[0])
+' >"$TMP/listener.port" &
+	LISTENER=$!
+	trap 'kill "$LISTENER" 2>/dev/null; chmod -R u+rwx "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
+	for _ in $(seq 1 100); do
+		[ -s "$TMP/listener.port" ] && break
+		sleep 0.1
+	done
+	ETCD_URL=https://127.0.0.1:$(cat "$TMP/listener.port")
+	[ -s "$TMP/listener.port" ] || { echo "FAIL: the TCP listener did not start" >&2; exit 1; }
+}
+
+# etcd_args NAME: the TLS options of case etcd-OPTION-KIND.
+etcd_args() {
+	local opt=${1#etcd-} kind file
+	kind=${opt#*-}
+	opt=${opt%%-*}
+	case $kind in fifo) file=tls.fifo ;; dir) file=tls-dir ;; big) file=tls-big.pem ;; esac
+	case $opt in
+	cacert) echo "--etcd-cacert $file" ;;
+	cert) echo "--etcd-cert $file --etcd-key tls-good.key" ;;
+	key) echo "--etcd-cert tls-good.crt --etcd-key $file" ;;
+	esac
 }
 
 RUNTIME_CASES="fifo.json dev-zero.json loop.json dangling.json proc-mem.json missing.json
@@ -148,7 +203,9 @@ RUNTIME_CASES="fifo.json dev-zero.json loop.json dangling.json proc-mem.json mis
 	kp-world-writable.yaml kp-deep-maps.yaml kp-deep-brackets.yaml kp-big.yaml
 	kc-fifo.yaml kc-token-fifo.yaml kc-token-world-writable.yaml kc-key-fifo.yaml
 	kc-ca-fifo.yaml kc-ca-dev-zero.yaml kc-ca-dir.yaml kc-ca-world-writable.yaml
-	kc-world-writable.yaml kc-deep-maps.yaml"
+	kc-world-writable.yaml kc-deep-maps.yaml
+	etcd-cacert-fifo etcd-cacert-dir etcd-cacert-big etcd-cert-fifo etcd-cert-dir etcd-cert-big
+	etcd-key-fifo etcd-key-dir etcd-key-big"
 
 # run_case MODE DIR NAME: "== MODE NAME exit RC" and the stderr, to stdout;
 # a bomb-like case past its bounds is also named in $TMP/bounds.
@@ -170,15 +227,36 @@ run_case() {
 		;;
 	esac
 	rm -f "$TMP/rss"
-	(cd "$dir" && "${runas[@]}" "${measure[@]}" timeout "$limit" "$bin" "--$mode" "$flag" "$name" \
-		"${SETTINGS[@]}" $([ "$mode" = once ] && echo "${ONCE[@]}") \
-		>"$TMP/out" 2>"$TMP/err")
+	case $name in
+	etcd-*)
+		# Started at the first etcd case, in part 1: lo comes up only
+		# then (the kubeconfig cases before ran with it down, as
+		# EXPECTED says).
+		[ -n "$LISTENER" ] || start_listener
+		# shellcheck disable=SC2046
+		if [ "$mode" = once ]; then
+			mode=daemon
+			# -k: a daemon blocked in open() has TERM blocked too.
+			(cd "$dir" && "${measure[@]}" timeout -k 5 "$limit" "$bin" --etcd-endpoints "$ETCD_URL" \
+				$(etcd_args "$name") "${SETTINGS[@]}" "${ONCE[@]}" >"$TMP/out" 2>"$TMP/err")
+		else
+			mode=etcd-load
+			(cd "$dir" && "${measure[@]}" timeout "$limit" "$bin" etcd-load --etcd-endpoints \
+				"$ETCD_URL" $(etcd_args "$name") etcd-load.json >"$TMP/out" 2>"$TMP/err")
+		fi
+		;;
+	*)
+		(cd "$dir" && "${runas[@]}" "${measure[@]}" timeout "$limit" "$bin" "--$mode" "$flag" \
+			"$name" "${SETTINGS[@]}" $([ "$mode" = once ] && echo "${ONCE[@]}") \
+			>"$TMP/out" 2>"$TMP/err")
+		;;
+	esac
 	rc=$?
 	# time(1) says so when the command failed: only the last line is the RSS.
 	if [ -s "$TMP/rss" ] && [ "$(tail -n 1 "$TMP/rss")" -gt "$BOUND_KB" ]; then
 		echo "$mode $name: $(tail -n 1 "$TMP/rss") KB, over $BOUND_KB KB" >>"$TMP/bounds"
 	fi
-	[ "$rc" = 124 ] && echo "$mode $name: still running after $limit s" >>"$TMP/bounds"
+	case $rc in 124 | 137) echo "$mode $name: still running after $limit s" >>"$TMP/bounds" ;; esac
 	echo "== $mode $name exit $rc"
 	# libcurl's text for a refused connection holds the milliseconds it took.
 	sed -E 's/ after [0-9]+ ms:/ after N ms:/' "$TMP/err"

@@ -313,6 +313,7 @@ static int run_etcd_load(const struct svcnat_options *o, struct diag_list *d)
 		.cacert = o->etcd_cacert,
 		.cert = o->etcd_cert,
 		.key = o->etcd_key,
+		.mode = config_file_mode(o),
 	};
 	int r;
 

@@ -161,6 +161,17 @@ char *diag_format(const struct diag *d)
 	return r < 0 ? NULL : s;
 }
 
+void diag_list_each_line(const struct diag_list *l, void (*fn)(const char *line, void *userdata),
+			 void *userdata)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		_cleanup_free_ char *line = diag_format(&l->items[i]);
+
+		if (line)
+			fn(line, userdata);
+	}
+}
+
 static const char *level_prefix(enum diag_level level)
 {
 	switch (level) {

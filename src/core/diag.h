@@ -54,6 +54,10 @@ int diag_list_move_new(struct diag_list *dst, struct diag_list *src, size_t from
 size_t diag_count(const struct diag_list *l, enum diag_level level);
 /* Format one record as its one-line text (no newline) into a new string. */
 char *diag_format(const struct diag *d);
+/* Call fn with each record's diag_format() line, in order (a record that
+ * cannot be formatted, out of memory, is skipped). */
+void diag_list_each_line(const struct diag_list *l, void (*fn)(const char *line, void *userdata),
+			 void *userdata);
 /* Print every record, one per line, prefixed "error: "/"warning: "/"note: ". */
 void diag_list_print(const struct diag_list *l, FILE *f);
 

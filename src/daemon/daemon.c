@@ -1051,6 +1051,7 @@ static int setup_etcd(struct daemon *dm)
 		.cacert = dm->o->etcd_cacert,
 		.cert = dm->o->etcd_cert,
 		.key = dm->o->etcd_key,
+		.mode = dm->o->pipeline.file_mode,
 	};
 	struct diag_list d;
 	int r;

@@ -5,7 +5,8 @@
  *   EVENT <name> <message>        for every source event
  *   STATE rev=R services=N slices=M [list]   after every merged change
  * where list is "S ns/name:port ... E ns/name:ip,ip ..." when N+M <= 50.
- * SIGUSR1 prints a STATUS line (etcd_source_get_status).  Runs until
+ * SIGUSR1 prints a STATUS line (etcd_source_get_status), SIGHUP reads
+ * everything again on a new connection (etcd_source_resync).  Runs until
  * SIGTERM/SIGINT.
  *
  * usage: etcd-follow URL[,URL...] [PREFIX [CACERT CERT KEY]]  ("" = unset)
@@ -96,6 +97,10 @@ static int on_signal(struct loop *l, int fd, uint32_t events, void *userdata)
 		       st.rejected, st.last_read_usec / 1000, st.endpoint, st.last_error);
 		return 0;
 	}
+	if (si.ssi_signo == SIGHUP) {
+		(void)etcd_source_resync(c->src);
+		return 0;
+	}
 	loop_quit(l, 0);
 	return 0;
 }
@@ -118,10 +123,12 @@ int main(int argc, char **argv)
 	o.cacert = argc > 3 && *argv[3] ? argv[3] : NULL;
 	o.cert = argc > 4 && *argv[4] ? argv[4] : NULL;
 	o.key = argc > 5 && *argv[5] ? argv[5] : NULL;
+	o.mode = FILE_MODE_REFUSE;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGUSR1);
+	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	c.m = merge_new();

@@ -286,6 +286,12 @@ if command -v openssl >/dev/null; then
 		ECTL_ENDPOINTS=$tls_url ectl --cacert "$pki/ca.pem" --cert "$pki/client.pem" \
 			--key "$pki/client.key" "$@"
 	}
+	# follow_tls LOG CACERT CERT KEY: etcd-follow on the TLS member, as FPID.
+	follow_tls() {
+		ip netns exec "$(ns_name n1)" "$FOLLOW" "$tls_url" /custom "$2" "$3" "$4" >"$1" 2>&1 &
+		FPID=$!
+		E2E_BG_PIDS+=($FPID)
+	}
 	for _ in $(seq 1 100); do
 		tls_ectl endpoint health >/dev/null 2>&1 && break
 		sleep 0.2
@@ -297,10 +303,7 @@ if command -v openssl >/dev/null; then
 		--etcd-key "$pki/client.key" "$top_srcdir/contrib/examples/original.json" \
 		>"$E2E_TMP/load-tls.out" 2>&1 || fail "etcd-load over TLS: $(cat "$E2E_TMP/load-tls.out")"
 	LOGT=$E2E_TMP/follow-tls.log
-	ip netns exec "$(ns_name n1)" "$FOLLOW" "$tls_url" /custom "$pki/ca.pem" "$pki/client.pem" \
-		"$pki/client.key" >"$LOGT" 2>&1 &
-	FPID=$!
-	E2E_BG_PIDS+=($FPID)
+	follow_tls "$LOGT" "$pki/ca.pem" "$pki/client.pem" "$pki/client.key"
 	wait_for "$LOGT" '^STATE .*S:default/tls:8443' 20
 	expect_state "$LOGT" S:default/tls:8443 S:default/nodejs:10000 '!S:default/web'
 	tls_ectl del /custom/services/specs/default/tls >/dev/null || fail "del over TLS"
@@ -311,9 +314,7 @@ if command -v openssl >/dev/null; then
 	for args in "$pki/ca.pem||" "$pki/other.pem|$pki/client.pem|$pki/client.key"; do
 		LOGB=$E2E_TMP/follow-tls-bad.log
 		IFS='|' read -r ca cert key <<<"$args"
-		ip netns exec "$(ns_name n1)" "$FOLLOW" "$tls_url" /custom "$ca" "$cert" "$key" >"$LOGB" 2>&1 &
-		FPID=$!
-		E2E_BG_PIDS+=($FPID)
+		follow_tls "$LOGB" "$ca" "$cert" "$key"
 		wait_for "$LOGB" '^EVENT disconnected' 20
 		sleep 0.5
 		grep -q '^STATE\|^EVENT synced' "$LOGB" && fail "TLS without valid credentials was accepted: $(cat "$LOGB")"
@@ -321,6 +322,54 @@ if command -v openssl >/dev/null; then
 		wait "$FPID" 2>/dev/null
 		say "TLS refused as it should: $(grep -m1 '^EVENT disconnected' "$LOGB" | cut -c1-160)"
 	done
+	# Rotation: svcnat reads the files itself and again before a new
+	# connection when they changed.  A client certificate of the wrong CA
+	# is refused; the right pair renamed into place is used at the next
+	# attempt, without a restart.  Then the key swapped for a FIFO: the
+	# next connection (SIGHUP: a resync) keeps the pair read before and
+	# says so, and the loop still answers (SIGUSR1).
+	(
+		cd "$pki" || exit 1
+		openssl req -newkey rsa:2048 -nodes -subj /CN=svcnat-other -keyout wrong.key -out wrong.csr
+		openssl x509 -req -in wrong.csr -CA other.pem -CAkey other.key -CAcreateserial -days 2 \
+			-out wrong.pem
+	) >>"$E2E_TMP/openssl.log" 2>&1 || fail "openssl: $(tail -n 5 "$E2E_TMP/openssl.log")"
+	rot=$E2E_TMP/rot
+	mkdir -p "$rot"
+	chmod 0700 "$rot"
+	cp "$pki/ca.pem" "$rot/ca.pem"
+	cp "$pki/wrong.pem" "$rot/client.pem"
+	cp "$pki/wrong.key" "$rot/client.key"
+	LOGR=$E2E_TMP/follow-rotate.log
+	follow_tls "$LOGR" "$rot/ca.pem" "$rot/client.pem" "$rot/client.key"
+	wait_for "$LOGR" '^EVENT disconnected' 20
+	grep -q '^EVENT synced' "$LOGR" && fail "a certificate of the wrong CA was accepted: $(cat "$LOGR")"
+	cp "$pki/client.key" "$rot/client.key.new"
+	cp "$pki/client.pem" "$rot/client.pem.new"
+	mv "$rot/client.key.new" "$rot/client.key"
+	mv "$rot/client.pem.new" "$rot/client.pem"
+	wait_for "$LOGR" '^EVENT synced' 30
+	wait_for "$LOGR" '^STATE .*S:default/nodejs:10000' 20
+	say "rotation: the renamed certificate was used at the next attempt ($(grep -c '^EVENT \(disconnected\|retry\)' "$LOGR") refused before)"
+	rm "$rot/client.key"
+	mkfifo -m 0600 "$rot/client.key"
+	kill -HUP "$FPID"
+	wait_for "$LOGR" '^EVENT diag --etcd-key: .*client.key: not a regular file \(a FIFO\) \(keeping what was read before\)' 20
+	for _ in $(seq 1 100); do
+		[ "$(grep -c '^EVENT synced' "$LOGR")" -ge 2 ] && break
+		sleep 0.1
+	done
+	[ "$(grep -c '^EVENT synced' "$LOGR")" -ge 2 ] ||
+		fail "no full read after the key became a FIFO: $(tail -n 5 "$LOGR")"
+	for _ in $(seq 1 20); do
+		status_of "$FPID" "$LOGR" | grep -q 'connected=1' && break
+		sleep 0.2
+	done
+	grep '^STATUS' "$LOGR" | tail -n 1 | grep -q 'connected=1' ||
+		fail "the source is not connected with the key read before: $(grep '^STATUS' "$LOGR" | tail -n 1)"
+	kill "$FPID"
+	wait "$FPID" 2>/dev/null
+	say "rotation: a key swapped for a FIFO was refused, the pair read before kept (loop answering)"
 	say "TLS with client certificates and --etcd-prefix /custom: followed, etcd-load wrote"
 fi
 

@@ -13,11 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "core/merge.h"
 #include "sources/etcd/etcd.h"
+#include "sources/etcd/etcdcurl.h"
 #include "sources/etcd/etcdstore.h"
 #include "sources/etcd/etcdwire.h"
 #include "sources/net/base64.h"
@@ -341,18 +344,169 @@ static void test_endpoints_and_options(void **state)
 	o.endpoints = "http://a:2379";
 	assert_int_equal(etcd_options_check(&o, &d), 0);
 	assert_int_equal(d.n, 0);
-	o.cert = "/etc/c.pem";
+	o.cert = "/nonexistent/c.pem";
 	o.prefix = "registry";
 	assert_int_equal(etcd_options_check(&o, &d), -EINVAL);
-	assert_int_equal(d.n, 2);
+	assert_int_equal(d.n, 3);
 	assert_string_equal(d.items[0].field, "--etcd-prefix");
 	assert_string_equal(d.items[1].field, "--etcd-key");
+	assert_string_equal(d.items[2].source, "--etcd-cert");
 	o.endpoints = "localhost:2379";
 	o.prefix = NULL;
-	o.key = "/etc/k.pem";
+	o.cert = NULL;
 	assert_int_equal(etcd_options_check(&o, &d), -EINVAL);
-	assert_string_equal(d.items[2].field, "--etcd-endpoints");
+	assert_string_equal(d.items[3].field, "--etcd-endpoints");
 	diag_list_done(&d);
+}
+
+/* ---- the TLS files: read by svcnat, safely, and again when they change ---- */
+
+struct tls_fx {
+	char dir[64];
+	char ca[96], cert[96], key[96];
+};
+
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void tls_fx_init(struct tls_fx *x)
+{
+	snprintf(x->dir, sizeof(x->dir), "/tmp/test-etcd-tls.XXXXXX");
+	assert_non_null(mkdtemp(x->dir));
+	snprintf(x->ca, sizeof(x->ca), "%s/ca.pem", x->dir);
+	snprintf(x->cert, sizeof(x->cert), "%s/c.pem", x->dir);
+	snprintf(x->key, sizeof(x->key), "%s/k.pem", x->dir);
+	put(x->ca, "CA1\n");
+	put(x->cert, "CERT1\n");
+	put(x->key, "KEY1\n");
+}
+
+static void tls_fx_done(struct tls_fx *x)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", x->dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* One wrong file as one option: refused at once (no open of a FIFO, no
+ * read of a huge file) with one line naming the option and the file. */
+static void expect_refused(const struct tls_fx *x, const char *which, const char *path,
+			   const char *why)
+{
+	struct etcd_options o = { .endpoints = "https://198.18.250.1:2379",
+				  .mode = FILE_MODE_REFUSE };
+	struct etcd_conn c;
+	struct diag_list d;
+
+	/* The other files good (cert and key go together). */
+	o.cacert = streq(which, "--etcd-cacert") ? path : x->ca;
+	o.cert = streq(which, "--etcd-cert") ? path : x->cert;
+	o.key = streq(which, "--etcd-key") ? path : x->key;
+	diag_list_init(&d);
+	assert_int_equal(etcd_conn_init(&c, &o, &d), -EINVAL);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(d.items[0].level, DIAG_ERROR);
+	assert_string_equal(d.items[0].source, which);
+	if (!strstr(d.items[0].msg, path) || !strstr(d.items[0].msg, why))
+		fail_msg("%s %s: '%s' lacks '%s'", which, path, d.items[0].msg, why);
+	diag_list_done(&d);
+}
+
+static void test_tls_files_refused(void **state)
+{
+	static const char *const opts[] = { "--etcd-cacert", "--etcd-cert", "--etcd-key" };
+	struct tls_fx x;
+	char fifo[96], dir[96], big[96], ww[96], empty[96];
+	FILE *f;
+
+	tls_fx_init(&x);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", x.dir);
+	snprintf(dir, sizeof(dir), "%s/dir", x.dir);
+	snprintf(big, sizeof(big), "%s/big", x.dir);
+	snprintf(ww, sizeof(ww), "%s/ww", x.dir);
+	snprintf(empty, sizeof(empty), "%s/empty", x.dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	f = fopen(big, "w");
+	assert_non_null(f);
+	assert_int_equal(ftruncate(fileno(f), PEMFILE_MAX_SIZE + 1), 0);
+	fclose(f);
+	put(ww, "x\n");
+	assert_int_equal(chmod(ww, 0666), 0);
+	put(empty, "");
+	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
+		expect_refused(&x, opts[i], fifo, "not a regular file (a FIFO)");
+		expect_refused(&x, opts[i], dir, "not a regular file (a directory)");
+		expect_refused(&x, opts[i], "/dev/zero", "a character device");
+		expect_refused(&x, opts[i], big, "larger than the limit");
+		expect_refused(&x, opts[i], ww, "writable by users other than its owner");
+		expect_refused(&x, opts[i], empty, "empty");
+		expect_refused(&x, opts[i], "/nonexistent/x.pem", "No such file");
+	}
+	tls_fx_done(&x);
+}
+
+static void test_tls_files_rotate(void **state)
+{
+	struct tls_fx x;
+	struct etcd_options o = { .endpoints = "https://198.18.250.1:2379",
+				  .mode = FILE_MODE_REFUSE };
+	struct etcd_conn c;
+	struct diag_list d;
+	char next[128];
+
+	tls_fx_init(&x);
+	o.cacert = x.ca;
+	o.cert = x.cert;
+	o.key = x.key;
+	diag_list_init(&d);
+	assert_int_equal(etcd_conn_init(&c, &o, &d), 0);
+	assert_int_equal(d.n, 0);
+	assert_string_equal(c.ca.data, "CA1\n");
+	assert_string_equal(c.cert.data, "CERT1\n");
+	assert_string_equal(c.key.data, "KEY1\n");
+	assert_int_equal(etcd_conn_refresh(&c, &d), 0);
+
+	/* A rotated pair (renamed into place, as kubelet and cert-manager do). */
+	snprintf(next, sizeof(next), "%s/next", x.dir);
+	put(next, "CERT2\n");
+	assert_int_equal(rename(next, x.cert), 0);
+	put(next, "KEY2-LONGER\n");
+	assert_int_equal(rename(next, x.key), 0);
+	assert_int_equal(etcd_conn_refresh(&c, &d), 1);
+	assert_int_equal(d.n, 0);
+	assert_string_equal(c.cert.data, "CERT2\n");
+	assert_string_equal(c.key.data, "KEY2-LONGER\n");
+	assert_string_equal(c.ca.data, "CA1\n");
+	assert_int_equal(etcd_conn_refresh(&c, &d), 0);
+
+	/* Swapped for a FIFO: no open, the bytes read before stay, one line. */
+	assert_int_equal(unlink(x.key), 0);
+	assert_int_equal(mkfifo(x.key, 0600), 0);
+	assert_int_equal(etcd_conn_refresh(&c, &d), -ENODEV);
+	assert_int_equal(d.n, 1);
+	assert_string_equal(d.items[0].source, "--etcd-key");
+	assert_non_null(strstr(d.items[0].msg, "a FIFO"));
+	assert_string_equal(c.key.data, "KEY2-LONGER\n");
+	/* and made writable by others: refused, kept */
+	assert_int_equal(unlink(x.key), 0);
+	put(x.key, "KEY3\n");
+	assert_int_equal(chmod(x.key, 0666), 0);
+	assert_int_equal(etcd_conn_refresh(&c, &d), -EPERM);
+	assert_string_equal(c.key.data, "KEY2-LONGER\n");
+	assert_int_equal(chmod(x.key, 0600), 0);
+	assert_int_equal(etcd_conn_refresh(&c, &d), 1);
+	assert_string_equal(c.key.data, "KEY3\n");
+	diag_list_done(&d);
+	etcd_conn_done(&c);
+	tls_fx_done(&x);
 }
 
 /* ---- the store against the real merge engine and decoders ---- */
@@ -714,6 +868,8 @@ int main(void)
 		cmocka_unit_test(test_watch_parse),
 		cmocka_unit_test(test_backoff_bounds),
 		cmocka_unit_test(test_endpoints_and_options),
+		cmocka_unit_test(test_tls_files_refused),
+		cmocka_unit_test(test_tls_files_rotate),
 		cmocka_unit_test_setup_teardown(test_store_full_read, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_store_watch_events, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_store_same_item_two_keys, fx_setup, fx_teardown),

@@ -106,7 +106,8 @@ int etcd_endpoints_parse(const char *csv, char ***ret_urls, size_t *ret_n)
 	return 0;
 }
 
-int etcd_options_check(const struct etcd_options *o, struct diag_list *d)
+/* The options' shape, without reading a file. */
+static int check_shape(const struct etcd_options *o, struct diag_list *d)
 {
 	char **urls = NULL, *prefix = NULL;
 	size_t n = 0;
@@ -139,45 +140,91 @@ int etcd_options_check(const struct etcd_options *o, struct diag_list *d)
 	return bad ? -EINVAL : 0;
 }
 
-static int dup_opt(const char *s, char **ret)
+int etcd_options_check(const struct etcd_options *o, struct diag_list *d)
 {
-	*ret = NULL;
-	if (!s || !*s)
-		return 0;
-	*ret = strdup(s);
-	return *ret ? 0 : -ENOMEM;
+	struct etcd_conn c;
+	int r;
+
+	r = etcd_conn_init(&c, o, d);
+	etcd_conn_done(&c);
+	return r;
 }
 
 void etcd_conn_done(struct etcd_conn *c)
 {
 	etcd_endpoints_free(c->urls, c->n_urls);
 	free(c->prefix);
-	free(c->cacert);
-	free(c->cert);
-	free(c->key);
+	pemfile_done(&c->ca);
+	pemfile_done(&c->cert);
+	pemfile_done(&c->key);
 	*c = (struct etcd_conn){ 0 };
+}
+
+/* The option each TLS file comes from, for messages. */
+static const char *const tls_options[] = { "--etcd-cacert", "--etcd-cert", "--etcd-key" };
+
+/* A TLS file that cannot be used is a wrong option (exit 2). */
+static int tls_read(struct etcd_conn *c, size_t i, struct pemfile *p, const char *path,
+		    struct diag_list *d)
+{
+	const struct cfgfile_who who = { tls_options[i], NULL };
+	int r;
+
+	if (!path || !*path)
+		return 0;
+	p->file = strdup(path);
+	if (!p->file)
+		return -ENOMEM;
+	r = pemfile_read(p, c->mode, &who, d);
+	return r == -ENOMEM ? r : r < 0 ? -EINVAL : 0;
 }
 
 int etcd_conn_init(struct etcd_conn *c, const struct etcd_options *o, struct diag_list *d)
 {
-	int r;
+	const char *paths[] = { o->cacert, o->cert, o->key };
+	struct pemfile *pems[] = { &c->ca, &c->cert, &c->key };
+	int r, bad;
 
-	*c = (struct etcd_conn){ 0 };
-	r = etcd_options_check(o, d);
-	if (r < 0)
+	*c = (struct etcd_conn){ .mode = o->mode };
+	r = check_shape(o, d);
+	if (r == -ENOMEM)
 		return r;
-	r = etcd_endpoints_parse(o->endpoints, &c->urls, &c->n_urls);
-	if (r >= 0)
-		r = etcd_prefix_normalize(o->prefix, &c->prefix);
-	if (r >= 0)
-		r = dup_opt(o->cacert, &c->cacert);
-	if (r >= 0)
-		r = dup_opt(o->cert, &c->cert);
-	if (r >= 0)
-		r = dup_opt(o->key, &c->key);
-	if (r < 0)
+	bad = r < 0;
+	/* Every file is read, so that each wrong one gets its line. */
+	for (size_t i = 0; i < ARRAY_SIZE(pems); i++) {
+		r = tls_read(c, i, pems[i], paths[i], d);
+		if (r == -ENOMEM) {
+			etcd_conn_done(c);
+			return r;
+		}
+		bad |= r < 0;
+	}
+	if (!bad) {
+		r = etcd_endpoints_parse(o->endpoints, &c->urls, &c->n_urls);
+		if (r >= 0)
+			r = etcd_prefix_normalize(o->prefix, &c->prefix);
+	}
+	if (bad || r < 0) {
 		etcd_conn_done(c);
-	return r;
+		return bad ? -EINVAL : r;
+	}
+	return 0;
+}
+
+int etcd_conn_refresh(struct etcd_conn *c, struct diag_list *d)
+{
+	struct pemfile *pems[] = { &c->ca, &c->cert, &c->key };
+	int r, first = 0, changed = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(pems); i++) {
+		const struct cfgfile_who who = { tls_options[i], NULL };
+
+		r = pemfile_refresh(pems[i], c->mode, &who, d);
+		if (r < 0 && !first)
+			first = r;
+		changed |= r > 0;
+	}
+	return first ? first : changed;
 }
 
 static int sockopt_cb(void *userdata, curl_socket_t fd, curlsocktype purpose)
@@ -199,6 +246,7 @@ int etcd_curl_prepare(CURL *e, const struct etcd_conn *c, const char *url, const
 	_cleanup_free_ char *full = NULL;
 	struct curl_slist *h;
 	CURLcode cc = CURLE_OK;
+	int r;
 
 	if (asprintf(&full, "%s%s", url, path) < 0)
 		return -ENOMEM;
@@ -231,16 +279,15 @@ int etcd_curl_prepare(CURL *e, const struct etcd_conn *c, const char *url, const
 	SET(CURLOPT_TCP_KEEPINTVL, (long)KEEPALIVE_INTVL_S);
 	SET(CURLOPT_SOCKOPTFUNCTION, sockopt_cb);
 	SET(CURLOPT_PROTOCOLS_STR, "http,https");
-	if (c->cacert)
-		SET(CURLOPT_CAINFO, c->cacert);
-	if (c->cert)
-		SET(CURLOPT_SSLCERT, c->cert);
-	if (c->key)
-		SET(CURLOPT_SSLKEY, c->key);
 #undef SET
-	if (cc != CURLE_OK) {
+	r = cc == CURLE_OK ? 0 : cc == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EIO;
+	/* The files as bytes (sources/file/pemfile.h): libcurl opens no path. */
+	if (r >= 0)
+		r = curlloop_set_tls(e, c->ca.data, c->ca.len, c->cert.data, c->cert.len,
+				     c->key.data, c->key.len);
+	if (r < 0) {
 		curl_slist_free_all(h);
-		return cc == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EIO;
+		return r;
 	}
 	*headers = h;
 	return 0;
@@ -333,16 +380,16 @@ static void notify(struct etcd_source *s, enum etcd_event ev, const char *fmt, .
 	s->fn(s, ev, msg, s->userdata);
 }
 
+static void diag_line(const char *line, void *userdata)
+{
+	notify(userdata, ETCD_EV_DIAG, "%s", line);
+}
+
 static void drain_diags(struct etcd_source *s)
 {
 	struct diag_list *dl = etcd_store_diags(s->store);
 
-	for (size_t i = 0; i < dl->n; i++) {
-		_cleanup_free_ char *line = diag_format(&dl->items[i]);
-
-		if (line)
-			notify(s, ETCD_EV_DIAG, "%s", line);
-	}
+	diag_list_each_line(dl, diag_line, s);
 	diag_list_done(dl);
 	diag_list_init(dl);
 }
@@ -620,10 +667,28 @@ static int start_watch(struct etcd_source *s)
 	return start_request(s, REQ_WATCH, "/v3/watch", body);
 }
 
+static void tls_kept_line(const char *line, void *userdata)
+{
+	notify(userdata, ETCD_EV_DIAG, "%s (keeping what was read before)", line);
+}
+
+/* A new connection takes the TLS files as they are now (rotation); one
+ * that cannot be used keeps the bytes read before. */
+static void refresh_tls(struct etcd_source *s)
+{
+	struct diag_list d;
+
+	diag_list_init(&d);
+	if (etcd_conn_refresh(&s->conn, &d) < 0)
+		diag_list_each_line(&d, tls_kept_line, s);
+	diag_list_done(&d);
+}
+
 static int connect_now(struct etcd_source *s)
 {
 	int r;
 
+	refresh_tls(s);
 	r = s->need_read ? start_read(s) : start_watch(s);
 	if (r < 0)
 		fail(s, "cannot start a request: %s", strerror(-r));

@@ -46,11 +46,17 @@
 #include "core/diag.h"
 #include "core/merge.h"
 #include "sources/etcd/etcdstore.h"
+#include "sources/file/cfgfile.h"
 #include "sys/loop.h"
 
 /*
  * Options, as the command line gives them; strings are borrowed (copied by
- * the functions that keep them).
+ * the functions that keep them).  The TLS files are read by svcnat
+ * (sources/file/pemfile.h: regular files of at most PEMFILE_MAX_SIZE
+ * bytes, the config-safety rule `mode`) and handed to libcurl as bytes;
+ * the source reads a file again before a new connection when it changed
+ * (certificate rotation), and keeps what it read before when the new one
+ * cannot be used (an ETCD_EV_DIAG says so).
  */
 struct etcd_options {
 	const char *endpoints; /* --etcd-endpoints "URL,URL,...": http:// or https:// */
@@ -58,11 +64,14 @@ struct etcd_options {
 	const char *cacert;    /* --etcd-cacert: CA bundle (PEM) for the members; NULL = system CAs */
 	const char *cert;      /* --etcd-cert: client certificate (PEM); NULL = none */
 	const char *key;       /* --etcd-key: client private key (PEM); NULL = none */
+	enum file_mode_check mode; /* for the three files */
 };
 
 /*
- * Check options; one diag per problem ("--etcd-endpoints: 'x' is not an
- * http:// or https:// URL").  0 or -EINVAL.
+ * Check options, reading the TLS files; one diag per problem
+ * ("--etcd-endpoints: 'x' is not an http:// or https:// URL",
+ * "--etcd-cacert: ca.pem: not a regular file (a FIFO)").  0, -EINVAL,
+ * -ENOMEM.
  */
 int etcd_options_check(const struct etcd_options *o, struct diag_list *d);
 

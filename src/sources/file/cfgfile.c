@@ -11,6 +11,18 @@
 #include "sources/file/cfgfile.h"
 #include "util.h"
 
+void cfgfile_stamp_set(struct cfgfile_stamp *s, const struct stat *st)
+{
+	*s = (struct cfgfile_stamp){ .dev = st->st_dev, .ino = st->st_ino, .size = st->st_size,
+				     .mtim = st->st_mtim };
+}
+
+bool cfgfile_stamp_eq(const struct cfgfile_stamp *s, const struct stat *st)
+{
+	return s->dev == st->st_dev && s->ino == st->st_ino && s->size == st->st_size &&
+	       s->mtim.tv_sec == st->st_mtim.tv_sec && s->mtim.tv_nsec == st->st_mtim.tv_nsec;
+}
+
 bool cfgfile_mode_insecure(const struct stat *st)
 {
 	return (st->st_mode & S_IWOTH) || ((st->st_mode & S_IWGRP) && st->st_gid != 0);
@@ -31,6 +43,14 @@ static int report(const char *path, const struct cfgfile_who *who, enum diag_lev
 	if (who && who->source)
 		return diag_add(d, level, who->source, NULL, who->field, "%s: %s", path, msg);
 	return diag_add(d, level, path, NULL, who ? who->field : NULL, "%s", msg);
+}
+
+int cfgfile_content_error(const char *path, const struct cfgfile_who *who, struct diag_list *d,
+			  const char *msg)
+{
+	int r = report(path, who, DIAG_ERROR, d, "%s", msg);
+
+	return r < 0 ? r : -EINVAL;
 }
 
 int cfgfile_check_mode(const char *path, const struct stat *st, enum file_mode_check mode,

@@ -45,6 +45,17 @@ struct cfgfile_who {
 	const char *field;
 };
 
+/* What a file was read from: a change of any is a new content. */
+struct cfgfile_stamp {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtim;
+};
+
+void cfgfile_stamp_set(struct cfgfile_stamp *s, const struct stat *st);
+bool cfgfile_stamp_eq(const struct cfgfile_stamp *s, const struct stat *st);
+
 /* Whether users other than the owner (or root's group) can write it. */
 bool cfgfile_mode_insecure(const struct stat *st);
 
@@ -82,5 +93,12 @@ const char *cfgfile_strerror(int r, const struct stat *st);
 int cfgfile_read(const char *path, size_t max, enum file_mode_check mode,
 		 const struct cfgfile_who *who, char **ret, size_t *ret_len, struct stat *ret_st,
 		 struct diag_list *d);
+
+/*
+ * One DIAG_ERROR about what path holds ("the token file is empty"), placed
+ * as cfgfile_read() places its own (who).  -EINVAL, or -ENOMEM.
+ */
+int cfgfile_content_error(const char *path, const struct cfgfile_who *who, struct diag_list *d,
+			  const char *msg);
 
 #endif

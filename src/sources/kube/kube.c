@@ -135,6 +135,11 @@ static void notify(struct kube_source *s, enum kube_source_event ev, const char 
 	s->fn(s, ev, msg, s->userdata);
 }
 
+static void diag_line(const char *line, void *userdata)
+{
+	notify(userdata, KUBE_SRC_DIAG, "%s", line);
+}
+
 static void drain_diags(struct reflector *rf)
 {
 	struct kube_source *s = rf->src;
@@ -144,12 +149,7 @@ static void drain_diags(struct reflector *rf)
 		(void)diag_list_move(s->once_diags, dl);
 		return;
 	}
-	for (size_t i = 0; i < dl->n; i++) {
-		_cleanup_free_ char *line = diag_format(&dl->items[i]);
-
-		if (line)
-			notify(s, KUBE_SRC_DIAG, "%s", line);
-	}
+	diag_list_each_line(dl, diag_line, s);
 	diag_list_done(dl);
 	diag_list_init(dl);
 }
@@ -351,13 +351,6 @@ static int sockopt_cb(void *userdata, curl_socket_t fd, curlsocktype purpose)
 	return CURL_SOCKOPT_OK;
 }
 
-static int set_blob(CURL *e, CURLoption opt, const struct kube_pem *p)
-{
-	struct curl_blob b = { .data = p->data, .len = p->len, .flags = CURL_BLOB_COPY };
-
-	return curl_easy_setopt(e, opt, &b) == CURLE_OK ? 0 : -EIO;
-}
-
 static int prepare(struct kube_source *s, struct request *q, const char *url, long timeout_ms)
 {
 	const struct kube_config *c = &s->cfg;
@@ -411,17 +404,16 @@ static int prepare(struct kube_source *s, struct request *q, const char *url, lo
 		SET(CURLOPT_SSL_VERIFYHOST, 0L);
 	}
 #undef SET
-	/* Files too are handed over as bytes (kubeconfig.h): libcurl opens
-	 * no path, which a FIFO swapped in would block on. */
-	if (cc == CURLE_OK && c->ca.data && set_blob(e, CURLOPT_CAINFO_BLOB, &c->ca) < 0)
-		cc = CURLE_UNKNOWN_OPTION;
-	if (cc == CURLE_OK && c->cert.data && set_blob(e, CURLOPT_SSLCERT_BLOB, &c->cert) < 0)
-		cc = CURLE_UNKNOWN_OPTION;
-	if (cc == CURLE_OK && c->key.data && set_blob(e, CURLOPT_SSLKEY_BLOB, &c->key) < 0)
-		cc = CURLE_UNKNOWN_OPTION;
 	if (cc != CURLE_OK)
 		return cc == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EIO;
-	return 0;
+	/* Files too are handed over as bytes (sources/file/pemfile.h). */
+	return curlloop_set_tls(e, c->ca.data, c->ca.len, c->cert.data, c->cert.len, c->key.data,
+				c->key.len);
+}
+
+static void file_kept_line(const char *line, void *userdata)
+{
+	notify(userdata, KUBE_SRC_DIAG, "api: %s (keeping what was read before)", line);
 }
 
 static void refresh_files(struct kube_source *s)
@@ -429,14 +421,8 @@ static void refresh_files(struct kube_source *s)
 	struct diag_list d;
 
 	diag_list_init(&d);
-	if (kube_config_refresh(&s->cfg, &d) < 0) {
-		for (size_t i = 0; i < d.n; i++) {
-			_cleanup_free_ char *line = diag_format(&d.items[i]);
-
-			if (line)
-				notify(s, KUBE_SRC_DIAG, "api: %s (keeping what was read before)", line);
-		}
-	}
+	if (kube_config_refresh(&s->cfg, &d) < 0)
+		diag_list_each_line(&d, file_kept_line, s);
 	diag_list_done(&d);
 }
 

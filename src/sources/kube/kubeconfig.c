@@ -22,12 +22,9 @@ void kube_config_done(struct kube_config *c)
 	free(c->origin);
 	free(c->server);
 	free(c->context);
-	free(c->ca.file);
-	free(c->ca.data);
-	free(c->cert.file);
-	free(c->cert.data);
-	free(c->key.file);
-	free(c->key.data);
+	pemfile_done(&c->ca);
+	pemfile_done(&c->cert);
+	pemfile_done(&c->key);
 	if (c->token)
 		explicit_bzero(c->token, strlen(c->token));
 	free(c->token);
@@ -67,28 +64,6 @@ static int set_server(struct kube_config *c, const char *url)
 	return c->server ? 0 : -ENOMEM;
 }
 
-static void stamp_set(struct kube_stamp *s, const struct stat *st)
-{
-	*s = (struct kube_stamp){ .dev = st->st_dev, .ino = st->st_ino, .size = st->st_size,
-				  .mtim = st->st_mtim };
-}
-
-static bool stamp_eq(const struct kube_stamp *s, const struct stat *st)
-{
-	return s->dev == st->st_dev && s->ino == st->st_ino && s->size == st->st_size &&
-	       s->mtim.tv_sec == st->st_mtim.tv_sec && s->mtim.tv_nsec == st->st_mtim.tv_nsec;
-}
-
-static int content_error(const char *path, const struct cfgfile_who *who, struct diag_list *d,
-			 const char *msg)
-{
-	int r = who && who->source
-		? diag_add(d, DIAG_ERROR, who->source, NULL, who->field, "%s: %s", path, msg)
-		: diag_add(d, DIAG_ERROR, path, NULL, NULL, "%s", msg);
-
-	return r < 0 ? r : -EINVAL;
-}
-
 /* A token file's content: surrounding whitespace dropped, as client-go
  * does.  0 or -errno with one diag (who: as cfgfile_read()). */
 static int read_token(const char *path, enum file_mode_check mode, const struct cfgfile_who *who,
@@ -106,9 +81,9 @@ static int read_token(const char *path, enum file_mode_check mode, const struct 
 	while (b < len && strchr(" \t\r\n", buf[b]))
 		b++;
 	if (b == len)
-		r = content_error(path, who, d, "the token file is empty");
+		r = cfgfile_content_error(path, who, d, "the token file is empty");
 	else if (memchr(buf + b, '\n', len - b) || strlen(buf + b) != len - b)
-		r = content_error(path, who, d, "the token file holds more than one line");
+		r = cfgfile_content_error(path, who, d, "the token file holds more than one line");
 	else if (!(*ret = strdup(buf + b)))
 		r = -ENOMEM;
 	explicit_bzero(buf, len);
@@ -123,12 +98,12 @@ int kube_config_refresh_token(struct kube_config *c, struct diag_list *d)
 
 	if (!c->token_file)
 		return 0;
-	if (stat(c->token_file, &st) == 0 && c->token && stamp_eq(&c->token_stamp, &st))
+	if (stat(c->token_file, &st) == 0 && c->token && cfgfile_stamp_eq(&c->token_stamp, &st))
 		return 0;
 	r = read_token(c->token_file, c->mode, NULL, &tok, &st, d);
 	if (r < 0)
 		return r;
-	stamp_set(&c->token_stamp, &st);
+	cfgfile_stamp_set(&c->token_stamp, &st);
 	if (c->token && streq(c->token, tok)) {
 		explicit_bzero(tok, strlen(tok));
 		free(tok);
@@ -141,57 +116,9 @@ int kube_config_refresh_token(struct kube_config *c, struct diag_list *d)
 	return 1;
 }
 
-/* A CA, certificate or key file's bytes.  0 or -errno with one diag. */
-static int read_pem(const char *file, enum file_mode_check mode, const struct cfgfile_who *who,
-		    char **ret, size_t *ret_len, struct stat *ret_st, struct diag_list *d)
-{
-	_cleanup_free_ char *buf = NULL;
-	size_t len;
-	int r;
-
-	r = cfgfile_read(file, KUBE_PEM_MAX_SIZE, mode, who, &buf, &len, ret_st, d);
-	if (r < 0)
-		return r;
-	if (!len)
-		return content_error(file, who, d, "empty: no PEM text in it");
-	if (memchr(buf, '\0', len))
-		return content_error(file, who, d, "not PEM text (it holds a NUL byte)");
-	*ret = TAKE_PTR(buf);
-	*ret_len = len;
-	return 0;
-}
-
-static void pem_set(struct kube_pem *p, char *data, size_t len, const struct stat *st)
-{
-	if (p->data)
-		explicit_bzero(p->data, p->len);
-	free(p->data);
-	p->data = data;
-	p->len = len;
-	stamp_set(&p->stamp, st);
-}
-
-/* 1 when the file's content changed, 0 when not, -errno (kept) with a diag. */
-static int refresh_pem(struct kube_config *c, struct kube_pem *p, struct diag_list *d)
-{
-	char *buf = NULL;
-	struct stat st;
-	size_t len;
-	int r;
-
-	if (!p->file || (stat(p->file, &st) == 0 && stamp_eq(&p->stamp, &st)))
-		return 0;
-	r = read_pem(p->file, c->mode, NULL, &buf, &len, &st, d);
-	if (r < 0)
-		return r;
-	r = !p->data || p->len != len || memcmp(p->data, buf, len);
-	pem_set(p, buf, len, &st);
-	return r;
-}
-
 int kube_config_refresh(struct kube_config *c, struct diag_list *d)
 {
-	struct kube_pem *pems[] = { &c->ca, &c->cert, &c->key };
+	struct pemfile *pems[] = { &c->ca, &c->cert, &c->key };
 	int r, first = 0, changed = 0;
 
 	r = kube_config_refresh_token(c, d);
@@ -199,7 +126,7 @@ int kube_config_refresh(struct kube_config *c, struct diag_list *d)
 		first = r;
 	changed |= r > 0;
 	for (size_t i = 0; i < ARRAY_SIZE(pems); i++) {
-		r = refresh_pem(c, pems[i], d);
+		r = pemfile_refresh(pems[i], c->mode, NULL, d);
 		if (r < 0 && !first)
 			first = r;
 		changed |= r > 0;
@@ -430,7 +357,7 @@ static int resolve_path(struct kc *k, const char *s, char **ret)
  * wins over nothing, both at once is refused as kubectl's validation does.
  */
 static int get_pem(struct kc *k, yaml_node_t *m, const char *prefix, const char *fkey,
-		   const char *dkey, struct kube_pem *ret)
+		   const char *dkey, struct pemfile *ret)
 {
 	char ffield[128], dfield[128];
 	const char *f, *dv;
@@ -457,15 +384,13 @@ static int get_pem(struct kc *k, yaml_node_t *m, const char *prefix, const char 
 	}
 	if (f && *f) {
 		struct cfgfile_who who = { k->path, ffield };
-		struct stat st;
 
 		r = resolve_path(k, f, &ret->file);
 		if (r < 0)
 			return r;
-		r = read_pem(ret->file, k->mode, &who, &ret->data, &ret->len, &st, k->d);
+		r = pemfile_read(ret, k->mode, &who, k->d);
 		if (r < 0)
 			return named_error(r);
-		stamp_set(&ret->stamp, &st);
 	}
 	return 0;
 }
@@ -559,7 +484,7 @@ static int load_user(struct kc *k, yaml_node_t *u, size_t idx, struct kube_confi
 		r = read_token(c->token_file, k->mode, &who, &c->token, &st, k->d);
 		if (r < 0)
 			return named_error(r);
-		stamp_set(&c->token_stamp, &st);
+		cfgfile_stamp_set(&c->token_stamp, &st);
 	}
 	return 0;
 }
@@ -685,7 +610,6 @@ int kube_config_in_cluster(const char *sa_dir, enum file_mode_check mode, struct
 	const char *host = getenv("KUBERNETES_SERVICE_HOST");
 	const char *port = getenv("KUBERNETES_SERVICE_PORT");
 	struct kube_config c = { .mode = mode };
-	struct stat st;
 	_cleanup_free_ char *url = NULL;
 	int r;
 
@@ -717,11 +641,8 @@ int kube_config_in_cluster(const char *sa_dir, enum file_mode_check mode, struct
 	}
 	if (r >= 0)
 		r = kube_config_refresh_token(&c, d);
-	if (r >= 0) {
-		r = read_pem(c.ca.file, mode, NULL, &c.ca.data, &c.ca.len, &st, d);
-		if (r >= 0)
-			stamp_set(&c.ca.stamp, &st);
-	}
+	if (r >= 0)
+		r = pemfile_read(&c.ca, mode, NULL, d);
 	if (r < 0) {
 		r = file_error(r);
 		kube_config_done(&c);

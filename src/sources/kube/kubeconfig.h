@@ -28,44 +28,25 @@
 
 #include "core/diag.h"
 #include "sources/file/cfgfile.h"
+#include "sources/file/pemfile.h"
 
 #define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 #define KUBECONFIG_MAX_SIZE (4u << 20)  /* bytes of a kubeconfig */
 #define KUBE_TOKEN_MAX_SIZE (64u << 10) /* bytes of a token file */
-#define KUBE_PEM_MAX_SIZE (1u << 20)    /* bytes of a CA, certificate or key file */
-
-/* What a file was read from: a change of any is a new content. */
-struct kube_stamp {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtim;
-};
-
-/*
- * PEM material, always as bytes: from a -data field, or read from a file
- * (sources/file/cfgfile.h: a regular file, the config-safety rule) and read
- * again when it changes, so that libcurl never opens a path itself (a
- * FIFO swapped in would block the loop).
- */
-struct kube_pem {
-	char *file; /* the file, absolute or relative to the process's cwd; NULL: -data */
-	char *data; /* the bytes (NUL-terminated for convenience); NULL: none */
-	size_t len;
-	struct kube_stamp stamp; /* of the file when read */
-};
 
 struct kube_config {
 	char *origin;         /* "kc.yaml", "in-cluster" or "--master": names it in messages */
 	char *server;         /* "https://host:port[/path]", no trailing '/' */
 	char *context;        /* the context used, or NULL */
-	struct kube_pem ca;   /* empty: the system's CAs */
-	struct kube_pem cert; /* client certificate; empty: none */
-	struct kube_pem key;  /* its key */
+	/* PEM material, always as bytes (sources/file/pemfile.h): from a -data
+	 * field (no file), or read from a file and read again when it changes. */
+	struct pemfile ca;    /* empty: the system's CAs */
+	struct pemfile cert;  /* client certificate; empty: none */
+	struct pemfile key;   /* its key */
 	bool insecure;        /* insecure-skip-tls-verify */
 	char *token;          /* bearer token in use (from token, or tokenFile's content) */
 	char *token_file;     /* re-read by kube_config_refresh_token(); NULL if none */
-	struct kube_stamp token_stamp; /* of the token file when last read */
+	struct cfgfile_stamp token_stamp; /* of the token file when last read */
 	enum file_mode_check mode; /* the config-safety rule for every file read */
 };
 

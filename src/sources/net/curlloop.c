@@ -130,3 +130,24 @@ void curlloop_done(struct curlloop *c)
 	loop_timer_free(c->timer);
 	c->timer = NULL;
 }
+
+static CURLcode set_blob(CURL *e, CURLoption opt, const char *data, size_t len)
+{
+	struct curl_blob b = { .data = (void *)data, .len = len, .flags = CURL_BLOB_COPY };
+
+	return data ? curl_easy_setopt(e, opt, &b) : CURLE_OK;
+}
+
+int curlloop_set_tls(CURL *e, const char *ca, size_t ca_len, const char *cert, size_t cert_len,
+		     const char *key, size_t key_len)
+{
+	CURLcode cc = set_blob(e, CURLOPT_CAINFO_BLOB, ca, ca_len);
+
+	if (cc == CURLE_OK)
+		cc = set_blob(e, CURLOPT_SSLCERT_BLOB, cert, cert_len);
+	if (cc == CURLE_OK)
+		cc = set_blob(e, CURLOPT_SSLKEY_BLOB, key, key_len);
+	if (cc == CURLE_OK)
+		return 0;
+	return cc == CURLE_OUT_OF_MEMORY ? -ENOMEM : -EIO;
+}

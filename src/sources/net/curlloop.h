@@ -39,6 +39,15 @@ int curlloop_init(struct curlloop *c, struct loop *l, curlloop_done_fn done, voi
  */
 int curlloop_global_init(void);
 
+/*
+ * TLS material for e as bytes (CURLOPT_CAINFO_BLOB, _SSLCERT_BLOB,
+ * _SSLKEY_BLOB, copied): libcurl then opens no path of its own, which a
+ * FIFO swapped in would block on.  A NULL one is not set (ca: the system's
+ * CAs).  0, -ENOMEM, or -EIO (libcurl refused: built without blob support).
+ */
+int curlloop_set_tls(CURL *e, const char *ca, size_t ca_len, const char *cert, size_t cert_len,
+		     const char *key, size_t key_len);
+
 /* Free the multi handle and the timer; remove every easy handle first. */
 void curlloop_done(struct curlloop *c);
 
