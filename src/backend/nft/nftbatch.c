@@ -225,35 +225,50 @@ int nftsock_follow(struct nftsock *s)
 	return 0;
 }
 
-int nftsock_events(struct nftsock *s, int (*cb)(const struct nlmsghdr *nlh, void *data),
-		   void *data)
+/*
+ * Read what fd holds, without waiting, into buf (RECV_BYTES) and run cb
+ * over every whole message.  *lost is set when the kernel dropped
+ * messages for want of room (ENOBUFS: the rest are still read) or a
+ * datagram ended in a cut message.  0 once the socket is empty, or the
+ * -errno of a failed read.
+ */
+static int drain(int fd, char *buf, int (*cb)(const struct nlmsghdr *nlh, void *data), void *data,
+		 bool *lost)
 {
-	bool lost = false;
-
-	if (!s->ev)
-		return -ENOTCONN;
 	for (;;) {
-		ssize_t n = recv(mnl_socket_get_fd(s->ev), s->buf, RECV_BYTES, MSG_DONTWAIT);
+		ssize_t n = recv(fd, buf, RECV_BYTES, MSG_DONTWAIT);
 		int left;
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			if (errno == ENOBUFS) {
-				lost = true;
+				*lost = true;
 				continue;
 			}
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				break;
+				return 0;
 			return -errno;
 		}
 		left = (int)n;
-		for (const struct nlmsghdr *h = (const void *)s->buf; mnl_nlmsg_ok(h, left);
+		for (const struct nlmsghdr *h = (const void *)buf; mnl_nlmsg_ok(h, left);
 		     h = mnl_nlmsg_next(h, &left))
 			cb(h, data);
 		if (left > 0)
-			lost = true; /* a cut message: what it said is lost */
+			*lost = true; /* a cut message: what it said is lost */
 	}
+}
+
+int nftsock_events(struct nftsock *s, int (*cb)(const struct nlmsghdr *nlh, void *data), void *data)
+{
+	bool lost = false;
+	int r;
+
+	if (!s->ev)
+		return -ENOTCONN;
+	r = drain(mnl_socket_get_fd(s->ev), s->buf, cb, data, &lost);
+	if (r < 0)
+		return r;
 	return lost ? -ENOBUFS : 0;
 }
 
@@ -589,24 +604,40 @@ static void raise_buf(struct nftsock *s, int opt, int fallback, int *have, size_
 		*have = v;
 }
 
-int nftbatch_commit(struct nftsock *s, struct nftbatch *b, uint32_t genid, struct diag_list *d)
+/* The kernel's refusals of a batch's messages, as drain() reads them. */
+struct refusals {
+	struct nftbatch *b;
+	struct diag_list *d;
+	size_t errors;
+	int first;    /* the first refusal's (negative) error */
+	bool restart; /* the batch as a whole came too late (ERESTART) */
+};
+
+static int refusal_cb(const struct nlmsghdr *h, void *data)
+{
+	const struct nlmsgerr *e = mnl_nlmsg_get_payload(h);
+	struct refusals *rf = data;
+
+	if (h->nlmsg_type != NLMSG_ERROR || h->nlmsg_len < NLMSG_LENGTH(sizeof(*e)) || e->error == 0)
+		return 0;
+	if (e->msg.nlmsg_seq == 0 && -e->error == ERESTART)
+		rf->restart = true;
+	if (!rf->first)
+		rf->first = e->error;
+	if (rf->errors++ < MAX_REPORTED && !(rf->restart && e->msg.nlmsg_seq == 0))
+		report(rf->b, e->msg.nlmsg_seq, -e->error, rf->d);
+	return 0;
+}
+
+/* Send the sealed batch in one sendmsg.  0 or -errno, with a diagnostic. */
+static int send_batch(struct nftsock *s, struct nftbatch *b, struct diag_list *d)
 {
 	_cleanup_free_ struct iovec *iov = NULL;
 	struct sockaddr_nl snl = { .nl_family = AF_NETLINK };
 	struct msghdr msg = { .msg_name = &snl, .msg_namelen = sizeof(snl) };
-	size_t total = 0, errors = 0;
-	int first = 0, r;
-	bool lost = false, restart = false;
+	size_t total = 0;
+	int r;
 
-	r = sock_ready(s);
-	if (r < 0) {
-		diag_add(d, DIAG_ERROR, "nf_tables", NULL, NULL, "opening a netlink socket: %s",
-			 strerror(-r));
-		return r;
-	}
-	r = seal(b, genid);
-	if (r < 0)
-		return r;
 	iov = calloc(b->n_pages, sizeof(*iov));
 	if (!iov)
 		return -ENOMEM;
@@ -623,7 +654,7 @@ int nftbatch_commit(struct nftsock *s, struct nftbatch *b, uint32_t genid, struc
 		  b->n > 65536 ? 64u << 20 : (b->n + 1024) * 1024);
 	for (;;) {
 		if (sendmsg(mnl_socket_get_fd(s->nl), &msg, 0) >= 0)
-			break;
+			return 0;
 		if (errno == EINTR)
 			continue;
 		r = -errno;
@@ -633,56 +664,49 @@ int nftbatch_commit(struct nftsock *s, struct nftbatch *b, uint32_t genid, struc
 			 nftbatch_errno_meaning(-r) ? nftbatch_errno_meaning(-r) : "");
 		return r;
 	}
+}
+
+int nftbatch_commit(struct nftsock *s, struct nftbatch *b, uint32_t genid, struct diag_list *d)
+{
+	struct refusals rf = { .b = b, .d = d };
+	bool lost = false;
+	int r;
+
+	r = sock_ready(s);
+	if (r < 0) {
+		diag_add(d, DIAG_ERROR, "nf_tables", NULL, NULL, "opening a netlink socket: %s",
+			 strerror(-r));
+		return r;
+	}
+	r = seal(b, genid);
+	if (r < 0)
+		return r;
+	r = send_batch(s, b, d);
+	if (r < 0)
+		return r;
 	/*
 	 * The kernel processes the batch inside sendmsg (netlink to the
 	 * kernel is synchronous), so every answer is queued by now: drain
 	 * without waiting.  Without NLM_F_ACK on the messages only refusals
-	 * are answered.
+	 * are answered.  A failed read ends the answer: what was read is
+	 * judged.
 	 */
-	for (;;) {
-		ssize_t n = recv(mnl_socket_get_fd(s->nl), s->buf, RECV_BYTES, MSG_DONTWAIT);
-		int len;
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == ENOBUFS) {
-				lost = true;
-				continue;
-			}
-			break;
-		}
-		len = (int)n;
-		for (const struct nlmsghdr *h = (const void *)s->buf; mnl_nlmsg_ok(h, len);
-		     h = mnl_nlmsg_next(h, &len)) {
-			const struct nlmsgerr *e = mnl_nlmsg_get_payload(h);
-
-			if (h->nlmsg_type != NLMSG_ERROR || h->nlmsg_len < NLMSG_LENGTH(sizeof(*e)) ||
-			    e->error == 0)
-				continue;
-			if (e->msg.nlmsg_seq == 0 && -e->error == ERESTART)
-				restart = true;
-			if (!first)
-				first = e->error;
-			if (errors++ < MAX_REPORTED && !(restart && e->msg.nlmsg_seq == 0))
-				report(b, e->msg.nlmsg_seq, -e->error, d);
-		}
-	}
-	if (restart)
+	(void)drain(mnl_socket_get_fd(s->nl), s->buf, refusal_cb, &rf, &lost);
+	if (rf.restart)
 		return -EAGAIN;
-	if (errors > MAX_REPORTED)
+	if (rf.errors > MAX_REPORTED)
 		diag_add(d, DIAG_ERROR, "nf_tables", NULL, NULL, "and %zu more refusals",
-			 errors - MAX_REPORTED);
-	if (!errors && lost) {
+			 rf.errors - MAX_REPORTED);
+	if (!rf.errors && lost) {
 		diag_add(d, DIAG_ERROR, "nf_tables", NULL, NULL,
 			 "the kernel's answers to the batch overflowed the socket; it refused the "
 			 "batch, for reasons lost: every table keeps its previous rules");
 		return -ENOBUFS;
 	}
-	if (errors) {
+	if (rf.errors) {
 		diag_add(d, DIAG_ERROR, "nf_tables", NULL, NULL,
 			 "the kernel applied none of the batch: every table keeps its previous rules");
-		return first;
+		return rf.first;
 	}
 	return 0;
 }
