@@ -67,23 +67,15 @@ static int decode_subset_ports(struct dctx *c, const cJSON *subset, struct epsli
 			k++;
 			r = dec_get_proto(c, j, "protocol", &p[k - 1].protocol);
 		}
-		if (r == 0 && !dec_get(j, "port")) {
-			size_t l3 = dec_path_key(c, "port");
-
-			r = dec_fail(c, "missing");
-			dec_path_pop(c, l3);
-		}
+		if (r == 0 && !dec_get(j, "port"))
+			r = dec_fail_at(c, "port", "missing");
 		if (r == 0)
 			r = dec_get_uint(c, j, "port", 1, 65535, "port", &v);
 		if (r == 0)
 			p[k - 1].port = (uint16_t)v;
 		for (i = 0; r == 0 && i + 1 < k; i++) {
-			if (streq(p[i].name, p[k - 1].name)) {
-				size_t l3 = dec_path_key(c, "name");
-
-				r = dec_fail(c, "duplicate port name \"%s\"", p[k - 1].name);
-				dec_path_pop(c, l3);
-			}
+			if (streq(p[i].name, p[k - 1].name))
+				r = dec_fail_at(c, "name", "duplicate port name \"%s\"", p[k - 1].name);
 		}
 		dec_path_pop(c, l2);
 		if (r < 0)

@@ -37,6 +37,19 @@ int dec_fail(struct dctx *c, const char *fmt, ...)
 	return r < 0 ? r : -EINVAL;
 }
 
+int dec_fail_at(struct dctx *c, const char *key, const char *fmt, ...)
+{
+	size_t l = dec_path_key(c, key);
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vreport(c, DIAG_ERROR, fmt, ap);
+	va_end(ap);
+	dec_path_pop(c, l);
+	return r < 0 ? r : -EINVAL;
+}
+
 int dec_report(struct dctx *c, enum diag_level level, const char *fmt, ...)
 {
 	va_list ap;
@@ -277,6 +290,26 @@ size_t dec_depth_at(const char *text, size_t off)
 
 /* --- JSON getters: null is absent; errors name the path --- */
 
+/*
+ * obj's member key with key added to the path, or NULL (the path as it
+ * was) when absent; *ret_l is what leave() takes back.
+ */
+static const cJSON *enter(struct dctx *c, const cJSON *obj, const char *key, size_t *ret_l)
+{
+	const cJSON *j = dec_get(obj, key);
+
+	if (j)
+		*ret_l = dec_path_key(c, key);
+	return j;
+}
+
+/* The path as before enter(); returns r. */
+static int leave(struct dctx *c, size_t l, int r)
+{
+	dec_path_pop(c, l);
+	return r;
+}
+
 /* Go's encoding/json, and so the API server: of duplicate keys the last wins. */
 const cJSON *dec_get(const cJSON *obj, const char *key)
 {
@@ -327,17 +360,11 @@ int dec_check_str(struct dctx *c, const cJSON *j, const char **ret)
 /* *ret = string or NULL when absent. */
 int dec_get_str(struct dctx *c, const cJSON *obj, const char *key, const char **ret)
 {
-	const cJSON *j = dec_get(obj, key);
 	size_t l;
-	int r;
+	const cJSON *j = enter(c, obj, key, &l);
 
 	*ret = NULL;
-	if (!j)
-		return 0;
-	l = dec_path_key(c, key);
-	r = dec_check_str(c, j, ret);
-	dec_path_pop(c, l);
-	return r;
+	return j ? leave(c, l, dec_check_str(c, j, ret)) : 0;
 }
 
 int dec_check_object(struct dctx *c, const cJSON *j)
@@ -347,16 +374,14 @@ int dec_check_object(struct dctx *c, const cJSON *j)
 
 int dec_get_object(struct dctx *c, const cJSON *obj, const char *key, const cJSON **ret)
 {
-	const cJSON *j = dec_get(obj, key);
 	size_t l;
-	int r = 0;
+	const cJSON *j = enter(c, obj, key, &l);
+	int r;
 
 	*ret = NULL;
 	if (!j)
 		return 0;
-	l = dec_path_key(c, key);
-	r = dec_check_object(c, j);
-	dec_path_pop(c, l);
+	r = leave(c, l, dec_check_object(c, j));
 	if (r == 0)
 		*ret = j;
 	return r;
@@ -381,17 +406,15 @@ int dec_check_array(struct dctx *c, const cJSON *j, size_t max, size_t *n)
 int dec_get_array(struct dctx *c, const cJSON *obj, const char *key, size_t max,
 		  const cJSON **ret, size_t *n)
 {
-	const cJSON *j = dec_get(obj, key);
 	size_t l;
+	const cJSON *j = enter(c, obj, key, &l);
 	int r;
 
 	*ret = NULL;
 	*n = 0;
 	if (!j)
 		return 0;
-	l = dec_path_key(c, key);
-	r = dec_check_array(c, j, max, n);
-	dec_path_pop(c, l);
+	r = leave(c, l, dec_check_array(c, j, max, n));
 	if (r == 0)
 		*ret = j;
 	return r;
@@ -428,21 +451,16 @@ int dec_each(struct dctx *c, const cJSON *obj, const char *key, size_t max, void
 /* *ret = -1 absent, 0 false, 1 true. */
 int dec_get_bool(struct dctx *c, const cJSON *obj, const char *key, int *ret)
 {
-	const cJSON *j = dec_get(obj, key);
 	size_t l;
-	int r;
+	const cJSON *j = enter(c, obj, key, &l);
 
 	*ret = -1;
 	if (!j)
 		return 0;
-	if (cJSON_IsBool(j)) {
-		*ret = cJSON_IsTrue(j) ? 1 : 0;
-		return 0;
-	}
-	l = dec_path_key(c, key);
-	r = dec_type_error(c, j, "true or false");
-	dec_path_pop(c, l);
-	return r;
+	if (!cJSON_IsBool(j))
+		return leave(c, l, dec_type_error(c, j, "true or false"));
+	*ret = cJSON_IsTrue(j) ? 1 : 0;
+	return leave(c, l, 0);
 }
 
 /* An integer j in min..max at the current path; `what` names it in errors. */
@@ -467,17 +485,11 @@ int dec_check_uint(struct dctx *c, const cJSON *j, uint32_t min, uint32_t max,
 int dec_get_uint(struct dctx *c, const cJSON *obj, const char *key, uint32_t min,
 		 uint32_t max, const char *what, uint32_t *ret)
 {
-	const cJSON *j = dec_get(obj, key);
 	size_t l;
-	int r;
+	const cJSON *j = enter(c, obj, key, &l);
 
 	*ret = 0;
-	if (!j)
-		return 0;
-	l = dec_path_key(c, key);
-	r = dec_check_uint(c, j, min, max, what, ret);
-	dec_path_pop(c, l);
-	return r;
+	return j ? leave(c, l, dec_check_uint(c, j, min, max, what, ret)) : 0;
 }
 
 /* Protocol at key; absent or "" = TCP. */
@@ -485,7 +497,6 @@ int dec_get_proto(struct dctx *c, const cJSON *obj, const char *key, uint8_t *re
 {
 	const char *s;
 	char buf[300];
-	size_t l;
 	int r;
 
 	r = dec_get_str(c, obj, key, &s);
@@ -498,11 +509,8 @@ int dec_get_proto(struct dctx *c, const cJSON *obj, const char *key, uint8_t *re
 	*ret = proto_from_k8s(s);
 	if (*ret)
 		return 0;
-	l = dec_path_key(c, key);
-	r = dec_fail(c, "%s is not a valid protocol (TCP, UDP, SCTP)",
-		     dec_quote(s, buf, sizeof(buf)));
-	dec_path_pop(c, l);
-	return r;
+	return dec_fail_at(c, key, "%s is not a valid protocol (TCP, UDP, SCTP)",
+			   dec_quote(s, buf, sizeof(buf)));
 }
 
 int dec_check_name(struct dctx *c, const char *s, bool (*ok)(const char *), const char *what)
@@ -518,21 +526,19 @@ int dec_check_name(struct dctx *c, const char *s, bool (*ok)(const char *), cons
 int dec_dup_str(struct dctx *c, const cJSON *obj, const char *key,
 		bool (*ok)(const char *), const char *what, char **ret)
 {
-	const char *s;
 	size_t l;
+	const cJSON *j = enter(c, obj, key, &l);
+	const char *s;
 	int r;
 
 	*ret = NULL;
-	r = dec_get_str(c, obj, key, &s);
-	if (r < 0 || !s)
-		return r;
-	if (ok) {
-		l = dec_path_key(c, key);
+	if (!j)
+		return 0;
+	r = dec_check_str(c, j, &s);
+	if (r == 0 && ok)
 		r = dec_check_name(c, s, ok, what);
-		dec_path_pop(c, l);
-		if (r < 0)
-			return r;
-	}
+	if (leave(c, l, r) < 0)
+		return r;
 	*ret = strdup(s);
 	return *ret ? 0 : -ENOMEM;
 }
@@ -552,37 +558,33 @@ int dec_check_ip(struct dctx *c, const cJSON *j, struct ipaddr *ret)
 	return 0;
 }
 
+/* The addresses dec_get_ip_list() reads: dec_each() allocates a. */
+struct ip_list {
+	struct ipaddr *a;
+	size_t n;
+};
+
+static int ip_entry(struct dctx *c, const cJSON *j, size_t i, void *ud)
+{
+	struct ip_list *l = ud;
+
+	l->n = i + 1;
+	return dec_check_ip(c, j, &l->a[i]);
+}
+
 /* An array of IP strings at key into a new array. */
 int dec_get_ip_list(struct dctx *c, const cJSON *obj, const char *key, struct ipaddr **ret,
 		    size_t *ret_n)
 {
-	_cleanup_free_ struct ipaddr *a = NULL;
-	const cJSON *arr, *e;
-	size_t n, i = 0, l;
+	struct ip_list l = { 0 };
 	int r;
 
-	r = dec_get_array(c, obj, key, DECODE_MAX_ADDRS, &arr, &n);
-	if (r < 0)
+	r = dec_each(c, obj, key, DECODE_MAX_ADDRS, (void **)&l.a, sizeof(*l.a), ip_entry, &l);
+	if (r < 0) {
+		free(l.a);
 		return r;
-	if (n) {
-		a = calloc(n, sizeof(*a));
-		if (!a)
-			return -ENOMEM;
 	}
-	l = dec_path_key(c, key);
-	cJSON_ArrayForEach(e, arr) {
-		size_t l2 = dec_path_idx(c, i);
-
-		r = dec_check_ip(c, e, &a[i]);
-		dec_path_pop(c, l2);
-		if (r < 0)
-			break;
-		i++;
-	}
-	dec_path_pop(c, l);
-	if (r < 0)
-		return r;
-	*ret = TAKE_PTR(a);
-	*ret_n = n;
+	*ret = l.a;
+	*ret_n = l.n;
 	return 0;
 }

@@ -36,6 +36,10 @@ struct dctx {
 /* Record the object's one error; returns -EINVAL (object skipped) or -ENOMEM. */
 _printf_(2, 3) int dec_fail(struct dctx *c, const char *fmt, ...);
 
+/* dec_fail() with key added to the path for this one error (a field of
+ * the object at the current path). */
+_printf_(3, 4) int dec_fail_at(struct dctx *c, const char *key, const char *fmt, ...);
+
 /* A diag of any level that does not skip the object; 0 or -ENOMEM. */
 _printf_(3, 4) int dec_report(struct dctx *c, enum diag_level level, const char *fmt, ...);
 

@@ -37,13 +37,8 @@ static int decode_service_port(struct dctx *c, const cJSON *j, struct service_po
 	r = dec_get_proto(c, j, "protocol", &p->protocol);
 	if (r < 0)
 		return r;
-	if (!dec_get(j, "port")) {
-		size_t l = dec_path_key(c, "port");
-
-		r = dec_fail(c, "missing");
-		dec_path_pop(c, l);
-		return r;
-	}
+	if (!dec_get(j, "port"))
+		return dec_fail_at(c, "port", "missing");
 	r = dec_get_uint(c, j, "port", 1, 65535, "port", &v);
 	if (r < 0)
 		return r;
@@ -97,18 +92,14 @@ static int decode_service_port_at(struct dctx *c, const cJSON *e, size_t i, void
 	r = decode_service_port(c, e, p);
 	for (size_t k = 0; r == 0 && k < i; k++) {
 		const struct service_port_spec *q = &s->ports[k];
-		size_t l;
 
 		if (q->protocol == p->protocol && streq(q->name, p->name)) {
-			l = dec_path_key(c, "name");
-			r = dec_fail(c, "duplicate port name \"%s\" for %s (also spec.ports[%zu])",
-				     p->name, proto_name(p->protocol), k);
-			dec_path_pop(c, l);
+			r = dec_fail_at(c, "name",
+					"duplicate port name \"%s\" for %s (also spec.ports[%zu])",
+					p->name, proto_name(p->protocol), k);
 		} else if (q->protocol == p->protocol && q->port == p->port) {
-			l = dec_path_key(c, "port");
-			r = dec_fail(c, "duplicate port %u/%s (also spec.ports[%zu])", p->port,
-				     proto_name(p->protocol), k);
-			dec_path_pop(c, l);
+			r = dec_fail_at(c, "port", "duplicate port %u/%s (also spec.ports[%zu])",
+					p->port, proto_name(p->protocol), k);
 		}
 	}
 	return r;
@@ -199,7 +190,6 @@ static int decode_policy(struct dctx *c, const cJSON *spec, const char *key, boo
 {
 	const char *v;
 	char buf[300];
-	size_t l;
 	int r;
 
 	*ret = POLICY_CLUSTER;
@@ -213,11 +203,8 @@ static int decode_policy(struct dctx *c, const cJSON *spec, const char *key, boo
 	/* "Global" is the pre-1.15 name of Cluster, still accepted by kube-proxy. */
 	if (global_ok && streq(v, "Global"))
 		return 0;
-	l = dec_path_key(c, key);
-	r = dec_fail(c, "%s is not a valid policy (Cluster, Local)",
-		     dec_quote(v, buf, sizeof(buf)));
-	dec_path_pop(c, l);
-	return r;
+	return dec_fail_at(c, key, "%s is not a valid policy (Cluster, Local)",
+			   dec_quote(v, buf, sizeof(buf)));
 }
 
 static int decode_affinity(struct dctx *c, const cJSON *spec, struct service *s)
@@ -232,13 +219,10 @@ static int decode_affinity(struct dctx *c, const cJSON *spec, struct service *s)
 	r = dec_get_str(c, spec, "sessionAffinity", &v);
 	if (r < 0 || !v || !*v || streq(v, "None"))
 		return r;
-	if (!streq(v, "ClientIP")) {
-		l = dec_path_key(c, "sessionAffinity");
-		r = dec_fail(c, "%s is not a valid session affinity (None, ClientIP)",
-			     dec_quote(v, buf, sizeof(buf)));
-		dec_path_pop(c, l);
-		return r;
-	}
+	if (!streq(v, "ClientIP"))
+		return dec_fail_at(c, "sessionAffinity",
+				   "%s is not a valid session affinity (None, ClientIP)",
+				   dec_quote(v, buf, sizeof(buf)));
 	s->affinity_client_ip = true;
 	r = dec_get_object(c, spec, "sessionAffinityConfig", &cfg);
 	if (r < 0 || !cfg)
@@ -271,13 +255,9 @@ static int decode_lb_ingress(struct dctx *c, const cJSON *e, size_t i, void *ud)
 	r = dec_check_object(c, e);
 	if (r == 0)
 		r = dec_get_str(c, e, "ipMode", &mode);
-	if (r == 0 && mode && *mode && !streq(mode, "VIP") && !streq(mode, "Proxy")) {
-		size_t l = dec_path_key(c, "ipMode");
-
-		r = dec_fail(c, "%s is not a valid ipMode (VIP, Proxy)",
-			     dec_quote(mode, buf, sizeof(buf)));
-		dec_path_pop(c, l);
-	}
+	if (r == 0 && mode && *mode && !streq(mode, "VIP") && !streq(mode, "Proxy"))
+		r = dec_fail_at(c, "ipMode", "%s is not a valid ipMode (VIP, Proxy)",
+				dec_quote(mode, buf, sizeof(buf)));
 	ip = dec_get(e, "ip");
 	/* Hostname-only ingress entries program nothing in iptables mode. */
 	if (r == 0 && ip) {
@@ -349,7 +329,7 @@ static int decode_service_type(struct dctx *c, const cJSON *spec, enum svc_type 
 	};
 	const char *v;
 	char buf[300];
-	size_t i, l;
+	size_t i;
 	int r;
 
 	*ret = SVC_CLUSTER_IP;
@@ -362,11 +342,10 @@ static int decode_service_type(struct dctx *c, const cJSON *spec, enum svc_type 
 			return 0;
 		}
 	}
-	l = dec_path_key(c, "type");
-	r = dec_fail(c, "%s is not a valid service type (ClusterIP, NodePort, LoadBalancer, "
-		 "ExternalName)", dec_quote(v, buf, sizeof(buf)));
-	dec_path_pop(c, l);
-	return r;
+	return dec_fail_at(c, "type",
+			   "%s is not a valid service type (ClusterIP, NodePort, LoadBalancer, "
+			   "ExternalName)",
+			   dec_quote(v, buf, sizeof(buf)));
 }
 
 int decode_service(struct dctx *c, const cJSON *j, const char *key_ns,

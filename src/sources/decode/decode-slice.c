@@ -45,13 +45,8 @@ static int decode_slice_port(struct dctx *c, const cJSON *j, size_t i, void *ud)
 	p->port = (uint16_t)v;
 	e->n_ports++;
 	for (k = 0; k + 1 < e->n_ports; k++) {
-		if (streq(e->ports[k].name, p->name)) {
-			size_t l = dec_path_key(c, "name");
-
-			r = dec_fail(c, "duplicate port name \"%s\"", p->name);
-			dec_path_pop(c, l);
-			return r;
-		}
+		if (streq(e->ports[k].name, p->name))
+			return dec_fail_at(c, "name", "duplicate port name \"%s\"", p->name);
 	}
 	return 0;
 }
@@ -87,10 +82,7 @@ static int decode_hint_node(struct dctx *c, const cJSON *n, size_t i, void *ud)
 		r = dec_dup_str(c, n, "name", dec_is_dns1123_subdomain, "node name", &name);
 	if (r == 0 && !name) {
 		/* The API requires a node name here (an empty one is invalid). */
-		size_t l = dec_path_key(c, "name");
-
-		r = dec_fail(c, "missing (a node name is required)");
-		dec_path_pop(c, l);
+		r = dec_fail_at(c, "name", "missing (a node name is required)");
 	}
 	if (r == 0)
 		ep->hint_nodes[ep->n_hint_nodes++] = name;
@@ -224,12 +216,9 @@ int decode_endpointslice(struct dctx *c, const cJSON *j, const char *key_ns,
 		if (r < 0)
 			return r;
 	}
-	if (!svc || !*svc) {
-		l = dec_path_key(c, "metadata.labels");
-		r = dec_fail(c, "no %s label: the slice belongs to no service", LABEL_SERVICE_NAME);
-		dec_path_pop(c, l);
-		return r;
-	}
+	if (!svc || !*svc)
+		return dec_fail_at(c, "metadata.labels",
+				   "no %s label: the slice belongs to no service", LABEL_SERVICE_NAME);
 	l = dec_path_push(c, "metadata.labels[\"%s\"]", LABEL_SERVICE_NAME);
 	r = dec_check_name(c, svc, dec_is_dns1035_label, "service name");
 	dec_path_pop(c, l);
