@@ -130,27 +130,14 @@ static int too_big(const char *path, size_t max, const struct cfgfile_who *who,
 	return -EFBIG;
 }
 
-int cfgfile_read(const char *path, size_t max, enum file_mode_check mode,
-		 const struct cfgfile_who *who, char **ret, size_t *ret_len, struct stat *ret_st,
-		 struct diag_list *d)
+int cfgfile_read_fd(int fd, size_t size_hint, size_t max, char **ret, size_t *ret_len)
 {
-	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0, cap;
-	struct stat st = { 0 };
-	int r;
 
-	fd = cfgfile_open(path, &st);
-	if (fd < 0) {
-		r = report(path, who, DIAG_ERROR, d, "%s", cfgfile_strerror(fd, &st));
-		return r < 0 ? r : fd;
-	}
-	r = cfgfile_check_mode(path, &st, mode, who, d);
-	if (r < 0)
-		return r;
-	if ((uint64_t)st.st_size > max)
-		return too_big(path, max, who, d);
-	cap = (size_t)st.st_size + 1;
+	cap = size_hint > 0 ? size_hint + 1 : 65536;
+	if (cap > max + 1)
+		cap = max + 1;
 	buf = malloc(cap + 1);
 	if (!buf)
 		return -ENOMEM;
@@ -170,18 +157,49 @@ int cfgfile_read(const char *path, size_t max, enum file_mode_check mode,
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			r = -errno;
-			if (report(path, who, DIAG_ERROR, d, "cannot read: %s", strerror(-r)) < 0)
-				return -ENOMEM;
-			return r;
+			return -errno;
 		}
 		if (n == 0)
 			break;
 		len += (size_t)n;
 		if (len > max)
-			return too_big(path, max, who, d);
+			return -EFBIG;
 	}
 	buf[len] = '\0';
+	*ret_len = len;
+	*ret = TAKE_PTR(buf);
+	return 0;
+}
+
+int cfgfile_read(const char *path, size_t max, enum file_mode_check mode, const struct cfgfile_who *who,
+		 char **ret, size_t *ret_len, struct stat *ret_st, struct diag_list *d)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	struct stat st = { 0 };
+	size_t len = 0;
+	int r;
+
+	fd = cfgfile_open(path, &st);
+	if (fd < 0) {
+		r = report(path, who, DIAG_ERROR, d, "%s", cfgfile_strerror(fd, &st));
+		return r < 0 ? r : fd;
+	}
+	r = cfgfile_check_mode(path, &st, mode, who, d);
+	if (r < 0)
+		return r;
+	if ((uint64_t)st.st_size > max)
+		return too_big(path, max, who, d);
+	r = cfgfile_read_fd(fd, (size_t)st.st_size, max, &buf, &len);
+	if (r == -EFBIG)
+		return too_big(path, max, who, d);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		if (report(path, who, DIAG_ERROR, d, "cannot read: %s", strerror(-r)) < 0)
+			return -ENOMEM;
+		return r;
+	}
 	if (ret_st)
 		*ret_st = st;
 	*ret_len = len;

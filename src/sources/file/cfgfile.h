@@ -82,6 +82,17 @@ int cfgfile_open(const char *path, struct stat *ret_st);
 const char *cfgfile_strerror(int r, const struct stat *st);
 
 /*
+ * Read fd to its end, at most max bytes, into a new NUL-terminated buffer
+ * (*ret, the caller's to free(); *ret_len its length).  size_hint: the
+ * file's size when known (the first allocation), else 0.  The bound is on
+ * what is read: a file may grow while it is read, and pipes and /proc
+ * files report no size.  0, -EFBIG when fd holds more than max bytes,
+ * the -errno of a failed read (EINTR is retried), or -ENOMEM; no diag.
+ * For a caller that opened fd itself (cfgfile_open(), or stdin).
+ */
+int cfgfile_read_fd(int fd, size_t size_hint, size_t max, char **ret, size_t *ret_len);
+
+/*
  * Read path whole: cfgfile_open(), cfgfile_check_mode(), then at most max
  * bytes (the file may grow while read: the bound is on what is read).
  * *ret is NUL-terminated (the caller's, free()), *ret_len its length

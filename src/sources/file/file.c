@@ -30,69 +30,26 @@ static int too_big(struct diag_list *diags, const char *path, size_t budget)
 	return r < 0 ? r : -EFBIG;
 }
 
-/*
- * Read all of fd, at most `budget` bytes: pipes and /proc files report no
- * size, and a regular file may grow while being read, so the bound is on
- * what is read, not on what fstat said.
- */
-static int read_all(int fd, const char *path, size_t budget, struct diag_list *diags, char **ret,
-		    size_t *ret_len)
+/* Reads fd (st: its stat) and decodes it into *out (appended; unchanged
+ * on failure); cache: the file's items kept from its last decode, or NULL.
+ * At most budget bytes. */
+static int read_fd(int fd, const struct stat *st, const char *path, size_t budget,
+		   struct decode_cache *cache, struct decoded *out, struct diag_list *diags, size_t *used)
 {
 	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, cap;
-	struct stat st;
-	ssize_t n;
-
-	if (fstat(fd, &st) < 0)
-		return io_error(diags, path, "cannot stat", errno);
-	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > budget)
-		return too_big(diags, path, budget);
-	cap = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : 65536;
-	if (cap > budget + 1)
-		cap = budget + 1;
-	buf = malloc(cap);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		if (len == cap) {
-			size_t ncap = cap > budget / 2 ? budget + 1 : cap * 2;
-			char *nb;
-
-			nb = realloc(buf, ncap);
-			if (!nb)
-				return -ENOMEM;
-			buf = nb;
-			cap = ncap;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return io_error(diags, path, "cannot read", errno);
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > budget)
-			return too_big(diags, path, budget);
-	}
-	*ret = TAKE_PTR(buf);
-	*ret_len = len;
-	return 0;
-}
-
-/* Reads fd and decodes it into *out (appended; unchanged on failure);
- * cache: the file's items kept from its last decode, or NULL. */
-static int read_fd(int fd, const char *path, size_t budget, struct decode_cache *cache,
-		   struct decoded *out, struct diag_list *diags, size_t *used)
-{
-	_cleanup_free_ char *buf = NULL;
+	bool regular = S_ISREG(st->st_mode);
 	size_t len = 0;
 	int r;
 
-	r = read_all(fd, path, budget, diags, &buf, &len);
-	if (r < 0)
+	if (regular && (uint64_t)st->st_size > budget)
+		return too_big(diags, path, budget);
+	r = cfgfile_read_fd(fd, regular ? (size_t)st->st_size : 0, budget, &buf, &len);
+	if (r == -EFBIG)
+		return too_big(diags, path, budget);
+	if (r == -ENOMEM)
 		return r;
+	if (r < 0)
+		return io_error(diags, path, "cannot read", -r);
 	*used += len;
 	return decode_buffer_cached(buf, len, path, cache, out, diags);
 }
@@ -423,13 +380,14 @@ static void reject(struct file_source *s, struct file_entry *e, int err)
 }
 
 /*
- * Read one file (open at fd, or fd < 0 with errno set) into e.  Returns 0,
- * 1 if it is rejected whole (e keeps its content), 2 if it is no regular
- * file (ignored), -ENOMEM.  *used: the bytes of the files before it.
+ * Read one file into e: cfgfile_open()'s rule, so nothing but a regular
+ * file is opened.  Returns 0, 1 if it is rejected whole (e keeps its
+ * content), 2 if it is no regular file (ignored), -ENOMEM.  *used: the
+ * bytes of the files before it.
  */
-static int read_entry(struct file_source *s, int fd, struct file_entry *e, size_t *used,
-		      struct diag_list *diags)
+static int read_entry(struct file_source *s, struct file_entry *e, size_t *used, struct diag_list *diags)
 {
+	_cleanup_close_ int fd = -1;
 	struct decoded tmp = { 0 };
 	struct timespec read_at;
 	struct stat st;
@@ -437,17 +395,17 @@ static int read_entry(struct file_source *s, int fd, struct file_entry *e, size_
 	int r;
 
 	clock_gettime(CLOCK_REALTIME, &read_at);
-	if (fd < 0)
-		r = io_error(diags, e->path, "cannot open", errno);
-	else if (fstat(fd, &st) < 0)
-		r = io_error(diags, e->path, "cannot stat", errno);
-	else if (!S_ISREG(st.st_mode)) {
+	fd = cfgfile_open(e->path, &st);
+	if (fd == -EISDIR || fd == -ENODEV) {
 		r = diag_add(diags, DIAG_WARNING, e->path, NULL, NULL, "not a regular file; ignored");
 		return r < 0 ? r : 2;
-	} else
+	}
+	if (fd < 0)
+		r = io_error(diags, e->path, "cannot open", -fd);
+	else
 		r = check_mode(s, e->path, &st, diags);
 	if (r >= 0)
-		r = read_fd(fd, e->path, DECODE_MAX_FILE_SIZE - *used, NULL, &tmp, diags, used);
+		r = read_fd(fd, &st, e->path, DECODE_MAX_FILE_SIZE - *used, NULL, &tmp, diags, used);
 	if (r < 0) {
 		decoded_done(&tmp);
 		if (r == -ENOMEM)
@@ -498,7 +456,6 @@ static struct file_entry *entry_take(struct file_source *s, const char *path)
 static int dir_file(struct file_source *s, struct file_entry *e, size_t *used,
 		    struct diag_list *diags)
 {
-	_cleanup_close_ int fd = -1;
 	struct stat st;
 
 	if (!s->reread_all && stat(e->path, &st) == 0 && S_ISREG(st.st_mode) &&
@@ -514,9 +471,7 @@ static int dir_file(struct file_source *s, struct file_entry *e, size_t *used,
 		*used += e->bytes;
 		return 0;
 	}
-	/* O_NONBLOCK: a FIFO must not block the open. */
-	fd = open(e->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	return read_entry(s, fd, e, used, diags);
+	return read_entry(s, e, used, diags);
 }
 
 /*
@@ -620,9 +575,10 @@ static int read_dir(struct file_source *s, int dfd, struct diag_list *diags)
 	return r < 0 ? r : rejected;
 }
 
-/* A single file (or stdin) at fd: always read again (a file is decoded
- * whole); rejected whole, the source keeps its content. */
-static int read_single(struct file_source *s, int fd, const char *name, struct diag_list *diags)
+/* A single file (or stdin) at fd, st its stat: always read again (a file
+ * is decoded whole); rejected whole, the source keeps its content. */
+static int read_single(struct file_source *s, int fd, const struct stat *st, const char *name,
+		       struct diag_list *diags)
 {
 	struct decoded tmp = { 0 };
 	struct file_entry **v, *e;
@@ -639,7 +595,7 @@ static int read_single(struct file_source *s, int fd, const char *name, struct d
 	 * not decoded again.  Without the memory for it, decoded all. */
 	if (!e->cache)
 		(void)decode_cache_new(&e->cache);
-	r = read_fd(fd, name, DECODE_MAX_FILE_SIZE, e->cache, &tmp, diags, &used);
+	r = read_fd(fd, st, name, DECODE_MAX_FILE_SIZE, e->cache, &tmp, diags, &used);
 	if (r < 0) {
 		decoded_done(&tmp);
 		e->seen = false;
@@ -657,6 +613,37 @@ static int read_single(struct file_source *s, int fd, const char *name, struct d
 	return r;
 }
 
+/*
+ * Open --config's path: a regular file as cfgfile_open() does, or a
+ * directory; anything else is refused unopened (a FIFO's open would block,
+ * a device's may act).  The fd, *ret_st its stat, or -errno with a diag.
+ */
+static int open_top(const char *path, struct stat *ret_st, struct diag_list *diags)
+{
+	int fd = cfgfile_open(path, ret_st);
+
+	if (fd == -EISDIR) {
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0)
+			return io_error(diags, path, "cannot open", errno);
+		if (fstat(fd, ret_st) < 0) {
+			int err = errno;
+
+			close(fd);
+			return io_error(diags, path, "cannot stat", err);
+		}
+		return fd;
+	}
+	if (fd == -ENODEV) {
+		if (diag_add(diags, DIAG_ERROR, path, NULL, NULL, "not a regular file or a directory") < 0)
+			return -ENOMEM;
+		return -EINVAL;
+	}
+	if (fd < 0)
+		return io_error(diags, path, "cannot open", -fd);
+	return fd;
+}
+
 int file_source_reload(struct file_source *s, struct diag_list *diags)
 {
 	_cleanup_close_ int fd = -1;
@@ -669,27 +656,20 @@ int file_source_reload(struct file_source *s, struct diag_list *diags)
 	if (r < 0)
 		return r;
 	if (streq(s->path, "-")) {
-		rejected = read_single(s, STDIN_FILENO, "stdin", diags);
+		if (fstat(STDIN_FILENO, &st) < 0)
+			return io_error(diags, "stdin", "cannot stat", errno);
+		rejected = read_single(s, STDIN_FILENO, &st, "stdin", diags);
 	} else {
-		/* O_NONBLOCK: a FIFO named by --config must not block the open. */
-		fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		fd = open_top(s->path, &st, diags);
 		if (fd < 0)
-			return io_error(diags, s->path, "cannot open", errno);
-		if (fstat(fd, &st) < 0)
-			return io_error(diags, s->path, "cannot stat", errno);
-		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
-			if (diag_add(diags, DIAG_ERROR, s->path, NULL, NULL,
-				     "not a regular file or a directory") < 0)
-				return -ENOMEM;
-			return -EINVAL;
-		}
+			return fd;
 		r = check_mode(s, s->path, &st, diags);
 		if (r < 0)
 			return r;
 		if (S_ISDIR(st.st_mode))
 			rejected = read_dir(s, TAKE_FD(fd), diags);
 		else
-			rejected = read_single(s, fd, s->path, diags);
+			rejected = read_single(s, fd, &st, s->path, diags);
 	}
 	if (rejected < 0)
 		return rejected;
@@ -755,11 +735,12 @@ void file_source_forget_handed(struct file_source *s)
 	s->handed = false;
 }
 
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct file_source *, file_source_free)
+
 int file_source_read(const char *path, struct decoded *out, struct diag_list *diags)
 {
-	struct file_source *s = NULL;
-	struct decoded c = { 0 };
-	size_t i;
+	_cleanup_(file_source_freep) struct file_source *s = NULL;
+	_cleanup_(decoded_done) struct decoded c = { 0 };
 	int r;
 
 	r = file_source_new(path, FILE_MODE_IGNORE, &s);
@@ -771,19 +752,13 @@ int file_source_read(const char *path, struct decoded *out, struct diag_list *di
 	if (r >= 0)
 		r = file_source_content(s, &c);
 	if (r < 0)
-		goto out;
+		return r;
 	if (GROW(out->services, out->cap_services, out->n_services + c.n_services) < 0 ||
-	    GROW(out->slices, out->cap_slices, out->n_slices + c.n_slices) < 0) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < c.n_services; i++)
+	    GROW(out->slices, out->cap_slices, out->n_slices + c.n_slices) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < c.n_services; i++)
 		out->services[out->n_services++] = service_ref(c.services[i]);
-	for (i = 0; i < c.n_slices; i++)
+	for (size_t i = 0; i < c.n_slices; i++)
 		out->slices[out->n_slices++] = epslice_ref(c.slices[i]);
-	r = 0;
-out:
-	decoded_done(&c);
-	file_source_free(s);
-	return r;
+	return 0;
 }
