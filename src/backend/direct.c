@@ -592,18 +592,11 @@ static int oc_cmp(const void *a, const void *b)
 	return strcmp(((const struct ochain *)a)->name, ((const struct ochain *)b)->name);
 }
 
-static int build_table(struct dsync *s)
+/* The built-in chains, each ending in its policy. */
+static int emit_builtins(struct dsync *s)
 {
-	struct ipt_replace *repl;
 	int r;
 
-	/* Start from an estimate (the old table, ~400 bytes per new rule), so
-	 * the buffer is rarely remapped while it grows. */
-	s->o.hint = s->k.info.size + (1u << 20);
-	for (size_t i = 0; i < s->n_oc; i++)
-		if (s->o.hint < SIZE_MAX / 2 && s->oc[i].pc)
-			s->o.hint += 400 * (s->oc[i].pc->n_rules + 1);
-	s->o.len = sizeof(struct ipt_replace);
 	for (size_t i = 0; i < s->n_bc; i++) {
 		struct bchain *bc = &s->bc[i];
 		int h = bc->k->hook;
@@ -622,56 +615,56 @@ static int build_table(struct dsync *s)
 		if (r < 0)
 			return r;
 	}
-	if (!s->oc_sorted)
-		qsort_safe(s->oc, s->n_oc, sizeof(*s->oc), oc_cmp);
-	for (size_t i = 0; i < s->n_oc; i++) {
-		struct ochain *oc = &s->oc[i];
+	return 0;
+}
 
-		uint32_t head = o_off(&s->o);
-		const struct rs_chain *kept_pc;
+/* A user chain: its head, its rules (planned or kept), its RETURN; and
+ * its place in the kept index. */
+static int emit_user_chain(struct dsync *s, struct ochain *oc)
+{
+	uint32_t head = o_off(&s->o);
+	const struct rs_chain *kept_pc;
+	int r;
 
-		r = emit_error(s, oc->name);
-		if (r < 0)
-			return r;
-		oc->first = o_off(&s->o);
-		if (oc->k) {
-			oc->k->placed = true;
-			oc->k->ofirst = oc->first;
-		}
+	r = emit_error(s, oc->name);
+	if (r < 0)
+		return r;
+	oc->first = o_off(&s->o);
+	if (oc->k) {
+		oc->k->placed = true;
+		oc->k->ofirst = oc->first;
+	}
 
-		if (oc->pc) {
-			for (size_t j = 0; j < oc->pc->n_rules; j++) {
-				r = emit_rule(s, oc->name, &oc->pc->rules[j], j);
-				if (r < 0)
-					return r;
-			}
-		} else if (oc->k->fate != F_EMPTY) {
-			r = emit_copy_run(s, oc->k->first_idx, oc->k->n_rules, oc->name);
+	if (oc->pc) {
+		for (size_t j = 0; j < oc->pc->n_rules; j++) {
+			r = emit_rule(s, oc->name, &oc->pc->rules[j], j);
 			if (r < 0)
 				return r;
 		}
-		/* Every chain of the new table is kept, placed; a planned one
-		 * with the stamp of the rules it encodes. */
-		kept_pc = oc->pc ? oc->pc : oc->k->fate == F_SAME ? oc->k->pc : NULL;
-		if (s->kp) {
-			size_t nr = oc->pc ? oc->pc->n_rules
-					   : oc->k->fate == F_EMPTY ? 0 : oc->k->n_rules;
-			uint64_t stamp = kept_pc ? kept_pc->stamp : 0;
-
-			r = xtk_add(&s->nk,
-				    head + s->f->size + offsetof(struct xt_error_target, errorname),
-				    oc->first, o_off(&s->o), (uint32_t)nr, stamp);
-			if (r < 0)
-				return r;
-			s->n_stamped += stamp != 0;
-		}
-		r = emit_return(s, oc->k ? oc->k->tail_idx : SIZE_MAX);
+	} else if (oc->k->fate != F_EMPTY) {
+		r = emit_copy_run(s, oc->k->first_idx, oc->k->n_rules, oc->name);
 		if (r < 0)
 			return r;
 	}
-	r = emit_error(s, NULL);
-	if (r < 0)
-		return r;
+	/* Every chain of the new table is kept, placed; a planned one
+	 * with the stamp of the rules it encodes. */
+	kept_pc = oc->pc ? oc->pc : oc->k->fate == F_SAME ? oc->k->pc : NULL;
+	if (s->kp) {
+		size_t nr = oc->pc ? oc->pc->n_rules : oc->k->fate == F_EMPTY ? 0 : oc->k->n_rules;
+		uint64_t stamp = kept_pc ? kept_pc->stamp : 0;
+
+		r = xtk_add(&s->nk, head + s->f->size + offsetof(struct xt_error_target, errorname),
+			    oc->first, o_off(&s->o), (uint32_t)nr, stamp);
+		if (r < 0)
+			return r;
+		s->n_stamped += stamp != 0;
+	}
+	return emit_return(s, oc->k ? oc->k->tail_idx : SIZE_MAX);
+}
+
+/* Every jump's offset, now that the chains are placed. */
+static int fix_jumps(struct dsync *s)
+{
 	for (size_t i = 0; i < s->o.n_fx; i++) {
 		const struct fixup *fx = &s->o.fx[i];
 		const struct ochain *to = NULL;
@@ -697,6 +690,37 @@ static int build_table(struct dsync *s)
 		}
 		memcpy(s->o.buf + sizeof(struct ipt_replace) + s->o.fx[i].at, &v, sizeof(v));
 	}
+	return 0;
+}
+
+static int build_table(struct dsync *s)
+{
+	struct ipt_replace *repl;
+	int r;
+
+	/* Start from an estimate (the old table, ~400 bytes per new rule), so
+	 * the buffer is rarely remapped while it grows. */
+	s->o.hint = s->k.info.size + (1u << 20);
+	for (size_t i = 0; i < s->n_oc; i++)
+		if (s->o.hint < SIZE_MAX / 2 && s->oc[i].pc)
+			s->o.hint += 400 * (s->oc[i].pc->n_rules + 1);
+	s->o.len = sizeof(struct ipt_replace);
+	r = emit_builtins(s);
+	if (r < 0)
+		return r;
+	if (!s->oc_sorted)
+		qsort_safe(s->oc, s->n_oc, sizeof(*s->oc), oc_cmp);
+	for (size_t i = 0; i < s->n_oc; i++) {
+		r = emit_user_chain(s, &s->oc[i]);
+		if (r < 0)
+			return r;
+	}
+	r = emit_error(s, NULL);
+	if (r < 0)
+		return r;
+	r = fix_jumps(s);
+	if (r < 0)
+		return r;
 	repl = (struct ipt_replace *)s->o.buf;
 	memset(repl, 0, sizeof(*repl));
 	snprintf(repl->name, sizeof(repl->name), "%s", s->table);

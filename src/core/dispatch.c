@@ -384,115 +384,218 @@ static void split_key(const struct rs_rule *r, const struct entry *e, struct ent
 	pk->bits[1] = (uint8_t)e->port;
 }
 
+static void bit_set(uint8_t *bits, size_t bit)
+{
+	bits[bit / 8] |= (uint8_t)(1u << (bit % 8));
+}
+
+static bool bit_test(const uint8_t *bits, size_t bit)
+{
+	return bits[bit / 8] & (1u << (bit % 8));
+}
+
+/* The tree's own allocations (not its rules, which the chain owns). */
+static void tree_done(struct tree *t)
+{
+	free(t->scratch);
+	free(t->ch_addr);
+	free(t->ch_port);
+}
+
+/* The length of c's leading run of keyed rules, one address family
+ * (*ret_family, 0 when it holds port rules alone). */
+static size_t keyed_run(const struct rs_chain *c, uint8_t *ret_family)
+{
+	uint8_t family = 0;
+	size_t n = 0;
+
+	for (; n < c->n_rules; n++) {
+		struct entry e;
+		enum key_kind k = rule_key(&c->rules[n], &e);
+
+		if (k == KEY_NONE)
+			break;
+		if (k == KEY_ADDR) {
+			if (family && family != c->rules[n].dst.addr.family)
+				break;
+			family = c->rules[n].dst.addr.family;
+		}
+	}
+	*ret_family = family;
+	return n;
+}
+
+/* Capacities of a tree's changed-key lists. */
+struct changed_caps {
+	size_t addr, port;
+};
+
+/* Entry e of rule r as a changed key: by its address and by its port. */
+static int add_changed(struct tree *t, struct changed_caps *caps, const struct rs_rule *r,
+		       const struct entry *e, bool by_addr)
+{
+	struct entry a, pk;
+	int ret;
+
+	split_key(r, e, &a, &pk);
+	if (by_addr) {
+		ret = add_key(&t->ch_addr, &t->n_ch_addr, &caps->addr, &a);
+		if (ret < 0)
+			return ret;
+	}
+	return add_key(&t->ch_port, &t->n_ch_port, &caps->port, &pk);
+}
+
+/*
+ * The changed keys: of the changed rules (an address rule also by its port
+ * key: it may sit in the port subtree), and, for each port rule that
+ * changed, its (protocol, port) bit in ch_pn: every address rule of it is
+ * changed too (sort_entries() adds them), as that rule decides their
+ * subtree.  Unkeyed or other-family changes could move the end of the
+ * keyed run: no reuse then (t->reuse NULL).
+ */
+static int changed_keys(struct tree *t, struct changed_caps *caps, uint8_t family, uint8_t *ch_pn)
+{
+	for (size_t i = 0; i < t->reuse->n_changed; i++) {
+		const struct rs_rule *cr = &t->reuse->changed[i];
+		struct entry e;
+		enum key_kind k = rule_key(cr, &e);
+		int r;
+
+		if (k == KEY_NONE || (k == KEY_ADDR && family && cr->dst.addr.family != family)) {
+			t->reuse = NULL;
+			return 0;
+		}
+		if (k == KEY_PORT)
+			bit_set(ch_pn, pn_bit(e.proto, e.port));
+		r = add_changed(t, caps, cr, &e, k != KEY_PORT);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* The keyed run's entries as the address and port subtrees'. */
+struct keyed {
+	struct entry *addr, *port;
+	size_t n_addr, n_port;
+};
+
+static void keyed_done(struct keyed *k)
+{
+	free(k->addr);
+	free(k->port);
+}
+
+/*
+ * The first n rules of c (the keyed run) into kd's address and port
+ * entries, each sorted by key, and the changed keys sorted likewise.
+ */
+static int sort_entries(struct tree *t, struct changed_caps *caps, const struct rs_chain *c,
+			size_t n, const uint8_t *ch_pn, struct keyed *kd)
+{
+	_cleanup_free_ uint8_t *port_seen = NULL; /* bit per (protocol, port) in the port subtree */
+	int r;
+
+	kd->addr = calloc(n, sizeof(*kd->addr));
+	kd->port = calloc(n, sizeof(*kd->port));
+	port_seen = calloc(3, 65536 / 8);
+	if (!kd->addr || !kd->port || !port_seen)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct entry e;
+		enum key_kind k = rule_key(&c->rules[i], &e);
+		size_t bit = pn_bit(e.proto, e.port);
+
+		e.idx = i;
+		if (t->reuse && k == KEY_ADDR && bit_test(ch_pn, bit)) {
+			r = add_changed(t, caps, &c->rules[i], &e, true);
+			if (r < 0)
+				return r;
+		}
+		/* An address rule after a port rule of its (protocol, port)
+		 * keeps its place after it: into the port subtree. */
+		if (k == KEY_PORT || bit_test(port_seen, bit)) {
+			bit_set(port_seen, bit);
+			memset(e.bits, 0, sizeof(e.bits));
+			e.bits[0] = (uint8_t)(e.port >> 8);
+			e.bits[1] = (uint8_t)e.port;
+			kd->port[kd->n_port++] = e;
+		} else {
+			e.proto = 0; /* addresses sort by address alone */
+			kd->addr[kd->n_addr++] = e;
+		}
+	}
+	qsort_safe(kd->addr, kd->n_addr, sizeof(*kd->addr), entry_cmp);
+	qsort_safe(kd->port, kd->n_port, sizeof(*kd->port), entry_cmp);
+	qsort_safe(t->ch_addr, t->n_ch_addr, sizeof(*t->ch_addr), entry_cmp);
+	qsort_safe(t->ch_port, t->n_ch_port, sizeof(*t->ch_port), entry_cmp);
+	return 0;
+}
+
+/* c's new top: the address subtree, then a port subtree per protocol. */
+static int build_top(struct tree *t, struct rs_chain *c, const struct keyed *kd, uint8_t family)
+{
+	int r;
+
+	if (kd->n_addr) {
+		t->kind = KEY_ADDR;
+		t->family = family;
+		t->maxbits = family == AF_INET ? 32 : 128;
+		r = build_children(t, c, kd->addr, kd->n_addr, 0);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < kd->n_port;) {
+		size_t j = i + 1;
+
+		while (j < kd->n_port && kd->port[j].proto == kd->port[i].proto)
+			j++;
+		t->kind = KEY_PORT;
+		t->proto = kd->port[i].proto;
+		t->maxbits = 16;
+		r = build_children(t, c, &kd->port[i], j - i, 0);
+		if (r < 0)
+			return r;
+		i = j;
+	}
+	return 0;
+}
+
 int dispatch_chain_into(struct ruleset *rs, struct ruleset *crs, struct chain_hasher *h,
 			enum rs_table table, const char *name, const struct dispatch_params *p,
 			struct dispatch_stats *stats, struct dispatch_reuse *reuse)
 {
-	uint8_t *ch_pn = NULL;    /* bit per (protocol, port) of a changed port rule */
-	size_t cap_ch_addr = 0, cap_ch_port = 0;
+	_cleanup_free_ uint8_t *ch_pn = NULL; /* bit per (protocol, port) of a changed port rule */
+	_cleanup_(keyed_done) struct keyed kd = { 0 };
+	_cleanup_(tree_done) struct tree t = { 0 };
+	_cleanup_free_ struct rs_rule *old = NULL;
 	struct rs_chain *c = ruleset_find_chain(rs, table, name);
-	struct entry *addr = NULL, *port = NULL;
-	uint8_t *port_seen = NULL; /* bit per (protocol, port) in the port subtree */
-	size_t n_keyed = 0, n_addr = 0, n_port = 0, n_old;
-	struct rs_rule *old = NULL;
-	struct tree t = { 0 };
-	uint8_t family = 0;
-	int r = 0;
+	struct changed_caps caps = { 0 };
+	size_t n_keyed, n_old;
+	uint8_t family;
+	int r;
 
 	if (!p->leaf_max)
 		return -EINVAL;
 	if (!c || p->mode == DISPATCH_LINEAR)
 		return 0;
-
-	/* The leading run of keyed rules, one address family. */
-	for (; n_keyed < c->n_rules; n_keyed++) {
-		struct entry e;
-		enum key_kind k = rule_key(&c->rules[n_keyed], &e);
-
-		if (k == KEY_NONE)
-			break;
-		if (k == KEY_ADDR) {
-			if (family && family != c->rules[n_keyed].dst.addr.family)
-				break;
-			family = c->rules[n_keyed].dst.addr.family;
-		}
-	}
+	n_keyed = keyed_run(c, &family);
 	if (!n_keyed || (p->mode == DISPATCH_AUTO && n_keyed < p->threshold))
 		return 0;
 
-	addr = calloc(n_keyed, sizeof(*addr));
-	port = calloc(n_keyed, sizeof(*port));
-	port_seen = calloc(3, 65536 / 8);
-	if (!addr || !port || !port_seen) {
-		r = -ENOMEM;
-		goto out;
-	}
 	t.reuse = reuse;
-	/*
-	 * The changed keys: of the changed rules (an address rule also by
-	 * its port key: it may sit in the port subtree), and, for each port
-	 * rule that changed, of every address rule of its (protocol, port),
-	 * whose subtree that rule decides.  Unkeyed or other-family changes
-	 * could move the end of the keyed run: no reuse then.
-	 */
-	if (reuse && !(ch_pn = calloc(3, 65536 / 8))) {
-		r = -ENOMEM;
-		goto out;
+	if (reuse) {
+		ch_pn = calloc(3, 65536 / 8);
+		if (!ch_pn)
+			return -ENOMEM;
+		r = changed_keys(&t, &caps, family, ch_pn);
+		if (r < 0)
+			return r;
 	}
-	for (size_t i = 0; reuse && i < reuse->n_changed; i++) {
-		const struct rs_rule *cr = &reuse->changed[i];
-		struct entry e, a, pk;
-		enum key_kind k = rule_key(cr, &e);
-
-		if (k == KEY_NONE || (k == KEY_ADDR && family && cr->dst.addr.family != family)) {
-			t.reuse = NULL;
-			break;
-		}
-		if (k == KEY_PORT) {
-			size_t bit = pn_bit(e.proto, e.port);
-
-			ch_pn[bit / 8] |= (uint8_t)(1u << (bit % 8));
-			split_key(cr, &e, &a, &pk);
-		} else {
-			split_key(cr, &e, &a, &pk);
-			if ((r = add_key(&t.ch_addr, &t.n_ch_addr, &cap_ch_addr, &a)) < 0)
-				goto out;
-		}
-		if ((r = add_key(&t.ch_port, &t.n_ch_port, &cap_ch_port, &pk)) < 0)
-			goto out;
-	}
-	for (size_t i = 0; i < n_keyed; i++) {
-		struct entry e;
-		enum key_kind k = rule_key(&c->rules[i], &e);
-		size_t bit = (size_t)(e.proto == IPPROTO_TCP ? 0 : e.proto == IPPROTO_UDP ? 1 : 2) *
-			     65536 + e.port;
-
-		e.idx = i;
-		if (t.reuse && k == KEY_ADDR && (ch_pn[bit / 8] & (1u << (bit % 8)))) {
-			struct entry a, pk;
-
-			split_key(&c->rules[i], &e, &a, &pk);
-			if ((r = add_key(&t.ch_addr, &t.n_ch_addr, &cap_ch_addr, &a)) < 0 ||
-			    (r = add_key(&t.ch_port, &t.n_ch_port, &cap_ch_port, &pk)) < 0)
-				goto out;
-		}
-		/* An address rule after a port rule of its (protocol, port)
-		 * keeps its place after it: into the port subtree. */
-		if (k == KEY_PORT || (port_seen[bit / 8] & (1u << (bit % 8)))) {
-			port_seen[bit / 8] |= (uint8_t)(1u << (bit % 8));
-			memset(e.bits, 0, sizeof(e.bits));
-			e.bits[0] = (uint8_t)(e.port >> 8);
-			e.bits[1] = (uint8_t)e.port;
-			port[n_port++] = e;
-		} else {
-			e.proto = 0; /* addresses sort by address alone */
-			addr[n_addr++] = e;
-		}
-	}
-	qsort_safe(addr, n_addr, sizeof(*addr), entry_cmp);
-	qsort_safe(port, n_port, sizeof(*port), entry_cmp);
-	qsort_safe(t.ch_addr, t.n_ch_addr, sizeof(*t.ch_addr), entry_cmp);
-	qsort_safe(t.ch_port, t.n_ch_port, sizeof(*t.ch_port), entry_cmp);
+	r = sort_entries(&t, &caps, c, n_keyed, ch_pn, &kd);
+	if (r < 0)
+		return r;
 
 	/* The chain is rebuilt: the tree's top jumps, then the rest. */
 	old = c->rules;
@@ -508,42 +611,15 @@ int dispatch_chain_into(struct ruleset *rs, struct ruleset *crs, struct chain_ha
 	t.rules = old;
 	t.leaf_max = p->leaf_max;
 	t.stats = stats;
-	if (n_addr) {
-		t.kind = KEY_ADDR;
-		t.family = family;
-		t.maxbits = family == AF_INET ? 32 : 128;
-		r = build_children(&t, c, addr, n_addr, 0);
-		if (r < 0)
-			goto out;
-	}
-	for (size_t i = 0; i < n_port;) {
-		size_t j = i + 1;
-
-		while (j < n_port && port[j].proto == port[i].proto)
-			j++;
-		t.kind = KEY_PORT;
-		t.proto = port[i].proto;
-		t.maxbits = 16;
-		r = build_children(&t, c, &port[i], j - i, 0);
-		if (r < 0)
-			goto out;
-		i = j;
-	}
+	r = build_top(&t, c, &kd, family);
+	if (r < 0)
+		return r;
 	r = GROW(c->rules, c->cap_rules, c->n_rules + (n_old - n_keyed));
 	if (r < 0)
-		goto out;
+		return r;
 	for (size_t i = n_keyed; i < n_old; i++)
 		c->rules[c->n_rules++] = old[i];
 	if (stats)
 		stats->trees++;
-out:
-	free(old);
-	free(t.scratch);
-	free(addr);
-	free(port);
-	free(port_seen);
-	free(ch_pn);
-	free(t.ch_addr);
-	free(t.ch_port);
-	return r;
+	return 0;
 }

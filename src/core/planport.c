@@ -649,20 +649,16 @@ static int port_chains(struct plan_ctx *c, struct port_plan *pp)
 	return 0;
 }
 
-/* The port's rules in the shared chains: nat KUBE-SERVICES and
- * KUBE-NODEPORTS, filter KUBE-SERVICES, KUBE-EXTERNAL-SERVICES,
- * KUBE-PROXY-FIREWALL and KUBE-NODEPORTS. */
-static int port_shared_rules(struct plan_ctx *c, const struct port_plan *pp)
+/* The cluster IP's rule: nat KUBE-SERVICES to the service chain, or
+ * filter KUBE-SERVICES' verdict without endpoints. */
+static int shared_cluster_ip(struct plan_ctx *c, const struct port_plan *pp)
 {
 	const struct svc_port *sp = pp->sp;
-	const int fam = c->s->family;
-	const bool any = pp->cat.has_any;
 	struct rs_rule *r;
-	int e;
 
-	if (!pp->cip) {
-		/* no cluster IP: nothing to capture or reject for it */
-	} else if (pp->has_internal) {
+	if (!pp->cip)
+		return 0; /* no cluster IP: nothing to capture or reject for it */
+	if (pp->has_internal) {
 		if (!(r = dst_rule(c->sh.nat_services, pp->cip_comment, pp->cip, sp->protocol,
 				   sp->port)))
 			return -ENOMEM;
@@ -673,72 +669,96 @@ static int port_shared_rules(struct plan_ctx *c, const struct port_plan *pp)
 			return -ENOMEM;
 		t_verdict(r, pp->int_filter);
 	}
+	return 0;
+}
 
-	if (pp->n_ext_ips) {
-		const char *cm = NULL;
+/* The external IPs' rules of the plan's family. */
+static int shared_external_ips(struct plan_ctx *c, const struct port_plan *pp)
+{
+	const struct svc_port *sp = pp->sp;
+	const bool any = pp->cat.has_any;
+	const char *cm = NULL;
+	struct rs_rule *r;
 
-		if (any && !(cm = cat3(c->rs, pp->key, " external IP", "")))
-			return -ENOMEM;
-		for (size_t i = 0; i < sp->n_external_ips; i++) {
-			const struct ipaddr *a = &sp->external_ips[i];
+	if (!pp->n_ext_ips)
+		return 0;
+	if (any && !(cm = cat3(c->rs, pp->key, " external IP", "")))
+		return -ENOMEM;
+	for (size_t i = 0; i < sp->n_external_ips; i++) {
+		const struct ipaddr *a = &sp->external_ips[i];
 
-			if (a->family != fam)
-				continue;
-			if (any) {
-				r = dst_rule(c->sh.nat_services, cm, a, sp->protocol, sp->port);
-				if (!r)
-					return -ENOMEM;
-				t_jump(r, pp->ext);
-			}
-			if (!pp->has_external) {
-				if (!(r = dst_rule(c->sh.f_ext_services, pp->ext_filter_comment, a,
-						   sp->protocol, sp->port)))
-					return -ENOMEM;
-				t_verdict(r, pp->ext_filter);
-			}
+		if (a->family != c->s->family)
+			continue;
+		if (any) {
+			r = dst_rule(c->sh.nat_services, cm, a, sp->protocol, sp->port);
+			if (!r)
+				return -ENOMEM;
+			t_jump(r, pp->ext);
 		}
-	}
-
-	if (pp->n_lb) {
-		const char *fw_cm = NULL;
-
-		if (pp->fw && !(fw_cm = ruleset_printf(c->rs, "%s traffic not accepted by %s",
-						       pp->key, pp->fw->name)))
-			return -ENOMEM;
-		for (size_t i = 0; i < sp->n_lb_ips; i++) {
-			const struct ipaddr *a = &sp->lb_ips[i];
-
-			if (a->family != fam)
-				continue;
-			if (any) {
-				r = dst_rule(c->sh.nat_services, pp->lb_comment, a, sp->protocol,
-					     sp->port);
-				if (!r)
-					return -ENOMEM;
-				t_jump(r, pp->lb_chain);
-			}
-			if (pp->fw) {
-				r = dst_rule(c->sh.f_proxy_fw, fw_cm, a, sp->protocol, sp->port);
-				if (!r)
-					return -ENOMEM;
-				t_verdict(r, RS_T_DROP);
-			}
-		}
-		for (size_t i = 0; !pp->has_external && i < sp->n_lb_ips; i++) {
-			const struct ipaddr *a = &sp->lb_ips[i];
-
-			if (a->family != fam)
-				continue;
+		if (!pp->has_external) {
 			if (!(r = dst_rule(c->sh.f_ext_services, pp->ext_filter_comment, a,
 					   sp->protocol, sp->port)))
 				return -ENOMEM;
 			t_verdict(r, pp->ext_filter);
 		}
 	}
+	return 0;
+}
+
+/* The load balancer IPs' rules of the plan's family: nat, the firewall's,
+ * then filter's without external endpoints. */
+static int shared_lb_ips(struct plan_ctx *c, const struct port_plan *pp)
+{
+	const struct svc_port *sp = pp->sp;
+	const int fam = c->s->family;
+	const char *fw_cm = NULL;
+	struct rs_rule *r;
+
+	if (!pp->n_lb)
+		return 0;
+	if (pp->fw &&
+	    !(fw_cm = ruleset_printf(c->rs, "%s traffic not accepted by %s", pp->key, pp->fw->name)))
+		return -ENOMEM;
+	for (size_t i = 0; i < sp->n_lb_ips; i++) {
+		const struct ipaddr *a = &sp->lb_ips[i];
+
+		if (a->family != fam)
+			continue;
+		if (pp->cat.has_any) {
+			r = dst_rule(c->sh.nat_services, pp->lb_comment, a, sp->protocol, sp->port);
+			if (!r)
+				return -ENOMEM;
+			t_jump(r, pp->lb_chain);
+		}
+		if (pp->fw) {
+			r = dst_rule(c->sh.f_proxy_fw, fw_cm, a, sp->protocol, sp->port);
+			if (!r)
+				return -ENOMEM;
+			t_verdict(r, RS_T_DROP);
+		}
+	}
+	for (size_t i = 0; !pp->has_external && i < sp->n_lb_ips; i++) {
+		const struct ipaddr *a = &sp->lb_ips[i];
+
+		if (a->family != fam)
+			continue;
+		if (!(r = dst_rule(c->sh.f_ext_services, pp->ext_filter_comment, a, sp->protocol, sp->port)))
+			return -ENOMEM;
+		t_verdict(r, pp->ext_filter);
+	}
+	return 0;
+}
+
+/* The node port's rules, and the health check node port's. */
+static int shared_node_ports(struct plan_ctx *c, const struct port_plan *pp)
+{
+	const struct svc_port *sp = pp->sp;
+	struct rs_rule *r;
+	int e;
 
 	/* Node ports are not subject to loadBalancerSourceRanges (kube-proxy). */
 	if (sp->node_port) {
-		if (any) {
+		if (pp->cat.has_any) {
 			if (!(r = dst_rule(c->sh.nat_nodeports, pp->key_comment, NULL, sp->protocol,
 					   sp->node_port)))
 				return -ENOMEM;
@@ -766,6 +786,23 @@ static int port_shared_rules(struct plan_ctx *c, const struct port_plan *pp)
 		t_verdict(r, RS_T_ACCEPT);
 	}
 	return 0;
+}
+
+/* The port's rules in the shared chains: nat KUBE-SERVICES and
+ * KUBE-NODEPORTS, filter KUBE-SERVICES, KUBE-EXTERNAL-SERVICES,
+ * KUBE-PROXY-FIREWALL and KUBE-NODEPORTS. */
+static int port_shared_rules(struct plan_ctx *c, const struct port_plan *pp)
+{
+	int e;
+
+	e = shared_cluster_ip(c, pp);
+	if (e >= 0)
+		e = shared_external_ips(c, pp);
+	if (e >= 0)
+		e = shared_lb_ips(c, pp);
+	if (e >= 0)
+		e = shared_node_ports(c, pp);
+	return e < 0 ? e : 0;
 }
 
 static int comment_jump(struct plan_ctx *c, struct rs_chain *from, const char *pre,

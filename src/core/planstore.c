@@ -799,134 +799,189 @@ static void fill_stats(const struct plan_store *st, struct plan_stats *stats)
 	}
 }
 
+/* What one update's run allocates. */
+static void run_done(struct run *u)
+{
+	ruleset_free(u->grave);
+	free(u->made.v);
+	for (size_t k = 0; k < SEG_N; k++)
+		free(u->chg[k].v);
+	free(u->c.eps);
+}
+
+/*
+ * Whether the update is full (u->full): when the store has no plan, ch is
+ * unknown, the arena has grown too much, or something every port reads
+ * changed.  For an incremental one, u->c is set up on the store's plan.
+ */
+static int choose_full(struct run *u, const struct desired *d, const struct plan_settings *s,
+		       const struct merge_changes *ch, bool full_only)
+{
+	struct plan_store *st = u->st;
+	struct fingerprint fp;
+	int e;
+
+	u->full = full_only || !st->rs || !ch || ch->all ||
+		ruleset_arena_bytes(st->rs) > 2 * st->arena_after_full + (1u << 20);
+	if (u->full)
+		return 0;
+	u->c.rs = st->rs;
+	e = plan_setup_ctx(&u->c, d);
+	if (e < 0)
+		return e;
+	fingerprint_of(&u->c, &fp);
+	u->full = !fingerprint_equal(&fp, &st->fp) || !streq_null(s->zone, st->zone) ||
+		!streq_null(s->hostname, st->hostname);
+	return 0;
+}
+
+/*
+ * A full update's start: the old plan becomes the grave (the stamps are
+ * carried from it), its records go, and a new plan holds the fixed chains.
+ */
+static int start_full(struct run *u, const struct desired *d, const struct plan_settings *s)
+{
+	struct plan_store *st = u->st;
+	/* The old plan and records stay until the stamps are given. */
+	struct port_rec *old = st->recs;
+	size_t n_old = st->n_recs;
+	int e;
+
+	u->grave = st->rs;
+	st->rs = NULL;
+	st->recs = NULL;
+	st->n_recs = 0;
+	store_clear(st);
+	for (size_t i = 0; i < n_old; i++)
+		rec_done(&old[i]);
+	free(old);
+	st->rs = u->c.rs = ruleset_new();
+	if (!st->rs)
+		return -ENOMEM;
+	u->c.eps = NULL;
+	u->c.cap_eps = 0;
+	u->c.local_cidr = NULL;
+	u->c.local_iface = NULL;
+	e = plan_setup_ctx(&u->c, d);
+	if (e < 0)
+		return e;
+	fingerprint_of(&u->c, &st->fp);
+	if ((s->zone && !(st->zone = strdup(s->zone))) ||
+	    (s->hostname && !(st->hostname = strdup(s->hostname))))
+		return -ENOMEM;
+	e = plan_fixed_chains(&u->c);
+	if (e < 0)
+		return e;
+	if (s->family == AF_INET6)
+		for (size_t t = 0; t < RS_NTABLES; t++)
+			for (size_t i = 0; i < st->rs->t[t].n; i++)
+				plan_mark_ipv6(st->rs->t[t].chains[i]->rules,
+					       st->rs->t[t].chains[i]->n_rules);
+	st->sh = u->c.sh;
+	for (size_t k = 0; k < SEG_N; k++)
+		u->dirty[k] = true;
+	return 0;
+}
+
+/* A full update's end: every chain stamped (from the grave when there is
+ * one), the rule counts, and what the check compares. */
+static void finish_full(struct run *u, const struct plan_settings *s, struct plan_store_info *info)
+{
+	struct plan_store *st = u->st;
+	size_t n_grave = 0;
+
+	for (size_t t = 0; u->grave && t < RS_NTABLES; t++)
+		n_grave += u->grave->t[t].n;
+	for (size_t t = 0; t < RS_NTABLES; t++) {
+		for (size_t i = 0; i < st->rs->t[t].n; i++) {
+			struct rs_chain *c = st->rs->t[t].chains[i];
+
+			if (u->grave) {
+				stamp(u, c);
+			} else {
+				c->stamp = ++st->last_stamp;
+				u->changed++;
+			}
+		}
+	}
+	for (size_t t = 0; t < RS_NTABLES; t++) {
+		st->n_rules[t] = 0;
+		for (size_t i = 0; i < st->rs->t[t].n; i++)
+			st->n_rules[t] += st->rs->t[t].chains[i]->n_rules;
+	}
+	/* For the check: chains on one side only or unequal. */
+	info->mismatched = u->changed + (n_grave - u->matched);
+	st->arena_after_full = ruleset_arena_bytes(st->rs);
+	if (s->hasher)
+		chain_hasher_sweep(s->hasher);
+}
+
+/* update()'s steps; on failure the store's plan is half made. */
+static int update_run(struct run *u, const struct desired *d, const struct plan_settings *s,
+		      const struct merge_changes *ch, bool full_only, struct plan_store_info *info,
+		      struct diag_list *diags)
+{
+	struct plan_store *st = u->st;
+	const struct ipaddr *nip;
+	bool node_ip_moved;
+	int e;
+
+	u->c = (struct plan_ctx){ .s = s, .diags = diags };
+	u->c.hasher = s->hasher ? s->hasher : st->hasher;
+	nip = first_of_family(s->node_ips, s->n_node_ips, s->family);
+	node_ip_moved = nip ? ipaddr_cmp(nip, &st->node_ip) != 0 : st->node_ip.family != 0;
+	e = choose_full(u, d, s, ch, full_only);
+	if (e < 0)
+		return e;
+	if (u->full)
+		e = start_full(u, d, s);
+	else if (!(u->grave = ruleset_new()))
+		e = -ENOMEM;
+	if (e < 0)
+		return e;
+	u->c.sh = st->sh;
+	u->c.np_target = st->sh.nat_nodeports;
+	info->full = u->full;
+	e = plan_ports(u, d, ch, node_ip_moved, info);
+	if (e < 0)
+		return e;
+	e = plan_tail(u);
+	if (e < 0)
+		return e;
+	for (size_t k = 0; k < SEG_N; k++) {
+		if (!u->dirty[k])
+			continue;
+		e = shared_rebuild(u, (enum seg)k);
+		if (e < 0)
+			return e;
+	}
+	ruleset_sort(st->rs);
+	if (u->full)
+		finish_full(u, s, info);
+	else
+		for (size_t i = 0; i < u->made.n; i++)
+			stamp(u, u->made.v[i]);
+	info->chains_changed = u->changed;
+	st->node_ip = nip ? *nip : (struct ipaddr){ 0 };
+	return 0;
+}
+
 /*
  * One update: incremental when the store has a plan, ch is known and
  * nothing every port reads changed; else full (the old plan is the grave
- * the stamps are carried from).  full_only: full whatever.
+ * the stamps are carried from).  full_only: full whatever.  A failed
+ * update leaves the store without a plan (the next one is full).
  */
 static int update(struct plan_store *st, const struct desired *d, const struct plan_settings *s,
 		  const struct merge_changes *ch, bool full_only, struct plan_store_info *info,
 		  struct diag_list *diags)
 {
-	struct run u = { .st = st };
-	struct fingerprint fp;
-	const struct ipaddr *nip;
-	bool node_ip_moved;
+	_cleanup_(run_done) struct run u = { .st = st };
 	int e;
 
-	u.c = (struct plan_ctx){ .s = s, .diags = diags };
-	u.c.hasher = s->hasher ? s->hasher : st->hasher;
-	nip = first_of_family(s->node_ips, s->n_node_ips, s->family);
-	node_ip_moved = nip ? ipaddr_cmp(nip, &st->node_ip) != 0 : st->node_ip.family != 0;
-	u.full = full_only || !st->rs || !ch || ch->all ||
-		 ruleset_arena_bytes(st->rs) > 2 * st->arena_after_full + (1u << 20);
-	if (!u.full) {
-		u.c.rs = st->rs;
-		e = plan_setup_ctx(&u.c, d);
-		if (e < 0)
-			goto fail;
-		fingerprint_of(&u.c, &fp);
-		u.full = !fingerprint_equal(&fp, &st->fp) || !streq_null(s->zone, st->zone) ||
-			 !streq_null(s->hostname, st->hostname);
-	}
-	u.grave = u.full ? st->rs : ruleset_new();
-	if (u.full) {
-		/* The old plan and records stay until the stamps are given. */
-		struct port_rec *old = st->recs;
-		size_t n_old = st->n_recs;
-
-		st->rs = NULL;
-		st->recs = NULL;
-		st->n_recs = 0;
+	e = update_run(&u, d, s, ch, full_only, info, diags);
+	if (e < 0)
 		store_clear(st);
-		for (size_t i = 0; i < n_old; i++)
-			rec_done(&old[i]);
-		free(old);
-		st->rs = u.c.rs = ruleset_new();
-		if (!st->rs) {
-			e = -ENOMEM;
-			goto fail;
-		}
-		u.c.eps = NULL;
-		u.c.cap_eps = 0;
-		u.c.local_cidr = NULL;
-		u.c.local_iface = NULL;
-		e = plan_setup_ctx(&u.c, d);
-		if (e < 0)
-			goto fail;
-		fingerprint_of(&u.c, &st->fp);
-		if ((s->zone && !(st->zone = strdup(s->zone))) ||
-		    (s->hostname && !(st->hostname = strdup(s->hostname)))) {
-			e = -ENOMEM;
-			goto fail;
-		}
-		e = plan_fixed_chains(&u.c);
-		if (e < 0)
-			goto fail;
-		if (s->family == AF_INET6)
-			for (size_t t = 0; t < RS_NTABLES; t++)
-				for (size_t i = 0; i < st->rs->t[t].n; i++)
-					plan_mark_ipv6(st->rs->t[t].chains[i]->rules,
-						       st->rs->t[t].chains[i]->n_rules);
-		st->sh = u.c.sh;
-		for (size_t k = 0; k < SEG_N; k++)
-			u.dirty[k] = true;
-	} else if (!u.grave) {
-		e = -ENOMEM;
-		goto fail;
-	}
-	u.c.sh = st->sh;
-	u.c.np_target = st->sh.nat_nodeports;
-	info->full = u.full;
-	if ((e = plan_ports(&u, d, ch, node_ip_moved, info)) < 0 || (e = plan_tail(&u)) < 0)
-		goto fail;
-	for (size_t k = 0; k < SEG_N; k++)
-		if (u.dirty[k] && (e = shared_rebuild(&u, (enum seg)k)) < 0)
-			goto fail;
-	ruleset_sort(st->rs);
-	if (u.full) {
-		size_t n_grave = 0;
-
-		for (size_t t = 0; u.grave && t < RS_NTABLES; t++)
-			n_grave += u.grave->t[t].n;
-		for (size_t t = 0; t < RS_NTABLES; t++) {
-			for (size_t i = 0; i < st->rs->t[t].n; i++) {
-				struct rs_chain *c = st->rs->t[t].chains[i];
-
-				if (u.grave) {
-					stamp(&u, c);
-				} else {
-					c->stamp = ++st->last_stamp;
-					u.changed++;
-				}
-			}
-		}
-		for (size_t t = 0; t < RS_NTABLES; t++) {
-			st->n_rules[t] = 0;
-			for (size_t i = 0; i < st->rs->t[t].n; i++)
-				st->n_rules[t] += st->rs->t[t].chains[i]->n_rules;
-		}
-		/* For the check: chains on one side only or unequal. */
-		info->mismatched = u.changed + (n_grave - u.matched);
-		st->arena_after_full = ruleset_arena_bytes(st->rs);
-		if (s->hasher)
-			chain_hasher_sweep(s->hasher);
-	} else {
-		for (size_t i = 0; i < u.made.n; i++)
-			stamp(&u, u.made.v[i]);
-	}
-	info->chains_changed = u.changed;
-	st->node_ip = nip ? *nip : (struct ipaddr){ 0 };
-	e = 0;
-	goto out;
-fail:
-	store_clear(st);
-out:
-	ruleset_free(u.grave);
-	free(u.made.v);
-	for (size_t k = 0; k < SEG_N; k++)
-		free(u.chg[k].v);
-	free(u.c.eps);
 	return e;
 }
 

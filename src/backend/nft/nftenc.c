@@ -234,18 +234,12 @@ static bool add_native_match(struct nftnl_rule *r, const struct rs_rule *rr,
 	return true;
 }
 
-int nftenc_rule(const struct rs_rule *rr, enum writer_family f, enum rs_table t, const char *chain,
-		struct nftnl_rule **ret, const char **ret_why)
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct nftnl_rule *, nftnl_rule_free)
+
+/* Whether rr's addresses fit the family: 0, or -EINVAL with *ret_why. */
+static int check_addrs(const struct rs_rule *rr, bool v6, const char **ret_why)
 {
-	bool v6 = f == WRITER_IPV6;
 	int af = v6 ? AF_INET6 : AF_INET, maxlen = v6 ? 128 : 32;
-	/* Where the addresses sit in the network header. */
-	uint32_t src_off = v6 ? 8 : 12, dst_off = v6 ? 24 : 16;
-	struct xt_entry_buf buf;
-	struct nftnl_rule *r;
-	size_t off;
-	bool ok = true;
-	int k;
 
 	if ((rr->src.addr.family && (rr->src.addr.family != af || rr->src.plen > maxlen)) ||
 	    (rr->dst.addr.family && (rr->dst.addr.family != af || rr->dst.plen > maxlen))) {
@@ -257,22 +251,15 @@ int nftenc_rule(const struct rs_rule *rr, enum writer_family f, enum rs_table t,
 		*ret_why = "negated /0 address";
 		return -EINVAL;
 	}
-	/* The blobs, and the same checks the legacy writers make. */
-	k = v6 ? xt_entry_build6(rr, true, &buf, ret_why) : xt_entry_build(rr, true, &buf, ret_why);
-	if (k < 0)
-		return k;
+	return 0;
+}
 
-	r = nftnl_rule_alloc();
-	if (!r)
-		return -ENOMEM;
-	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, nftenc_nfproto(f));
-	if (nftnl_rule_set_str(r, NFTNL_RULE_TABLE, rs_table_name(t)) < 0 ||
-	    nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain) < 0)
-		goto nomem;
-	/* iptables-nft always sends it; compat matches are checked against it
-	 * (xt_tcpudp wants -p tcp). */
-	nftnl_rule_set_u32(r, NFTNL_RULE_COMPAT_PROTO, rr->proto);
-	nftnl_rule_set_u32(r, NFTNL_RULE_COMPAT_FLAGS, 0);
+/* The rule's header matches: input interface, protocol, addresses. */
+static bool add_header(struct nftnl_rule *r, const struct rs_rule *rr, bool v6)
+{
+	/* Where the addresses sit in the network header. */
+	uint32_t src_off = v6 ? 8 : 12, dst_off = v6 ? 24 : 16;
+	bool ok = true;
 
 	if (rr->in_iface) {
 		/* -i IFACE compares the name with its NUL, "IFACE+" only the prefix. */
@@ -288,10 +275,18 @@ int nftenc_rule(const struct rs_rule *rr, enum writer_family f, enum rs_table t,
 		ok = add_addr(r, src_off, &rr->src, rr->src_inv);
 	if (ok && rr->dst.addr.family && (rr->dst.plen || rr->dst_inv))
 		ok = add_addr(r, dst_off, &rr->dst, rr->dst_inv);
+	return ok;
+}
 
-	off = v6 ? sizeof(buf.e6) : sizeof(buf.e);
+/* The matches, native where nf_tables has them, else the xt blobs of buf. */
+static bool add_matches(struct nftnl_rule *r, const struct rs_rule *rr,
+			const struct xt_entry_buf *buf, bool v6)
+{
+	size_t off = v6 ? sizeof(buf->e6) : sizeof(buf->e);
+	bool ok = true;
+
 	for (size_t i = 0; ok && i < rr->n_matches; i++) {
-		const struct xt_entry_match *xm = (const void *)(buf.b + off);
+		const struct xt_entry_match *xm = (const void *)(buf->b + off);
 		bool native;
 
 		off += xm->u.match_size;
@@ -300,67 +295,90 @@ int nftenc_rule(const struct rs_rule *rr, enum writer_family f, enum rs_table t,
 			ok = add_compat(r, true, xm->u.user.name, xm->u.user.revision, xm->data,
 					xm->u.match_size - (uint32_t)sizeof(*xm));
 	}
-	if (ok)
-		ok = add_counter(r);
-	if (ok) {
-		const struct xt_entry_target *xt =
-			(const void *)(buf.b + (v6 ? buf.e6.target_offset : buf.e.target_offset));
-
-		switch (rr->t.kind) {
-		case RS_T_NONE:
-			break;
-		case RS_T_ACCEPT:
-			ok = add_verdict(r, NF_ACCEPT, NULL);
-			break;
-		case RS_T_DROP:
-			ok = add_verdict(r, NF_DROP, NULL);
-			break;
-		case RS_T_RETURN:
-			ok = add_verdict(r, NFT_RETURN, NULL);
-			break;
-		case RS_T_JUMP:
-			ok = add_verdict(r, NFT_JUMP, rr->t.u.chain);
-			break;
-		case RS_T_GOTO:
-			ok = add_verdict(r, NFT_GOTO, rr->t.u.chain);
-			break;
-		default:
-			ok = add_compat(r, false, xt->u.user.name, xt->u.user.revision, xt->data,
-					xt->u.target_size - (uint32_t)sizeof(*xt));
-			break;
-		}
-	}
-	if (!ok)
-		goto nomem;
-	*ret = r;
-	return 0;
-nomem:
-	nftnl_rule_free(r);
-	return -ENOMEM;
+	return ok;
 }
+
+/* The verdict, or the target's xt blob of buf. */
+static bool add_target(struct nftnl_rule *r, const struct rs_rule *rr,
+		       const struct xt_entry_buf *buf, bool v6)
+{
+	const struct xt_entry_target *xt =
+		(const void *)(buf->b + (v6 ? buf->e6.target_offset : buf->e.target_offset));
+
+	switch (rr->t.kind) {
+	case RS_T_NONE:
+		return true;
+	case RS_T_ACCEPT:
+		return add_verdict(r, NF_ACCEPT, NULL);
+	case RS_T_DROP:
+		return add_verdict(r, NF_DROP, NULL);
+	case RS_T_RETURN:
+		return add_verdict(r, NFT_RETURN, NULL);
+	case RS_T_JUMP:
+		return add_verdict(r, NFT_JUMP, rr->t.u.chain);
+	case RS_T_GOTO:
+		return add_verdict(r, NFT_GOTO, rr->t.u.chain);
+	default:
+		return add_compat(r, false, xt->u.user.name, xt->u.user.revision, xt->data,
+				  xt->u.target_size - (uint32_t)sizeof(*xt));
+	}
+}
+
+int nftenc_rule(const struct rs_rule *rr, enum writer_family f, enum rs_table t, const char *chain,
+		struct nftnl_rule **ret, const char **ret_why)
+{
+	_cleanup_(nftnl_rule_freep) struct nftnl_rule *r = NULL;
+	bool v6 = f == WRITER_IPV6;
+	struct xt_entry_buf buf;
+	int k;
+
+	k = check_addrs(rr, v6, ret_why);
+	if (k < 0)
+		return k;
+	/* The blobs, and the same checks the legacy writers make. */
+	k = v6 ? xt_entry_build6(rr, true, &buf, ret_why) : xt_entry_build(rr, true, &buf, ret_why);
+	if (k < 0)
+		return k;
+
+	r = nftnl_rule_alloc();
+	if (!r)
+		return -ENOMEM;
+	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, nftenc_nfproto(f));
+	if (nftnl_rule_set_str(r, NFTNL_RULE_TABLE, rs_table_name(t)) < 0 ||
+	    nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain) < 0)
+		return -ENOMEM;
+	/* iptables-nft always sends it; compat matches are checked against it
+	 * (xt_tcpudp wants -p tcp). */
+	nftnl_rule_set_u32(r, NFTNL_RULE_COMPAT_PROTO, rr->proto);
+	nftnl_rule_set_u32(r, NFTNL_RULE_COMPAT_FLAGS, 0);
+	if (!add_header(r, rr, v6) || !add_matches(r, rr, &buf, v6) || !add_counter(r) ||
+	    !add_target(r, rr, &buf, v6))
+		return -ENOMEM;
+	*ret = TAKE_PTR(r);
+	return 0;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct nftnl_chain *, nftnl_chain_free)
 
 struct nftnl_chain *nftenc_chain(enum writer_family f, enum rs_table t, const char *name)
 {
 	const struct nftenc_hook *h = nftenc_builtin(t, name);
-	struct nftnl_chain *c = nftnl_chain_alloc();
+	_cleanup_(nftnl_chain_freep) struct nftnl_chain *c = nftnl_chain_alloc();
 
 	if (!c)
 		return NULL;
 	nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, nftenc_nfproto(f));
 	if (nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, rs_table_name(t)) < 0 ||
 	    nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, name) < 0)
-		goto nomem;
+		return NULL;
 	if (h) {
 		nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, h->hooknum);
 		nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, h->prio);
 		nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, NF_ACCEPT);
 		if (nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, h->type) < 0)
-			goto nomem;
+			return NULL;
 	}
-	return c;
-nomem:
-	nftnl_chain_free(c);
-	return NULL;
+	return TAKE_PTR(c);
 }
 
 struct nftnl_table *nftenc_table(enum writer_family f, enum rs_table t)

@@ -237,21 +237,15 @@ static int close_user_chain(const struct rd *s, struct xtt_chain *c, size_t next
 	return 0;
 }
 
-int xtt_read(struct xtt_table *k, int fd, const struct xt_fam *f, const char *table,
-	     const char *who, const char *tname, struct diag_list *d)
+/* The table's blob from the kernel: GET_INFO, then GET_ENTRIES. */
+static int fetch(const struct rd *s, int fd, const char *table)
 {
-	const struct rd rd = { .k = k, .who = who, .tname = tname, .d = d }, *s = &rd;
+	struct xtt_table *k = s->k;
 	socklen_t len = sizeof(k->info);
-	struct xtt_chain *cur = NULL;
-	size_t i = 0;
-	uint32_t off;
-	bool ended = false, sorted = true;
 
-	memset(k, 0, sizeof(*k));
-	k->f = f;
 	snprintf(k->info.name, sizeof(k->info.name), "%s", table);
 	/* IP6T_SO_GET_INFO and IP6T_SO_GET_ENTRIES have the IPT_ values. */
-	if (getsockopt(fd, f->level, IPT_SO_GET_INFO, &k->info, &len) < 0)
+	if (getsockopt(fd, k->f->level, IPT_SO_GET_INFO, &k->info, &len) < 0)
 		return rfail(s, "GET_INFO", errno);
 	len = (socklen_t)(sizeof(*k->ge) + k->info.size);
 	k->ge = xtt_big_alloc(len);
@@ -261,7 +255,7 @@ int xtt_read(struct xtt_table *k, int fd, const struct xt_fam *f, const char *ta
 	memset(k->ge, 0, sizeof(*k->ge));
 	snprintf(k->ge->name, sizeof(k->ge->name), "%s", table);
 	k->ge->size = k->info.size;
-	if (getsockopt(fd, f->level, IPT_SO_GET_ENTRIES, k->ge, &len) < 0) {
+	if (getsockopt(fd, k->f->level, IPT_SO_GET_ENTRIES, k->ge, &len) < 0) {
 		/* EAGAIN: the table changed between the two calls. */
 		if (errno == EAGAIN)
 			return -EAGAIN;
@@ -269,27 +263,59 @@ int xtt_read(struct xtt_table *k, int fd, const struct xt_fam *f, const char *ta
 	}
 	k->blob = (const unsigned char *)k->ge->entrytable;
 	k->n_ent = k->info.num_entries;
-	k->eoff = malloc((k->n_ent + 1) * sizeof(*k->eoff));
-	if (!k->eoff)
-		return -ENOMEM;
+	return 0;
+}
+
+/* Entry i at off is whole and inside the table: *ret_next its size. */
+static int check_entry(const struct rd *s, uint32_t off, size_t i, size_t *ret_next)
+{
+	const struct xtt_table *k = s->k;
+	const struct xt_fam *f = k->f;
+	const void *e = k->blob + off;
+	size_t hdr = f->size, next, to;
+
+	if (i >= k->n_ent || k->info.size - off < hdr)
+		return bad_layout(s, off, "a malformed entry");
+	next = xt_fam_next_offset(f, e);
+	to = xt_fam_target_offset(f, e);
+	if (next < hdr + sizeof(struct xt_entry_target) || next > k->info.size - off || to < hdr ||
+	    to > next - sizeof(struct xt_entry_target) || xtt_target(f, e)->u.target_size > next - to)
+		return bad_layout(s, off, "a malformed entry");
+	*ret_next = next;
+	return 0;
+}
+
+/* The built-in chain whose hook starts at off, or -1. */
+static int hook_at(const struct xtt_table *k, uint32_t off)
+{
+	int hook = -1;
+
+	for (int h = 0; h < NF_INET_NUMHOOKS; h++)
+		if ((k->info.valid_hooks & (1u << h)) && k->info.hook_entry[h] == off)
+			hook = h;
+	return hook;
+}
+
+/* The chains of the blob, entry by entry (k->eoff, k->ch). */
+static int walk_entries(const struct rd *s)
+{
+	struct xtt_table *k = s->k;
+	const struct xt_fam *f = k->f;
+	struct xtt_chain *cur = NULL;
+	bool ended = false;
+	size_t i = 0;
+	uint32_t off;
 
 	for (off = 0; off < k->info.size; i++) {
 		const void *e = k->blob + off;
-		size_t hdr = f->size, next, to;
-		int hook = -1;
+		size_t next;
+		int hook, r;
 
-		if (i >= k->n_ent || k->info.size - off < hdr)
-			return bad_layout(s, off, "a malformed entry");
-		next = xt_fam_next_offset(f, e);
-		to = xt_fam_target_offset(f, e);
-		if (next < hdr + sizeof(struct xt_entry_target) || next > k->info.size - off ||
-		    to < hdr || to > next - sizeof(struct xt_entry_target) ||
-		    xtt_target(f, e)->u.target_size > next - to)
-			return bad_layout(s, off, "a malformed entry");
+		r = check_entry(s, off, i, &next);
+		if (r < 0)
+			return r;
 		k->eoff[i] = off;
-		for (int h = 0; h < NF_INET_NUMHOOKS; h++)
-			if ((k->info.valid_hooks & (1u << h)) && k->info.hook_entry[h] == off)
-				hook = h;
+		hook = hook_at(k, off);
 		if (hook >= 0) {
 			if (cur && cur->hook >= 0)
 				return bad_layout(s, off, "a built-in chain without its policy");
@@ -335,6 +361,14 @@ int xtt_read(struct xtt_table *k, int fd, const struct xt_fam *f, const char *ta
 	}
 	if (!ended || i != k->n_ent)
 		return bad_layout(s, off, "the table does not end with its ERROR entry");
+	return 0;
+}
+
+/* k->by_name: the user chains by name. */
+static int index_names(struct xtt_table *k)
+{
+	bool sorted = true;
+
 	k->by_name = malloc((k->n_ch + 1) * sizeof(*k->by_name));
 	if (!k->by_name)
 		return -ENOMEM;
@@ -352,6 +386,29 @@ int xtt_read(struct xtt_table *k, int fd, const struct xt_fam *f, const char *ta
 	 * would still cost n log n comparisons. */
 	if (!sorted)
 		qsort_safe(k->by_name, k->n_by_name, sizeof(*k->by_name), kc_name_cmp);
+	return 0;
+}
+
+int xtt_read(struct xtt_table *k, int fd, const struct xt_fam *f, const char *table,
+	     const char *who, const char *tname, struct diag_list *d)
+{
+	const struct rd rd = { .k = k, .who = who, .tname = tname, .d = d };
+	int r;
+
+	memset(k, 0, sizeof(*k));
+	k->f = f;
+	r = fetch(&rd, fd, table);
+	if (r < 0)
+		return r;
+	k->eoff = malloc((k->n_ent + 1) * sizeof(*k->eoff));
+	if (!k->eoff)
+		return -ENOMEM;
+	r = walk_entries(&rd);
+	if (r < 0)
+		return r;
+	r = index_names(k);
+	if (r < 0)
+		return r;
 	return index_at(k);
 }
 

@@ -547,6 +547,177 @@ static cJSON *parse_at(const char *p, const char *end, const char **ret_end)
 	return cJSON_ParseWithLengthOpts(p, (size_t)(end - p), ret_end, false);
 }
 
+/* Where stream_list() is. */
+struct stream {
+	struct dctx *c;
+	struct jsonarena *arena;
+	struct decode_cache *cache;
+	struct decoded *out;
+	const struct diag_list *tmp; /* the items' diags so far */
+	const char *end;             /* of the text */
+	size_t n;                    /* items so far */
+};
+
+/*
+ * The stream_*() steps return 1 when they took their part, with *pp after
+ * it; 0 when the text is not the plain case (the whole-tree path decodes
+ * or rejects it); or the -errno of a hard error (ENOMEM), which is
+ * reported.
+ */
+
+/* One item at *pp: taken from the cache when kept byte for byte, else
+ * parsed and decoded, and its memory given back to the arena. */
+static int stream_item(struct stream *st, const char **pp)
+{
+	size_t ns0 = st->out->n_services, ne0 = st->out->n_slices;
+	size_t d0 = st->tmp->n + st->tmp->dropped, key_off;
+	const char *p = *pp, *q;
+	struct jsonarena_mark m;
+	cJSON *it;
+	int r = 0;
+
+	if (st->n >= DECODE_MAX_ITEMS)
+		return 0;
+	/* An item byte for byte as kept: its objects as they were, neither
+	 * parsed nor decoded. */
+	if (st->cache && (q = decode_cache_skip(p, st->end)))
+		r = decode_cache_take(st->cache, p, (size_t)(q - p), st->out);
+	if (r < 0)
+		return r;
+	if (r > 0) {
+		st->n++;
+		*pp = skip_ws(q, st->end);
+		return 1;
+	}
+	jsonarena_mark(st->arena, &m);
+	it = parse_at(p, st->end, &q);
+	if (!cJSON_IsObject(it) || !dec_get(it, "kind") ||
+	    dec_mark_nuls(it, p, (size_t)(q - p), &key_off) != 0) {
+		cJSON_Delete(it);
+		return 0;
+	}
+	r = walk_item(st->c, it, st->n++, NULL, decode_walked, st->out);
+	cJSON_Delete(it);
+	jsonarena_rewind(st->arena, &m);
+	if (r < 0 && r != -EINVAL)
+		return r;
+	/* Kept only when it said nothing: a reused item reports nothing.
+	 * Not kept on ENOMEM, no matter. */
+	if (st->cache && r == 0 && st->tmp->n + st->tmp->dropped == d0)
+		(void)decode_cache_add(st->cache, p, (size_t)(q - p),
+				       st->out->n_services > ns0 ? st->out->services + ns0 : NULL,
+				       st->out->n_services - ns0,
+				       st->out->n_slices > ne0 ? st->out->slices + ne0 : NULL,
+				       st->out->n_slices - ne0);
+	*pp = skip_ws(q, st->end);
+	return 1;
+}
+
+/* The items array at *pp (its '['), item by item. */
+static int stream_items(struct stream *st, const char **pp)
+{
+	const char *p = skip_ws(*pp + 1, st->end), *end = st->end;
+	int r;
+
+	while (p < end && *p != ']') {
+		r = stream_item(st, &p);
+		if (r <= 0)
+			return r;
+		if (p < end && *p == ',') {
+			p = skip_ws(p + 1, end);
+			if (p == end || *p == ']') /* [1,] is not JSON */
+				return 0;
+		} else if (p == end || *p != ']') {
+			return 0;
+		}
+	}
+	if (p == end)
+		return 0;
+	*pp = p + 1;
+	return 1;
+}
+
+/* One member of the top-level object at *pp, and the ',' after it:
+ * "items" streamed, any other parsed whole into root. */
+static int stream_member(struct stream *st, cJSON *root, bool *items_seen, const char **pp)
+{
+	_cleanup_(cjson_deletep) cJSON *key = NULL;
+	const char *p = *pp, *q, *end = st->end;
+	size_t key_off;
+	int r;
+
+	if (*p != '"' || !(key = parse_at(p, end, &q)))
+		return 0;
+	if (!cJSON_IsString(key) || dec_mark_nuls(key, p, (size_t)(q - p), &key_off) != 0 ||
+	    dec_has_nul(key))
+		return 0; /* the whole-tree path reports it */
+	p = skip_ws(q, end);
+	if (p == end || *p != ':')
+		return 0;
+	p = skip_ws(p + 1, end);
+	/* Of two "items" the last wins: the whole-tree path takes it. */
+	if (streq(key->valuestring, "items") && *items_seen)
+		return 0;
+	if (streq(key->valuestring, "items") && p < end && *p == '[') {
+		*items_seen = true;
+		r = stream_items(st, &p);
+		if (r <= 0)
+			return r;
+	} else {
+		cJSON *value = parse_at(p, end, &q);
+
+		if (!value || dec_mark_nuls(value, p, (size_t)(q - p), &key_off) != 0) {
+			cJSON_Delete(value);
+			return 0;
+		}
+		cJSON_AddItemToObject(root, key->valuestring, value);
+		p = q;
+	}
+	p = skip_ws(p, end);
+	if (p < end && *p == ',') {
+		p = skip_ws(p + 1, end);
+		if (p == end || *p == '}') /* {"a": 1,} is not JSON */
+			return 0;
+	} else if (p == end || *p != '}') {
+		return 0;
+	}
+	*pp = p;
+	return 1;
+}
+
+/* Whether root, the top level without its items, is a List.  Its own
+ * errors are the whole-tree path's to report. */
+static bool is_list(struct dctx *c, const cJSON *root)
+{
+	struct diag_list none, *real = c->diags;
+	const char *kind = NULL, *api = NULL;
+	bool ok;
+
+	diag_list_init(&none);
+	c->diags = &none;
+	ok = get_kind(c, root, &kind, &api) == 0 && kind && streq(kind, "List") &&
+		list_shape(c, root, true) == 0;
+	diag_list_done(&none);
+	c->diags = real;
+	return ok;
+}
+
+/* The top-level object at p (its '{'), which must be the whole text. */
+static int stream_object(struct stream *st, cJSON *root, const char *p)
+{
+	bool items_seen = false;
+	int r;
+
+	for (p = skip_ws(p + 1, st->end); p < st->end && *p != '}';) {
+		r = stream_member(st, root, &items_seen, &p);
+		if (r <= 0)
+			return r;
+	}
+	if (p == st->end || skip_ws(p + 1, st->end) != st->end || !items_seen)
+		return 0;
+	return is_list(st->c, root) ? 1 : 0;
+}
+
 /*
  * A List decoded item by item.  kubectl's List of Services and
  * EndpointSlices is by far the largest input, and its whole cJSON tree is
@@ -562,138 +733,32 @@ static int stream_list(struct dctx *c, const char *text, size_t len, struct json
 		       struct decode_cache *cache, struct decoded *out, bool *ret_done)
 {
 	struct diag_list *real = c->diags, tmp;
-	size_t n_services = out->n_services, n_slices = out->n_slices, n = 0;
-	const char *p = skip_ws(text, text + len), *end = text + len, *q, *kind = NULL, *api = NULL;
-	cJSON *root = NULL, *key = NULL, *it = NULL;
-	bool items_seen = false, ok = false;
-	size_t key_off;
+	struct stream st = {
+		.c = c, .arena = arena, .cache = cache, .out = out, .tmp = &tmp, .end = text + len
+	};
+	size_t n_services = out->n_services, n_slices = out->n_slices;
+	const char *p = skip_ws(text, st.end);
+	cJSON *root = NULL;
 	int r = 0;
 
 	*ret_done = false;
 	diag_list_init(&tmp);
 	c->diags = &tmp;
-	if (p == end || *p != '{' || !(root = cJSON_CreateObject()))
-		goto out;
-	for (p = skip_ws(p + 1, end); p < end && *p != '}';) {
-		if (*p != '"' ||
-		    !(key = parse_at(p, end, &q)))
-			goto out;
-		if (!cJSON_IsString(key) || dec_mark_nuls(key, p, (size_t)(q - p), &key_off) != 0 ||
-		    dec_has_nul(key))
-			goto out; /* the whole-tree path reports it */
-		p = skip_ws(q, end);
-		if (p == end || *p != ':')
-			goto out;
-		p = skip_ws(p + 1, end);
-		/* Of two "items" the last wins: the whole-tree path takes it. */
-		if (streq(key->valuestring, "items") && items_seen)
-			goto out;
-		if (streq(key->valuestring, "items") && p < end && *p == '[') {
-			items_seen = true;
-			for (p = skip_ws(p + 1, end); p < end && *p != ']';) {
-				struct jsonarena_mark m;
-				size_t ns0 = out->n_services, ne0 = out->n_slices;
-				size_t d0 = tmp.n + tmp.dropped;
-				int t = 0;
-
-				if (n >= DECODE_MAX_ITEMS)
-					goto out;
-				/* An item byte for byte as kept: its objects as
-				 * they were, neither parsed nor decoded. */
-				if (cache && (q = decode_cache_skip(p, end)))
-					t = decode_cache_take(cache, p, (size_t)(q - p), out);
-				if (t < 0) {
-					r = t;
-					ok = true; /* a hard error (ENOMEM): report it */
-					goto out;
-				}
-				if (t > 0) {
-					n++;
-					p = skip_ws(q, end);
-					goto next_item;
-				}
-				jsonarena_mark(arena, &m);
-				it = parse_at(p, end, &q);
-				if (!cJSON_IsObject(it) || !dec_get(it, "kind") ||
-				    dec_mark_nuls(it, p, (size_t)(q - p), &key_off) != 0)
-					goto out;
-				r = walk_item(c, it, n++, NULL, decode_walked, out);
-				cJSON_Delete(it);
-				it = NULL;
-				jsonarena_rewind(arena, &m);
-				if (r < 0 && r != -EINVAL) {
-					ok = true; /* a hard error (ENOMEM): report it */
-					goto out;
-				}
-				/* Kept only when it said nothing: a reused item
-				 * reports nothing.  Not kept on ENOMEM, no matter. */
-				if (cache && r == 0 && tmp.n + tmp.dropped == d0)
-					(void)decode_cache_add(
-						cache, p, (size_t)(q - p),
-						out->n_services > ns0 ? out->services + ns0 : NULL,
-						out->n_services - ns0,
-						out->n_slices > ne0 ? out->slices + ne0 : NULL,
-						out->n_slices - ne0);
-				r = 0;
-				p = skip_ws(q, end);
-next_item:
-				if (p < end && *p == ',') {
-					p = skip_ws(p + 1, end);
-					if (p == end || *p == ']') /* [1,] is not JSON */
-						goto out;
-				} else if (p == end || *p != ']') {
-					goto out;
-				}
-			}
-			if (p == end)
-				goto out;
-			p++;
-		} else {
-			cJSON *value = parse_at(p, end, &q);
-
-			if (!value || dec_mark_nuls(value, p, (size_t)(q - p), &key_off) != 0) {
-				cJSON_Delete(value);
-				goto out;
-			}
-			cJSON_AddItemToObject(root, key->valuestring, value);
-			p = q;
-		}
-		cJSON_Delete(key);
-		key = NULL;
-		p = skip_ws(p, end);
-		if (p < end && *p == ',') {
-			p = skip_ws(p + 1, end);
-			if (p == end || *p == '}') /* {"a": 1,} is not JSON */
-				goto out;
-		} else if (p == end || *p != '}') {
-			goto out;
-		}
-	}
-	if (p == end || skip_ws(p + 1, end) != end || !items_seen)
-		goto out;
-	/* The whole text is one object with items: is it a List?  (Its own
-	 * errors are the whole-tree path's to report.) */
-	{
-		struct diag_list none;
-
-		diag_list_init(&none);
-		c->diags = &none;
-		ok = get_kind(c, root, &kind, &api) == 0 && kind && streq(kind, "List") &&
-		     list_shape(c, root, true) == 0;
-		diag_list_done(&none);
-	}
-out:
+	if (p < st.end && *p == '{')
+		root = cJSON_CreateObject();
+	if (root)
+		r = stream_object(&st, root, p);
 	c->diags = real;
-	cJSON_Delete(it);
-	cJSON_Delete(key);
 	cJSON_Delete(root);
-	if (!ok) {
+	if (r == 0) {
 		rollback(out, n_services, n_slices);
 		diag_list_done(&tmp);
 		return 0;
 	}
 	*ret_done = true;
 	streamed_lists++;
+	if (r > 0)
+		r = 0;
 	if (diag_list_move(real, &tmp) < 0)
 		r = -ENOMEM;
 	diag_list_done(&tmp);
