@@ -356,6 +356,19 @@ static int transaction(struct backend *b, const struct plans *ps, struct apply_r
 	return r < 0 ? r : 0;
 }
 
+/* A failed apply: what the kernel holds now, said once.  Returns r. */
+static int refused(const struct writer_ops *ops, enum after after, struct apply_result *res,
+		   struct diag_list *d, int r)
+{
+	res->partial = after == AFTER_STUCK;
+	if (after == AFTER_NOTHING)
+		diag_add(d, DIAG_ERROR, ops->name, NULL, NULL,
+			 "nothing was written; the kernel keeps its previous rules");
+	else if (after == AFTER_PUT_BACK)
+		diag_add(d, DIAG_ERROR, ops->name, NULL, NULL, "the kernel keeps its previous rules");
+	return r;
+}
+
 static int drive(struct backend *b, const struct plans *ps, struct apply_result *res,
 		 struct diag_list *d)
 {
@@ -372,12 +385,12 @@ static int drive(struct backend *b, const struct plans *ps, struct apply_result 
 			continue;
 		r = owned_check_targets(ps->plan[ps->tables[i].family], ps->tables[i].table, d);
 		if (r < 0)
-			goto refused;
+			return refused(ops, after, res, d, r);
 	}
 	if (ops->needs_xtables_lock) {
 		r = xtlock_take(b->o.lock_path, b->o.lock_wait_ms, &lock, d);
 		if (r < 0)
-			goto refused;
+			return refused(ops, after, res, d, r);
 	}
 	for (unsigned attempt = 0;; attempt++) {
 		memset(res, 0, sizeof(*res));
@@ -397,19 +410,10 @@ static int drive(struct backend *b, const struct plans *ps, struct apply_result 
 			 "the table%s changed while svcnat wrote it; reading it again "
 			 "(retry %u of %u)", table ? "" : "s", attempt + 1, b->o.commit_retries);
 	}
-	if (r >= 0) {
-		res->seconds = monotonic_seconds() - t0;
-		return 0;
-	}
-refused:
-	res->partial = after == AFTER_STUCK;
-	if (after == AFTER_NOTHING)
-		diag_add(d, DIAG_ERROR, ops->name, NULL, NULL,
-			 "nothing was written; the kernel keeps its previous rules");
-	else if (after == AFTER_PUT_BACK)
-		diag_add(d, DIAG_ERROR, ops->name, NULL, NULL,
-			 "the kernel keeps its previous rules");
-	return r;
+	if (r < 0)
+		return refused(ops, after, res, d, r);
+	res->seconds = monotonic_seconds() - t0;
+	return 0;
 }
 
 bool backend_has_ipv6(const struct backend *b)

@@ -408,12 +408,20 @@ static bool live_line_same(void *ctx, size_t i, size_t j)
 	return strlen(ll->ptxt[j]) == l->args_len && memcmp(ll->ptxt[j], l->args, l->args_len) == 0;
 }
 
+/* A NULL-terminated vector of strings and the strings. */
+static void strv_freep(char ***p)
+{
+	for (char **v = *p; v && *v; v++)
+		free(*v);
+	free(*p);
+}
+
 /* The built-in chain's jump rules, as owned_jumps_match() decides. */
 static int fix_jumps(struct rsync *s, const char *builtin, struct sbuf *dels, struct sbuf *ins)
 {
 	const struct rs_chain *pc = ruleset_find_chain(s->plan, s->t, builtin);
 	size_t np = pc ? pc->n_rules : 0, n_ours = 0, n_del = 0;
-	_cleanup_free_ char **ptxt = calloc(np + 1, sizeof(char *));
+	_cleanup_(strv_freep) char **ptxt = calloc(np + 1, sizeof(char *));
 	_cleanup_free_ long *kpos = calloc(np + 1, sizeof(long));
 	_cleanup_free_ struct sline **ours = calloc(s->sc.n_lines + 1, sizeof(*ours));
 	_cleanup_free_ long *match = calloc(s->sc.n_lines + 1, sizeof(long));
@@ -427,10 +435,8 @@ static int fix_jumps(struct rsync *s, const char *builtin, struct sbuf *dels, st
 	for (size_t j = 0; j < np; j++) {
 		const char *txt = sb_render(&s->rules, &pc->rules[j]);
 
-		if (!txt || !(ptxt[j] = strdup(txt))) {
-			r = -ENOMEM;
-			goto out;
-		}
+		if (!txt || !(ptxt[j] = strdup(txt)))
+			return -ENOMEM;
 	}
 	for (size_t i = 0; i < s->sc.n_lines; i++) {
 		struct sline *l = &s->sc.lines[i];
@@ -442,7 +448,7 @@ static int fix_jumps(struct rsync *s, const char *builtin, struct sbuf *dels, st
 	/* kpos first holds the live jump each plan jump is... */
 	r = owned_jumps_match(n_ours, np, live_line_same, &ll, match, kpos);
 	if (r <= 0)
-		goto out;
+		return r;
 	for (size_t k = 0; k < n_ours; k++)
 		if (match[k] < 0)
 			del[n_del++] = ours[k]->pos;
@@ -475,9 +481,6 @@ static int fix_jumps(struct rsync *s, const char *builtin, struct sbuf *dels, st
 		s->res->rules_written++;
 		s->changed = true;
 	}
-out:
-	for (size_t j = 0; j < np; j++)
-		free(ptxt[j]);
 	return r;
 }
 

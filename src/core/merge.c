@@ -771,10 +771,12 @@ static int build_kind(struct merge *m, int kind, void ***ret_arr, size_t *ret_n)
 	return 0;
 }
 
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct merge_snapshot *, snapshot_free)
+
 /* Build a snapshot of the current union and make it the cached one. */
 static int snapshot_build(struct merge *m, struct merge_snapshot **ret)
 {
-	struct merge_snapshot *s;
+	_cleanup_(snapshot_freep) struct merge_snapshot *s = NULL;
 	void **arr;
 	size_t n;
 	int r;
@@ -785,27 +787,24 @@ static int snapshot_build(struct merge *m, struct merge_snapshot **ret)
 	s->refcnt = 1;
 	r = build_kind(m, KIND_SVC, &arr, &n);
 	if (r < 0)
-		goto fail;
+		return r;
 	s->services = (struct service **)arr;
 	s->n_services = n;
 	r = build_kind(m, KIND_EPS, &arr, &n);
 	if (r < 0)
-		goto fail;
+		return r;
 	s->slices = (struct epslice **)arr;
 	s->n_slices = n;
 	r = merge_snapshot_diff(m->cached, s, &s->changes);
 	if (r < 0)
-		goto fail;
+		return r;
 
 	merge_snapshot_unref(m->cached);
 	m->cached = merge_snapshot_ref(s);
 	m->cached_valid = true;
 	m->keys_added[KIND_SVC] = m->keys_added[KIND_EPS] = 0;
-	*ret = s;
+	*ret = TAKE_PTR(s);
 	return 0;
-fail:
-	snapshot_free(s);
-	return r;
 }
 
 static bool kind_differs(int kind, void *const *a, size_t na, void *const *b, size_t nb)

@@ -575,10 +575,24 @@ static int copy_str(struct ruleset *rs, const char **s)
 	return *s ? 0 : -ENOMEM;
 }
 
+/* r's strings copied into rs's arena: 0 or -ENOMEM. */
+static int copy_rule_strs(struct ruleset *rs, struct rs_rule *r)
+{
+	for (size_t j = 0; j < r->n_matches; j++) {
+		struct rs_match *m = &r->m[j];
+
+		if ((m->kind == RS_M_COMMENT && copy_str(rs, &m->u.comment) < 0) ||
+		    (m->kind == RS_M_RECENT && copy_str(rs, &m->u.recent.name) < 0))
+			return -ENOMEM;
+	}
+	if ((r->t.kind == RS_T_JUMP || r->t.kind == RS_T_GOTO) && copy_str(rs, &r->t.u.chain) < 0)
+		return -ENOMEM;
+	return copy_str(rs, &r->in_iface);
+}
+
 struct rs_chain *ruleset_copy_chain(struct ruleset *rs, const struct rs_chain *c)
 {
 	struct rs_chain *n = ruleset_add_chain(rs, (enum rs_table)c->table, c->name);
-	size_t i, j;
 
 	if (!n)
 		return NULL;
@@ -592,24 +606,11 @@ struct rs_chain *ruleset_copy_chain(struct ruleset *rs, const struct rs_chain *c
 		memcpy(n->rules, c->rules, c->n_rules * sizeof(*n->rules));
 		n->n_rules = n->cap_rules = c->n_rules;
 	}
-	for (i = 0; i < n->n_rules; i++) {
-		struct rs_rule *r = &n->rules[i];
-
-		for (j = 0; j < r->n_matches; j++) {
-			struct rs_match *m = &r->m[j];
-
-			if ((m->kind == RS_M_COMMENT && copy_str(rs, &m->u.comment) < 0) ||
-			    (m->kind == RS_M_RECENT && copy_str(rs, &m->u.recent.name) < 0))
-				goto oom;
+	for (size_t i = 0; i < n->n_rules; i++) {
+		if (copy_rule_strs(rs, &n->rules[i]) < 0) {
+			errno = ENOMEM;
+			return NULL;
 		}
-		if ((r->t.kind == RS_T_JUMP || r->t.kind == RS_T_GOTO) &&
-		    copy_str(rs, &r->t.u.chain) < 0)
-			goto oom;
-		if (copy_str(rs, &r->in_iface) < 0)
-			goto oom;
 	}
 	return n;
-oom:
-	errno = ENOMEM;
-	return NULL;
 }

@@ -98,33 +98,32 @@ int dec_get_meta(struct dctx *c, const cJSON *j, const char *kind, const char *k
 		r = dec_get_str(c, md, "name", &m->name);
 	if (r == 0)
 		r = dec_get_object(c, md, "labels", &m->labels);
+	dec_path_pop(c, l);
 	if (r < 0)
-		goto out;
+		return r;
 	if (!m->ns || !*m->ns)
 		m->ns = key_ns && *key_ns ? key_ns : "default";
 	if (!m->name || !*m->name)
 		m->name = key_name && *key_name ? key_name : NULL;
-	dec_path_key(c, "name");
-	if (!m->name) {
-		r = dec_fail(c, "missing");
-		goto out;
-	}
+	if (!m->name)
+		return dec_fail_at(c, "metadata.name", "missing");
+	l = dec_path_key(c, "metadata.name");
 	r = dec_check_name(c, m->name, name_ok, name_what);
-	if (r < 0)
-		goto out;
 	dec_path_pop(c, l);
-	dec_path_key(c, "metadata.namespace");
-	r = dec_check_name(c, m->ns, dec_is_dns1123_label, "namespace");
 	if (r < 0)
-		goto out;
+		return r;
+	l = dec_path_key(c, "metadata.namespace");
+	r = dec_check_name(c, m->ns, dec_is_dns1123_label, "namespace");
+	dec_path_pop(c, l);
+	if (r < 0)
+		return r;
 	/* A Service is named plainly, the endpoint kinds with their kind. */
 	dec_set_object(c, streq(kind, "Service") ? NULL : kind, m->ns, m->name);
-	dec_path_pop(c, l);
-	dec_path_key(c, "metadata.name");
-	if (key_name && *key_name && !streq(key_name, m->name))
-		r = dec_report(c, DIAG_WARNING, "name '%s' differs from the key's '%s'; using '%s'",
-			       m->name, key_name, m->name);
-out:
+	if (!key_name || !*key_name || streq(key_name, m->name))
+		return 0;
+	l = dec_path_key(c, "metadata.name");
+	r = dec_report(c, DIAG_WARNING, "name '%s' differs from the key's '%s'; using '%s'",
+		       m->name, key_name, m->name);
 	dec_path_pop(c, l);
 	return r;
 }
