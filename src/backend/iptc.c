@@ -627,71 +627,80 @@ static int prepare_table(struct tsync *s, bool *ret_changed)
 
 /* --- reading the live owned state (--diff) --- */
 
+/* The owned rules of chain name (of h), a built-in's jumps to owned
+ * chains only, into out. */
+static int read_chain(const struct iptc_family *f, struct xtc_handle *h, enum rs_table t,
+		      const char *name, struct ruleset *out, const struct ruleset *plan)
+{
+	bool builtin = f->builtin(name, h);
+	struct rs_chain *c;
+	size_t idx = 0;
+
+	if (!builtin && !owned_chain_ours(plan, t, name))
+		return 0;
+	c = ruleset_add_chain(out, t, name);
+	if (!c)
+		return -errno;
+	for (const void *e = f->first_rule(name, h); e; e = f->next_rule(e, h), idx++) {
+		struct rs_rule dec, *nr;
+		char why[160];
+
+		if (builtin) {
+			const char *tgt = f->get_target(e, h);
+
+			if (!tgt || !owned_chain_ours(plan, t, tgt))
+				continue;
+		}
+		if (f->decode(e, h, &dec, why, sizeof(why)) < 0) {
+			memset(&dec, 0, sizeof(dec));
+			dec.t.kind = OWNED_T_FOREIGN;
+			dec.n_matches = 1;
+			dec.m[0].kind = RS_M_COMMENT;
+			dec.m[0].u.comment = ruleset_printf(out, "rule %zu uses %s", idx + 1, why);
+			if (!dec.m[0].u.comment)
+				return -ENOMEM;
+		} else if (owned_rule_copy_strings(out, &dec) < 0) {
+			return -ENOMEM;
+		}
+		nr = rs_chain_append(c);
+		if (!nr)
+			return -ENOMEM;
+		*nr = dec;
+	}
+	return 0;
+}
+
+/* The owned chains of h into out: the names listed first, then each
+ * chain read. */
+static int read_chains(const struct iptc_family *f, struct xtc_handle *h, enum rs_table t,
+		       struct ruleset *out, const struct ruleset *plan)
+{
+	_cleanup_free_ const char **names = NULL;
+	size_t n = 0, cap = 0;
+	int r;
+
+	for (const char *c = f->first_chain(h); c; c = f->next_chain(h)) {
+		if (GROW(names, cap, n + 1) < 0)
+			return -ENOMEM;
+		names[n++] = c;
+	}
+	for (size_t i = 0; i < n; i++) {
+		r = read_chain(f, h, t, names[i], out, plan);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int read_table(const struct iptc_family *f, const struct writer_table *tab,
 		      struct ruleset *out, const struct ruleset *plan, struct diag_list *d)
 {
-	enum rs_table t = tab->table;
-	struct xtc_handle *h = f->init(rs_table_name(t));
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	int r = 0;
+	struct xtc_handle *h = f->init(rs_table_name(tab->table));
+	int r;
 
 	if (!h)
 		return iptc_fail(f, d, writer_table_name(tab), f->read_what, NULL, errno, false);
-	for (const char *c = f->first_chain(h); c; c = f->next_chain(h)) {
-		if (GROW(names, cap, n + 1) < 0) {
-			r = -ENOMEM;
-			goto out;
-		}
-		names[n++] = (char *)c;
-	}
-	for (size_t i = 0; i < n; i++) {
-		bool builtin = f->builtin(names[i], h);
-		struct rs_chain *c;
-		size_t idx = 0;
-
-		if (!builtin && !owned_chain_ours(plan, t, names[i]))
-			continue;
-		c = ruleset_add_chain(out, t, names[i]);
-		if (!c) {
-			r = -errno;
-			goto out;
-		}
-		for (const void *e = f->first_rule(names[i], h); e; e = f->next_rule(e, h), idx++) {
-			struct rs_rule dec, *nr;
-			char why[160];
-
-			if (builtin) {
-				const char *tgt = f->get_target(e, h);
-
-				if (!tgt || !owned_chain_ours(plan, t, tgt))
-					continue;
-			}
-			if (f->decode(e, h, &dec, why, sizeof(why)) < 0) {
-				memset(&dec, 0, sizeof(dec));
-				dec.t.kind = OWNED_T_FOREIGN;
-				dec.n_matches = 1;
-				dec.m[0].kind = RS_M_COMMENT;
-				dec.m[0].u.comment = ruleset_printf(out, "rule %zu uses %s", idx + 1,
-								    why);
-				if (!dec.m[0].u.comment) {
-					r = -ENOMEM;
-					goto out;
-				}
-			} else if (owned_rule_copy_strings(out, &dec) < 0) {
-				r = -ENOMEM;
-				goto out;
-			}
-			nr = rs_chain_append(c);
-			if (!nr) {
-				r = -ENOMEM;
-				goto out;
-			}
-			*nr = dec;
-		}
-	}
-out:
-	free(names);
+	r = read_chains(f, h, tab->table, out, plan);
 	f->free(h);
 	return r;
 }

@@ -74,10 +74,73 @@ bool plan_same_port(const struct svc_port *a, const struct svc_port *b)
 }
 
 
+/* The plan's chains and rules into c->rs, dispatch trees included. */
+static int plan_all(struct plan_ctx *c, const struct desired *d, struct dispatch_stats *dst)
+{
+	int e;
+
+	e = plan_setup_ctx(c, d);
+	if (e < 0)
+		return e;
+	e = plan_fixed_chains(c);
+	if (e < 0)
+		return e;
+	for (size_t i = 0; i < d->n_ports; i++) {
+		const struct svc_port *sp = &d->ports[i];
+
+		/* Ports are sorted by (key, protocol): a repeat is adjacent. */
+		if (i > 0 && plan_same_port(sp, &d->ports[i - 1])) {
+			e = c->diags ? diag_add(c->diags, DIAG_ERROR, NULL, sp->key, NULL,
+						"service port defined twice; the first is used")
+				     : 0;
+			if (e < 0)
+				return e;
+			continue;
+		}
+		e = plan_port(c, sp);
+		if (e < 0)
+			return e;
+	}
+	e = plan_nodeports_jump(c);
+	if (e < 0)
+		return e;
+	return write_dispatch(c, dst);
+}
+
+static void fill_stats(const struct plan_ctx *c, const struct dispatch_stats *dst,
+		       struct plan_stats *stats)
+{
+	stats->services = c->n_ports;
+	stats->endpoints = c->n_seps;
+	stats->no_local_internal = c->no_local_internal;
+	stats->no_local_external = c->no_local_external;
+	stats->chains = stats->rules = 0;
+	for (size_t t = 0; t < RS_NTABLES; t++) {
+		stats->table_chains[t] = stats->table_rules[t] = 0;
+		for (size_t i = 0; i < c->rs->t[t].n; i++) {
+			stats->table_chains[t] += !c->rs->t[t].chains[i]->builtin;
+			stats->table_rules[t] += c->rs->t[t].chains[i]->n_rules;
+		}
+		stats->chains += stats->table_chains[t];
+		stats->rules += stats->table_rules[t];
+	}
+	stats->dispatch_chains = dst->chains;
+	stats->dispatch_trees = dst->trees;
+}
+
+/* What plan_build() allocates: the hasher only when it made it. */
+static void build_done(struct plan_ctx *c)
+{
+	ruleset_free(c->rs);
+	if (c->hasher != c->s->hasher)
+		chain_hasher_free(c->hasher);
+	free(c->eps);
+}
+
 int plan_build(const struct desired *d, const struct plan_settings *s,
 	       struct ruleset **ret, struct plan_stats *stats, struct diag_list *diags)
 {
-	struct plan_ctx c = { .s = s, .diags = diags };
+	_cleanup_(build_done) struct plan_ctx c = { .s = s, .diags = diags };
 	struct dispatch_stats dst = { 0 };
 	int e;
 
@@ -86,40 +149,11 @@ int plan_build(const struct desired *d, const struct plan_settings *s,
 		return -EINVAL;
 	c.rs = ruleset_new();
 	c.hasher = s->hasher ? s->hasher : chain_hasher_new();
-	if (!c.rs || !c.hasher) {
-		e = -ENOMEM;
-		goto out;
-	}
-
-	e = plan_setup_ctx(&c, d);
+	if (!c.rs || !c.hasher)
+		return -ENOMEM;
+	e = plan_all(&c, d, &dst);
 	if (e < 0)
-		goto out;
-
-	e = plan_fixed_chains(&c);
-	if (e < 0)
-		goto out;
-	for (size_t i = 0; i < d->n_ports; i++) {
-		const struct svc_port *sp = &d->ports[i];
-
-		/* Ports are sorted by (key, protocol): a repeat is adjacent. */
-		if (i > 0 && plan_same_port(sp, &d->ports[i - 1])) {
-			e = diags ? diag_add(diags, DIAG_ERROR, NULL, sp->key, NULL,
-					     "service port defined twice; the first is used")
-				  : 0;
-			if (e < 0)
-				goto out;
-			continue;
-		}
-		e = plan_port(&c, sp);
-		if (e < 0)
-			goto out;
-	}
-	e = plan_nodeports_jump(&c);
-	if (e < 0)
-		goto out;
-	e = write_dispatch(&c, &dst);
-	if (e < 0)
-		goto out;
+		return e;
 
 	if (s->family == AF_INET6)
 		for (size_t t = 0; t < RS_NTABLES; t++)
@@ -127,32 +161,10 @@ int plan_build(const struct desired *d, const struct plan_settings *s,
 				plan_mark_ipv6(c.rs->t[t].chains[i]->rules,
 					       c.rs->t[t].chains[i]->n_rules);
 	ruleset_sort(c.rs);
-	if (stats) {
-		stats->services = c.n_ports;
-		stats->endpoints = c.n_seps;
-		stats->no_local_internal = c.no_local_internal;
-		stats->no_local_external = c.no_local_external;
-		stats->chains = stats->rules = 0;
-		for (size_t t = 0; t < RS_NTABLES; t++) {
-			stats->table_chains[t] = stats->table_rules[t] = 0;
-			for (size_t i = 0; i < c.rs->t[t].n; i++) {
-				stats->table_chains[t] += !c.rs->t[t].chains[i]->builtin;
-				stats->table_rules[t] += c.rs->t[t].chains[i]->n_rules;
-			}
-			stats->chains += stats->table_chains[t];
-			stats->rules += stats->table_rules[t];
-		}
-		stats->dispatch_chains = dst.chains;
-		stats->dispatch_trees = dst.trees;
-	}
+	if (stats)
+		fill_stats(&c, &dst, stats);
 	*ret = TAKE_PTR(c.rs);
-	e = 0;
 	if (s->hasher)
 		chain_hasher_sweep(s->hasher); /* forget the names of ports gone */
-out:
-	ruleset_free(c.rs);
-	if (c.hasher != s->hasher)
-		chain_hasher_free(c.hasher);
-	free(c.eps);
-	return e;
+	return 0;
 }

@@ -573,26 +573,26 @@ struct read_ctx {
 	int err;
 };
 
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct nftnl_chain *, nftnl_chain_free)
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct nftnl_rule *, nftnl_rule_free)
+
 static int chain_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct read_ctx *x = data;
 	struct nftread_table *tb = &x->fam->t[x->t];
-	struct nftnl_chain *nc = nftnl_chain_alloc();
+	_cleanup_(nftnl_chain_freep) struct nftnl_chain *nc = nftnl_chain_alloc();
 	const struct nftenc_hook *h;
 	struct nftread_chain *ch;
 	const char *name;
 	bool base;
-	int r = 0;
 
 	if (!nc)
 		return -ENOMEM;
-	if (nftnl_chain_nlmsg_parse(nlh, nc) < 0) {
-		r = -EINVAL;
-		goto out;
-	}
+	if (nftnl_chain_nlmsg_parse(nlh, nc) < 0)
+		return -EINVAL;
 	/* Chain dumps are not filtered by table in the kernel. */
 	if (!streq_null(nftnl_chain_get_str(nc, NFTNL_CHAIN_TABLE), rs_table_name(x->t)))
-		goto out;
+		return 0;
 	name = nftnl_chain_get_str(nc, NFTNL_CHAIN_NAME);
 	base = nftnl_chain_is_set(nc, NFTNL_CHAIN_HOOKNUM);
 	h = nftenc_builtin(x->t, name);
@@ -602,22 +602,17 @@ static int chain_cb(const struct nlmsghdr *nlh, void *data)
 		const char *copy = name ? ruleset_strdup(x->fam->rs, name) : "";
 
 		if (!copy || GROW(tb->others, tb->cap_others, tb->n_others + 1) < 0)
-			r = -ENOMEM;
-		else
-			tb->others[tb->n_others++] = copy;
-		goto out;
+			return -ENOMEM;
+		tb->others[tb->n_others++] = copy;
+		return 0;
 	}
-	if (GROW(tb->chains, tb->cap, tb->n + 1) < 0) {
-		r = -ENOMEM;
-		goto out;
-	}
+	if (GROW(tb->chains, tb->cap, tb->n + 1) < 0)
+		return -ENOMEM;
 	ch = &tb->chains[tb->n];
 	memset(ch, 0, sizeof(*ch));
 	ch->c = ruleset_add_chain(x->fam->rs, x->t, name);
-	if (!ch->c) {
-		r = -errno;
-		goto out;
-	}
+	if (!ch->c)
+		return -errno;
 	tb->n++;
 	ch->handle = nftnl_chain_get_u64(nc, NFTNL_CHAIN_HANDLE);
 	ch->base = base;
@@ -626,9 +621,7 @@ static int chain_cb(const struct nlmsghdr *nlh, void *data)
 		      nftnl_chain_is_set(nc, NFTNL_CHAIN_TYPE) &&
 		      streq(nftnl_chain_get_str(nc, NFTNL_CHAIN_TYPE), h->type);
 	ch->handles = NULL;
-out:
-	nftnl_chain_free(nc);
-	return r;
+	return 0;
 }
 
 static int add_ref(struct nftread_table *tb, const char *name)
@@ -643,44 +636,36 @@ static int rule_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct read_ctx *x = data;
 	struct nftread_table *tb = &x->fam->t[x->t];
-	struct nftnl_rule *nr = nftnl_rule_alloc();
+	_cleanup_(nftnl_rule_freep) struct nftnl_rule *nr = nftnl_rule_alloc();
 	struct nftread_chain *ch;
 	const char *chain, *jump;
 	struct rs_rule rule, *slot;
-	int r = 0, k;
+	int k;
 
 	if (!nr)
 		return -ENOMEM;
-	if (nftnl_rule_nlmsg_parse(nlh, nr) < 0) {
-		r = -EINVAL;
-		goto out;
-	}
+	if (nftnl_rule_nlmsg_parse(nlh, nr) < 0)
+		return -EINVAL;
 	chain = nftnl_rule_get_str(nr, NFTNL_RULE_CHAIN);
 	if (!chain)
-		goto out;
+		return 0;
 	ch = x->last && streq(x->last->c->name, chain) ? x->last : find_in(x->fam, x->t, chain);
 	k = nftread_rule(nr, x->f, x->fam->rs, &rule, &jump);
-	if (k < 0) {
-		r = k;
-		goto out;
-	}
+	if (k < 0)
+		return k;
 	if (!ch || (ch->c->builtin && (k || !jump || !owned_chain_ours(x->plan, x->t, jump)))) {
 		/* Another program's rule: keep only whom it jumps to. */
 		if (jump && owned_chain_ours(x->plan, x->t, jump))
-			r = add_ref(tb, jump);
-		goto out;
+			return add_ref(tb, jump);
+		return 0;
 	}
 	x->last = ch;
 	if (GROW(ch->handles, ch->cap_handles, ch->c->n_rules + 1) < 0 ||
-	    !(slot = rs_chain_append(ch->c))) {
-		r = -ENOMEM;
-		goto out;
-	}
+	    !(slot = rs_chain_append(ch->c)))
+		return -ENOMEM;
 	*slot = rule;
 	ch->handles[ch->c->n_rules - 1] = nftnl_rule_get_u64(nr, NFTNL_RULE_HANDLE);
-out:
-	nftnl_rule_free(nr);
-	return r;
+	return 0;
 }
 
 /* Forget what fam holds. */
