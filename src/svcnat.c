@@ -3,8 +3,12 @@
  * svcnat: parse the command line (cli/options.c), then run its mode
  * (cli/modes.c).  Exit codes: sys/exitcode.h.
  */
+#include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cli/modes.h"
@@ -50,24 +54,133 @@ static bool heap_hugepages(char **argv)
 	return false;
 }
 
+/*
+ * The daemon logs as kube-proxy does: klog's text lines unless
+ * --logging-format=json.  A one-shot mode is a command: its errors are
+ * plain "error: ..." lines (as its diagnostics are), in klog's or JSON form
+ * only when --logging-format asks, and it stays quiet but for warnings and
+ * errors unless -v is given.  So does a command line that cannot be used.
+ */
+static void setup_logging(const struct svcnat_options *o, bool parse_failed)
+{
+	bool daemon = o->mode == MODE_DAEMON && !parse_failed;
+	enum log_format f = o->log_format == LOG_FORMAT_OPT_JSON ? LOG_FORMAT_JSON
+			    : o->log_format == LOG_FORMAT_OPT_TEXT || daemon ? LOG_FORMAT_TEXT
+									       : LOG_FORMAT_PLAIN;
+	bool quiet = o->mode != MODE_DAEMON && !o->verbose;
+
+	log_setup(f, o->log_verbosity, quiet ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO);
+}
+
+/*
+ * What the command line's reading prints on stderr (warnings about flags
+ * and fields, the error that ends it) is held in a memfd until the log
+ * format is known, which a KubeProxyConfiguration read on the way may set:
+ * then it is written as it is (plain) or line by line as log lines of its
+ * level.  Returns the memfd, or -1 (then nothing is held); *ret_saved is
+ * the real stderr.
+ */
+static int stderr_hold(int *ret_saved)
+{
+	int mfd, saved;
+
+	fflush(stderr);
+	mfd = memfd_create("svcnat-stderr", MFD_CLOEXEC);
+	if (mfd < 0)
+		return -1;
+	saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+	if (saved < 0 || dup2(mfd, STDERR_FILENO) < 0) {
+		if (saved >= 0)
+			close(saved);
+		close(mfd);
+		return -1;
+	}
+	*ret_saved = saved;
+	return mfd;
+}
+
+/* One held line as a log line: "svcnat: warning: X" is a warning, and so on. */
+static void replay_line(char *line)
+{
+	static const struct {
+		const char *prefix;
+		int level;
+	} kinds[] = {
+		{ "svcnat: warning: ", LOG_LEVEL_WARNING },
+		{ "warning: ", LOG_LEVEL_WARNING },
+		{ "svcnat: error: ", LOG_LEVEL_ERR },
+		{ "error: ", LOG_LEVEL_ERR },
+		{ "note: ", LOG_LEVEL_INFO },
+		{ "svcnat: ", LOG_LEVEL_ERR },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (strncmp(line, kinds[i].prefix, strlen(kinds[i].prefix)) == 0) {
+			log_msg(kinds[i].level, "%s", line + strlen(kinds[i].prefix));
+			return;
+		}
+	log_err("%s", line);
+}
+
+static void stderr_replay(int mfd, int saved)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+
+	if (mfd < 0)
+		return;
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	if (lseek(mfd, 0, SEEK_SET) < 0)
+		goto done;
+	for (;;) {
+		if (len + 4096 + 1 > cap) {
+			char *nb = realloc(buf, cap + 65536);
+
+			if (!nb)
+				break;
+			buf = nb;
+			cap += 65536;
+		}
+		n = read(mfd, buf + len, cap - len - 1);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	if (!buf || !len)
+		goto done;
+	buf[len] = '\0';
+	if (log_get_format() == LOG_FORMAT_PLAIN) {
+		fputs(buf, stderr);
+	} else {
+		char *save = NULL;
+
+		for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+			replay_line(l);
+	}
+done:
+	close(mfd);
+}
+
 int main(int argc, char **argv)
 {
 	struct svcnat_options o;
 	bool diff = false, done = false, huge;
-	int code;
+	int code, held, saved_fd = -1;
 
 	huge = heap_hugepages(argv);
 	options_init(&o);
+	held = stderr_hold(&saved_fd);
 	code = options_parse(argc, argv, &o, &diff, &done);
+	setup_logging(&o, code != 0);
+	stderr_replay(held, saved_fd);
 	if (code || done)
 		goto out;
-	log_init("svcnat", o.verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
 	if (huge)
 		log_debug("malloc's heap on transparent huge pages (GLIBC_TUNABLES=%s)",
 			  HUGE_TUNABLE);
-	/* One-shot modes stay quiet unless asked; the daemon logs at info. */
-	if (o.mode != MODE_DAEMON && !o.verbose)
-		log_set_max_level(LOG_LEVEL_WARNING);
 	code = modes_run(&o);
 out:
 	options_done(&o);

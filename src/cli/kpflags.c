@@ -39,23 +39,27 @@ static const struct {
 	{ "ipvs-tcpfin-timeout", required_argument, "IPVS mode only" },
 	{ "ipvs-udp-timeout", required_argument, "IPVS mode only" },
 	{ "vmodule", required_argument, "svcnat has one log level (-v)" },
-	{ "log-flush-frequency", required_argument, "svcnat does not buffer its log" },
-	{ "log-text-split-stream", optional_argument, "svcnat logs to standard error" },
+	{ "log-text-split-stream", optional_argument, "svcnat writes every line to standard error" },
 	{ "log-text-info-buffer-size", required_argument, "svcnat does not buffer its log" },
-	{ "log-json-split-stream", optional_argument, "svcnat logs text only" },
-	{ "log-json-info-buffer-size", required_argument, "svcnat logs text only" },
-	/* klog's flags, which kube-proxy took before Kubernetes 1.26 */
-	{ "logtostderr", optional_argument, "svcnat logs to standard error" },
-	{ "alsologtostderr", optional_argument, "svcnat logs to standard error" },
-	{ "log-dir", required_argument, "svcnat logs to standard error" },
-	{ "log-file", required_argument, "svcnat logs to standard error" },
-	{ "log-file-max-size", required_argument, "svcnat logs to standard error" },
-	{ "skip-headers", optional_argument, "svcnat's log lines have one format" },
-	{ "skip-log-headers", optional_argument, "svcnat's log lines have one format" },
-	{ "add-dir-header", optional_argument, "svcnat's log lines have one format" },
-	{ "one-output", optional_argument, "svcnat logs to standard error" },
-	{ "stderrthreshold", required_argument, "svcnat logs to standard error" },
-	{ "log-backtrace-at", required_argument, "svcnat has no log backtraces" },
+	{ "log-json-split-stream", optional_argument, "svcnat writes every line to standard error" },
+	{ "log-json-info-buffer-size", required_argument, "svcnat does not buffer its log" },
+	/*
+	 * klog's flags, which kube-proxy took before Kubernetes 1.26 and refuses
+	 * since ("unknown flag"): svcnat still starts, and says so.
+	 */
+#define KLOG_GONE "removed from kube-proxy in Kubernetes 1.26; svcnat logs to standard error"
+	{ "logtostderr", optional_argument, KLOG_GONE },
+	{ "alsologtostderr", optional_argument, KLOG_GONE },
+	{ "log-dir", required_argument, KLOG_GONE " (redirect it, or use kube-log-runner)" },
+	{ "log-file", required_argument, KLOG_GONE " (redirect it, or use kube-log-runner)" },
+	{ "log-file-max-size", required_argument, KLOG_GONE },
+	{ "skip-headers", optional_argument, KLOG_GONE },
+	{ "skip-log-headers", optional_argument, KLOG_GONE },
+	{ "add-dir-header", optional_argument, KLOG_GONE },
+	{ "one-output", optional_argument, KLOG_GONE },
+	{ "stderrthreshold", required_argument, KLOG_GONE },
+	{ "log-backtrace-at", required_argument, KLOG_GONE },
+#undef KLOG_GONE
 };
 
 struct option *kpflags_all_options(const struct option *own, size_t n)
@@ -219,11 +223,12 @@ static const struct {
 	{ "conntrack.udpStreamTimeout", "conntrack-udp-timeout-stream", NULL, NULL },
 	{ "logging.verbosity", "v", NULL, NULL },
 	{ "logging.format", "logging-format", NULL, NULL },
+	{ "logging.flushFrequency", "log-flush-frequency", NULL, NULL },
 	{ "featureGates.", NULL, NULL, NULL },
 	{ "clientConnection.kubeconfig", "kubeconfig", NULL, NULL },
 	{ "clientConnection.", NULL, "application/vnd.kubernetes.protobuf,5,10",
 	  "svcnat's sources have no such setting" },
-	{ "logging.", NULL, "5s,5000000000", "svcnat's log has no such setting" },
+	{ "logging.", NULL, NULL, "svcnat's log has no such setting" },
 	{ "enableProfiling", NULL, NULL, "svcnat has no /debug/pprof" },
 	{ "showHiddenMetricsForVersion", NULL, NULL, "svcnat hides no metrics" },
 	{ "iptables.snatNodeInternalIP", NULL, NULL, "not implemented by svcnat" },
@@ -303,7 +308,7 @@ static void warn_flags_over_file(struct pstate *ps, const struct option *all, co
 		bool seen = false;
 
 		if (!flag || streq(flag, "hostname-override") || streq(flag, "v") ||
-		    streq(flag, "logging-format"))
+		    streq(flag, "logging-format") || streq(flag, "log-flush-frequency"))
 			continue;
 		for (size_t k = 0; k < i; k++)
 			seen = seen || (kp_fields[k].flag && streq(kp_fields[k].flag, flag));

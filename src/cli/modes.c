@@ -23,9 +23,23 @@
 #include "sys/sysctl.h"
 #include "util.h"
 
+/* Plain "error: ..." lines, or log lines when --logging-format (or the daemon) says so. */
 static void print_diags(struct diag_list *d)
 {
-	diag_list_print(d, stderr);
+	if (log_get_format() == LOG_FORMAT_PLAIN) {
+		diag_list_print(d, stderr);
+	} else {
+		for (size_t i = 0; i < d->n; i++) {
+			_cleanup_free_ char *s = diag_format(&d->items[i]);
+			int level = d->items[i].level == DIAG_ERROR     ? LOG_LEVEL_ERR
+				    : d->items[i].level == DIAG_WARNING ? LOG_LEVEL_WARNING
+									: LOG_LEVEL_INFO;
+
+			log_msg(level, "%s", s ? s : d->items[i].msg);
+		}
+		if (d->dropped)
+			log_warn("%zu more messages not shown", d->dropped);
+	}
 	diag_list_done(d);
 	diag_list_init(d);
 }
@@ -331,6 +345,23 @@ static int run_etcd_load(const struct svcnat_options *o, struct diag_list *d)
 	return 0;
 }
 
+/*
+ * kube-proxy's oomScoreAdj defaults to -999 (pkg/proxy/apis/config/v1alpha1
+ * defaults, qos.KubeProxyOOMScoreAdj) and a failure to apply it is logged
+ * at 2 only (cmd/kube-proxy/app/server.go, Run): lowering the score needs
+ * CAP_SYS_RESOURCE, or systemd's OOMScoreAdjust= having set it already.
+ */
+#define OOM_SCORE_ADJ_DEFAULT (-999)
+
+static void default_oom_score(void)
+{
+	int r = sysctl_write_int("", "/proc/self/oom_score_adj", OOM_SCORE_ADJ_DEFAULT);
+
+	if (r < 0)
+		log_v(2, "cannot set /proc/self/oom_score_adj to %d (kube-proxy's default): %s",
+		      OOM_SCORE_ADJ_DEFAULT, strerror(-r));
+}
+
 /* kube-proxy's --oom-score-adj, first thing (a failure is only logged). */
 static void set_oom_score(const struct svcnat_options *o, struct diag_list *d)
 {
@@ -388,6 +419,8 @@ int modes_run(const struct svcnat_options *o)
 		return run_etcd_load(o, &d);
 	if (o->mode == MODE_DAEMON || o->mode == MODE_ONCE || o->mode == MODE_INIT_ONLY)
 		set_oom_score(o, &d);
+	if (o->mode == MODE_DAEMON && !o->oom_score_adj_set)
+		default_oom_score();
 	if (o->mode == MODE_DAEMON) {
 		config_daemon(o, &dc);
 		return daemon_main(&dc);

@@ -128,6 +128,7 @@ static const struct option long_options[] = {
 	{ "init-only", optional_argument, NULL, OPT_INIT_ONLY },
 	{ "logging-format", required_argument, NULL, OPT_LOGGING_FORMAT },
 	{ "write-config-to", required_argument, NULL, OPT_WRITE_CONFIG },
+	{ "log-flush-frequency", required_argument, NULL, OPT_LOG_FLUSH },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -244,7 +245,13 @@ static void usage(FILE *f)
 	      "                             its token, CA, certificate and key files, the\n"
 	      "                             --etcd-cacert/--etcd-cert/--etcd-key files)\n"
 	      "\n"
-	      "  -v, --verbose              more detail (repeat for more; -v N / --v=N: 4+ is debug)\n"
+	      "Logging (to standard error):\n"
+	      "  -v N, --v=N                verbosity as kube-proxy's: 0 (default), 2 adds each\n"
+	      "                             sync's summary, 4 the details (-v alone: 4)\n"
+	      "      --logging-format FMT   text (klog's lines, the daemon's default) or json\n"
+	      "                             (component-base's); one-shot modes print plain\n"
+	      "                             'error: ...' lines unless this is given\n"
+	      "      --log-flush-frequency D  accepted: every line is written at once\n"
 	      "  -h, --help                 this text\n"
 	      "      --version              print the version\n"
 	      "\n"
@@ -347,7 +354,7 @@ primary_later:
 	case DETECT_LOCAL_CLUSTER_CIDR:
 		break;
 	}
-	o->backend.verbose = o->verbose > 0;
+	o->backend.verbose = o->log_verbosity >= 4;
 	return 0;
 }
 

@@ -51,6 +51,7 @@ enum option_given {
 	GIVEN_HARD_FAIL = 1u << 22,
 	GIVEN_VERBOSE = 1u << 23,
 	GIVEN_KUBECONFIG = 1u << 24,
+	GIVEN_LOG_FORMAT = 1u << 25,
 };
 
 /* Defaults of the daemon's options (kube-proxy's), for the daemon and
@@ -61,9 +62,14 @@ enum option_given {
 #define OPT_DEFAULT_METRICS_BIND "127.0.0.1:10249"
 
 /* Everything the command line says.  Owned arrays are freed by options_done(). */
+/* --logging-format: unset (text in the daemon, plain in one-shot modes), text, json */
+enum log_format_opt { LOG_FORMAT_OPT_UNSET, LOG_FORMAT_OPT_TEXT, LOG_FORMAT_OPT_JSON };
+
 struct svcnat_options {
 	enum svcnat_mode mode;
 	int verbose;                  /* 0 info, 1+ debug */
+	int log_verbosity;            /* klog's -v N (a bare -v is 4, -vv 5, ...) */
+	int log_format;               /* enum log_format_opt: --logging-format */
 	char **configs;               /* --config, in order (registration order = precedence) */
 	size_t n_configs;
 	char *hostname;               /* --hostname or the machine's (lowercased) */

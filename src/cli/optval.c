@@ -268,9 +268,39 @@ static int set_verbosity(struct pstate *ps, const char *arg)
 	long v;
 	int r = set_long(ps, arg, 0, 100, &v);
 
-	if (r >= 0)
+	if (r >= 0) {
 		ps->o->verbose = v >= 4;
+		ps->o->log_verbosity = (int)v;
+	}
 	return r;
+}
+
+/* svcnat's bare -v: the details (4), and one more level per repetition. */
+static void more_verbose(struct svcnat_options *o, int times)
+{
+	o->verbose += times;
+	for (; times > 0; times--)
+		o->log_verbosity = o->log_verbosity < 4 ? 4 : o->log_verbosity + 1;
+}
+
+/*
+ * component-base's flushFrequency: a duration (flag, config string) or
+ * nanoseconds (a config number), more than zero on the command line
+ * (ValidateAndApply); 0 in a file is its default.  svcnat writes each line
+ * at once, so the value changes nothing.
+ */
+static int set_flush_frequency(struct pstate *ps, const char *arg)
+{
+	size_t digits = strspn(arg, "0123456789");
+	bool in_file = ps->name[0] != '-'; /* "FILE: field", not "--flag" */
+	uint64_t us;
+
+	/* In a file, a number is nanoseconds and 0 asks for the default (5s). */
+	if (in_file && digits && !arg[digits])
+		return 0;
+	if (duration_parse(arg, &us) < 0 || (us == 0 && !in_file))
+		return bad(ps, arg, "a duration of more than zero (e.g. 5s)");
+	return 0;
 }
 
 void opt_warn_ignored(const struct pstate *ps, const char *why)
@@ -305,6 +335,7 @@ unsigned opt_given_bit(int c)
 	case OPT_CT_UDP_STREAM: return GIVEN_CT_UDP_STREAM;
 	case OPT_HARD_FAIL: return GIVEN_HARD_FAIL;
 	case 'v': case OPT_KLOG_V: return GIVEN_VERBOSE;
+	case OPT_LOGGING_FORMAT: return GIVEN_LOG_FORMAT;
 	case OPT_KUBECONFIG: return GIVEN_KUBECONFIG;
 	default: return 0;
 	}
@@ -392,12 +423,12 @@ int opt_apply(struct pstate *ps, int c, const char *arg)
 		return r < 0 ? r : 0;
 	switch (c) {
 	case 'v':
-		o->verbose++;
+		more_verbose(o, 1);
 		break;
 	case OPT_KLOG_V:
 		if (arg[0] == 'v') {
 			/* -vv, -vvv: svcnat's repeated -v */
-			o->verbose += 1 + (int)strspn(arg, "v");
+			more_verbose(o, 1 + (int)strspn(arg, "v"));
 			break;
 		}
 		r = set_verbosity(ps, arg);
@@ -553,8 +584,18 @@ int opt_apply(struct pstate *ps, int c, const char *arg)
 		r = -EINVAL;
 		break;
 	case OPT_LOGGING_FORMAT:
-		if (!streq(arg, "text") && *arg)
-			opt_warn_ignored(ps, "svcnat logs text only");
+		/* component-base's registry: "" is the default, text. */
+		if (streq(arg, "json"))
+			o->log_format = LOG_FORMAT_OPT_JSON;
+		else if (streq(arg, "text"))
+			o->log_format = LOG_FORMAT_OPT_TEXT;
+		else if (!*arg)
+			o->log_format = LOG_FORMAT_OPT_UNSET;
+		else
+			r = bad(ps, arg, "a log format svcnat writes (text, json)");
+		break;
+	case OPT_LOG_FLUSH:
+		r = set_flush_frequency(ps, arg);
 		break;
 	default:
 		return -EINVAL;

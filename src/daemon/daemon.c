@@ -435,7 +435,7 @@ static void conntrack_after_sync(struct daemon *dm)
 		return;
 	}
 	if (res.deleted || res.failed)
-		log_info("conntrack: deleted %zu stale UDP entries (%zu failed) of %zu",
+		log_v(LOG_V_SYNC, "conntrack: deleted %zu stale UDP entries (%zu failed) of %zu",
 			 res.deleted, res.failed, res.scanned);
 	metrics_counter_add(dm->metrics, "svcnat_conntrack_entries_deleted_total", NULL,
 			    (double)res.deleted);
@@ -607,6 +607,9 @@ static void sync_finish(struct daemon *dm)
 			 ar->chains_deleted, ar->jumps_added);
 	}
 	if (wrote || state_changed || reason == SYNC_INITIAL) {
+		/* kube-proxy logs each sync at 2; svcnat's first one also at 0,
+		 * to say the daemon's rules are in place. */
+		int v = reason == SYNC_INITIAL ? 0 : LOG_V_SYNC;
 		char took[32], lat[32];
 
 		duration_fmt(t1 - t0, took, sizeof(took));
@@ -614,7 +617,7 @@ static void sync_finish(struct daemon *dm)
 			duration_fmt(t1 - since, lat, sizeof(lat));
 		else
 			snprintf(lat, sizeof(lat), "-");
-		log_info("sync (%s): %zu service ports, %zu endpoints, %zu rules, %zu chains "
+		log_v(v, "sync (%s): %zu service ports, %zu endpoints, %zu rules, %zu chains "
 			 "(%zu dispatch); %zu chains changed, %zu rules written; took %s, "
 			 "change to commit %s",
 			 sync_reason_name(reason), st->services, st->endpoints, st->rules, st->chains,
@@ -622,13 +625,18 @@ static void sync_finish(struct daemon *dm)
 		/* The figures above are the IPv4 plan's (kube-proxy logs one
 		 * line per family's proxier too). */
 		if (rep->ipv6)
-			log_info("  and IPv6 (ip6tables): %zu service ports, %zu endpoints, %zu rules, "
+			log_v(v, "  and IPv6 (ip6tables): %zu service ports, %zu endpoints, %zu rules, "
 				 "%zu chains (%zu dispatch)", rep->plan6.services, rep->plan6.endpoints,
 				 rep->plan6.rules, rep->plan6.chains, rep->plan6.dispatch_chains);
 	} else {
 		log_debug("sync (%s): kernel already matches the plan, nothing written",
 			  sync_reason_name(reason));
 	}
+	/* kube-proxy's own line (pkg/proxy/iptables/proxier.go, syncProxyRules),
+	 * one per family, for what reads kube-proxy's logs. */
+	for (size_t f = 0; f < n_families(dm); f++)
+		log_infos(LOG_V_SYNC, "SyncProxyRules complete", LOG_STR("ipFamily", f ? "IPv6" : "IPv4"),
+			  LOG_DURATION("elapsed", (double)(t1 - t0) / 1e6));
 	dm->synced_generation = pipeline_desired_generation(dm->p);
 	dm->addrs_changed = false;
 	conntrack_after_sync(dm);

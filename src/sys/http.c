@@ -438,9 +438,26 @@ static int on_timer(struct loop *l, struct loop_timer *t, void *userdata)
 	return rearm(s);
 }
 
+/*
+ * libmicrohttpd's own messages (a refused connection, a client's bad
+ * request) can come once per connection: they are details below -v 4's,
+ * at 6, where klog-based components log HTTP traffic.
+ */
+#define LOG_V_MHD 6
+
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
-	log_vmsg(LOG_LEVEL_DEBUG, fmt, ap);
+	char msg[512];
+	size_t n;
+
+	(void)cls;
+	if (!log_enabled(LOG_LEVEL_INFO, LOG_V_MHD))
+		return;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+		msg[--n] = '\0';
+	log_v(LOG_V_MHD, "http: libmicrohttpd: %s", msg);
 }
 
 int http_server_new(struct http_pool *pool, enum http_kind kind, const char *bind_address,
@@ -474,6 +491,8 @@ int http_server_new(struct http_pool *pool, enum http_kind kind, const char *bin
 	/* MHD's own limits are the pool's at most (the pool decides at
 	 * accept); its inactivity timeout is the deadline, rounded up. */
 	s->mhd = MHD_start_daemon(flags, 0, on_accept, s, on_request, s,
+				  /* first, or MHD says so on its own stderr */
+				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				  MHD_OPTION_CONNECTION_LIMIT, pool->lim.max_conns,
 				  MHD_OPTION_CONNECTION_TIMEOUT,
@@ -481,7 +500,6 @@ int http_server_new(struct http_pool *pool, enum http_kind kind, const char *bin
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool->lim.conn_memory,
 				  MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
 				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				  MHD_OPTION_END);
 	if (!s->mhd) {
 		r = errno ? -errno : -EADDRNOTAVAIL;

@@ -113,7 +113,7 @@ run_backend() {
 	# The daemon: the same refusal, then a sync that lands once the other
 	# program's jump is gone.
 	: >"$BK_TMP/daemon.log"
-	timeout --kill-after=10 60 "${svcnat[@]}" --min-sync-period 100ms \
+	timeout --kill-after=10 60 "${svcnat[@]}" --min-sync-period 100ms --v=2 \
 		--healthz-bind-address 127.0.0.1:0 --metrics-bind-address 127.0.0.1:0 \
 		</dev/null >>"$BK_TMP/daemon.log" 2>&1 &
 	local daemon=$!

@@ -42,7 +42,7 @@ daemon_start() {
 	ip netns exec "$(ns_name node)" timeout --kill-after=30 300 "$SVCNAT" \
 		--backend="$1" --hostname "$E2E_HOSTNAME" --node-ip "$E2E_NODE_IP" \
 		--cluster-cidr "$E2E_CLUSTER_CIDR" --config "$2" --dispatch="$3" \
-		--min-sync-period 200ms --sync-period 2s \
+		--min-sync-period 200ms --sync-period 2s --v=2 \
 		--healthz-bind-address "" --metrics-bind-address 127.0.0.1:10249 \
 		</dev/null >>"$E2E_TMP/daemon.log" 2>&1 &
 	DAEMON=$!

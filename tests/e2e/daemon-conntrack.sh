@@ -32,7 +32,7 @@ run() {
 	ip netns exec "$(ns_name node)" timeout --kill-after=30 120 "$SVCNAT" \
 		--backend="$backend" --hostname "$E2E_HOSTNAME" --node-ip "$E2E_NODE_IP" \
 		--cluster-cidr "$E2E_CLUSTER_CIDR" --config "$cfg" \
-		--min-sync-period 200ms --sync-period 30s \
+		--min-sync-period 200ms --sync-period 30s --v=2 \
 		</dev/null >>"$E2E_TMP/daemon.log" 2>&1 &
 	E2E_BG_PIDS+=($!)
 	for i in $(seq 1 100); do

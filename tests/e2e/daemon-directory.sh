@@ -89,7 +89,7 @@ run() {
 
 	echo "# $backend: an invalid object is named with its file and field"
 	svcfile 30 10 70000
-	wait_for 20 "the object error" log_has "error: $D/f030.json: default/s30: Port: 70000 is not a valid port"
+	wait_for 20 "the object error" log_has "^E[0-9]\{4\} .*\] $D/f030.json: default/s30: Port: 70000 is not a valid port"
 	[ "$(log_count "$D/f030.json: default/s30: Port")" = 1 ] || fail "the object error repeated"
 	n=$(metric "svcnat_source_files_read_total{source=\"$D\"}")
 	[ "${n:-0}" -ge $((N + 1 + N - 2 + 1)) ] || fail "svcnat_source_files_read_total: ${n:-none}"

@@ -121,7 +121,7 @@ run() {
 		--backend="$backend" --hostname "$E2E_HOSTNAME" --lock-wait 30000 \
 		--cluster-cidr "$E2E_CLUSTER_CIDR,$E2E_CLUSTER_CIDR6" \
 		--nodeport-addresses 198.18.0.0/24,2001:2::/64 --config "$cfg" \
-		--iptables-min-sync-period 200ms --iptables-sync-period 30s \
+		--iptables-min-sync-period 200ms --iptables-sync-period 30s --v=2 \
 		</dev/null >>"$E2E_TMP/daemon.log" 2>&1 &
 	E2E_BG_PIDS+=($!)
 	# The xtables lock is the host's (/run is not private here): another

@@ -56,12 +56,12 @@ run_backend() {
 	esac
 	bk_reset
 	: >"$BK_TMP/log"
-	timeout --kill-after=5 120 "$SVCNAT" --backend "$kind" "${ARGS[@]}" </dev/null \
+	timeout --kill-after=5 120 "$SVCNAT" --backend "$kind" "${ARGS[@]}" --v=2 </dev/null \
 		>>"$BK_TMP/log" 2>&1 &
 	DAEMON=$!
 	wait_for 60 "$BK_NAME: the initial sync" grep -q 'sync (initial)' "$BK_TMP/log"
 	# (a fresh namespace forwards no IPv6: said at start, as ip_forward)
-	grep -q 'warning: net/ipv6/conf/all/forwarding is 0: IPv6 service traffic' "$BK_TMP/log" ||
+	grep -q '^W[0-9]\{4\} .*\] net/ipv6/conf/all/forwarding is 0: IPv6 service traffic' "$BK_TMP/log" ||
 		fail "$BK_NAME: no warning that IPv6 forwarding is off"
 	sep=$($IPT6 -w 10 -t nat -S | sed -n 's/^-A \(KUBE-SEP-[A-Z0-9]*\) .*-j DNAT .*/\1/p' | head -n 1)
 	[ -n "$sep" ] || fail "$BK_NAME: no KUBE-SEP- chain in ip6 nat: $($SAVE6 -t nat)"
@@ -70,7 +70,7 @@ run_backend() {
 	$IPT6 -w 10 -t nat -D "$sep" "$n" || fail "$BK_NAME: cannot delete rule $n of $sep"
 	wait_for 30 "$BK_NAME: $sep repaired" eval '[ "$(rules "$sep")" = "$n" ]'
 	wait_for 10 "$BK_NAME: the repair logged" grep -q 'repaired drift' "$BK_TMP/log"
-	grep -q 'info: sync (periodic): .* [1-9][0-9]* rules written' "$BK_TMP/log" ||
+	grep -q '^I[0-9]\{4\} .*\] sync (periodic): .* [1-9][0-9]* rules written' "$BK_TMP/log" ||
 		fail "$BK_NAME: no info line for the sync that wrote ip6 nat"
 	kill -TERM "$DAEMON"
 	wait "$DAEMON" || fail "$BK_NAME: the daemon exited $? on SIGTERM"

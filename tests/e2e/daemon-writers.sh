@@ -23,7 +23,7 @@ WPID=
 # The first errors tell the cause; the tail (fail's) what became of it.
 wait_for_context() {
 	printf '\n--- first errors ---\n'
-	grep -m 5 'error' "$TMP/log"
+	grep -m 5 -E '^E[0-9]{4} |error' "$TMP/log"
 }
 stop_writer() {
 	[ -n "$TMP" ] && touch "$TMP/stop"
@@ -121,7 +121,7 @@ run() {
 	failed=$(grep -c 'sync (.*) failed' "$TMP/log")
 	echo "# $backend: $(cat "$TMP/writer.n") writer rounds, $syncs syncs, $failed failed;" \
 		"$(grep -c 'changed while svcnat wrote it' "$TMP/log") retries"
-	grep 'error' "$TMP/log" | sed 's/[0-9][0-9]*/N/g' | sort | uniq -c | sort -rn | head -n 8 |
+	grep -E '^E[0-9]{4} |error' "$TMP/log" | sed 's/[0-9][0-9]*/N/g' | sort | uniq -c | sort -rn | head -n 8 |
 		sed 's/^/#   /'
 	kill -TERM "$DAEMON"
 	wait "$DAEMON"

@@ -138,6 +138,39 @@ static void test_kube_proxy_flags(void **state)
 	options_done(&o);
 	assert_int_equal(parse(&o, "--config", svc, "-vv", NULL), 0);
 	assert_int_equal(o.verbose, 2);
+	assert_int_equal(o.log_verbosity, 5);
+	options_done(&o);
+	/* klog's verbosity: -v N / --v=N as given, a bare -v the details (4) */
+	assert_int_equal(parse(&o, "--config", svc, "-v", "2", NULL), 0);
+	assert_int_equal(o.log_verbosity, 2);
+	assert_false(o.backend.verbose);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--v=4", NULL), 0);
+	assert_int_equal(o.log_verbosity, 4);
+	assert_true(o.backend.verbose);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "-v", NULL), 0);
+	assert_int_equal(o.log_verbosity, 4);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, NULL), 0);
+	assert_int_equal(o.log_verbosity, 0);
+	assert_int_equal(o.log_format, LOG_FORMAT_OPT_UNSET);
+	options_done(&o);
+	/* --logging-format: text or json (component-base's registry); else exit 2 */
+	assert_int_equal(parse(&o, "--config", svc, "--logging-format=json", NULL), 0);
+	assert_int_equal(o.log_format, LOG_FORMAT_OPT_JSON);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--logging-format", "text", NULL), 0);
+	assert_int_equal(o.log_format, LOG_FORMAT_OPT_TEXT);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--logging-format=xml", NULL), 2);
+	options_done(&o);
+	/* --log-flush-frequency: a duration above zero, accepted (every line is written at once) */
+	assert_int_equal(parse(&o, "--config", svc, "--log-flush-frequency=5s", NULL), 0);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--log-flush-frequency=0", NULL), 2);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--log-flush-frequency=often", NULL), 2);
 	options_done(&o);
 	/* --cleanup is kube-proxy's bool */
 	assert_int_equal(parse(&o, "--cleanup=true", NULL), 0);
@@ -504,6 +537,10 @@ static void ck_verbosity(const struct svcnat_options *o, bool flag)
 {
 	assert_int_equal(o->verbose, flag ? 0 : 1);
 }
+static void ck_log_format(const struct svcnat_options *o, bool flag)
+{
+	assert_int_equal(o->log_format, flag ? LOG_FORMAT_OPT_TEXT : LOG_FORMAT_OPT_JSON);
+}
 static void ck_kubeconfig(const struct svcnat_options *o, bool flag)
 {
 	assert_string_equal(o->kubeconfig, flag ? "/nonexistent/flag.conf" : "/nonexistent/file.conf");
@@ -545,6 +582,7 @@ static const struct kp_case kp_cases[] = {
 	  ck_ct_stream },
 	{ "conntrack:\n  tcpBeLiberal: true\n", "--conntrack-tcp-be-liberal=false", ck_ct_liberal },
 	{ "logging:\n  verbosity: 4\n", "--v=0", ck_verbosity },
+	{ "logging:\n  format: json\n", "--logging-format=text", ck_log_format },
 	{ "clientConnection:\n  kubeconfig: /nonexistent/file.conf\n",
 	  "--kubeconfig=/nonexistent/flag.conf", ck_kubeconfig },
 };
