@@ -20,7 +20,7 @@
 #include "sys/exitcode.h"
 #include "sys/log.h"
 #include "sys/nslock.h"
-#include "sys/sysctl.h"
+#include "sys/host.h"
 #include "util.h"
 
 /* Plain "error: ..." lines, or log lines when --logging-format (or the daemon) says so. */
@@ -369,7 +369,7 @@ static void set_oom_score(const struct svcnat_options *o, struct diag_list *d)
 
 	if (!o->oom_score_adj_set)
 		return;
-	r = sysctl_write_int("", "/proc/self/oom_score_adj", o->oom_score_adj);
+	r = host_set_oom_score("", o->oom_score_adj);
 	if (r < 0)
 		/* As kube-proxy: logged, not fatal (lowering needs CAP_SYS_RESOURCE). */
 		diag_add(d, DIAG_WARNING, NULL, NULL, "--oom-score-adj",

@@ -3,7 +3,6 @@
  * The command line: svcnat's options and kube-proxy's flag names, into
  * struct svcnat_options.  Messages go to stderr.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include "cli/optval.h"
 #include "cli/options.h"
 #include "sources/etcd/etcdwire.h"
+#include "sys/host.h"
 #include "util.h"
 
 void options_init(struct svcnat_options *o)
@@ -267,18 +267,9 @@ static void usage(FILE *f)
 
 static int default_hostname(struct svcnat_options *o)
 {
-	char buf[256];
-	char *p;
-
 	if (o->hostname)
 		return 0;
-	if (gethostname(buf, sizeof(buf)) < 0)
-		return -errno;
-	buf[sizeof(buf) - 1] = '\0';
-	/* kube-proxy lowercases the hostname, as node names are. */
-	for (p = buf; *p; p++)
-		*p = (char)tolower((unsigned char)*p);
-	return opt_set_str(&o->hostname, buf);
+	return host_name(&o->hostname);
 }
 
 /* Checks and derived settings once every flag and field is in.  0 or an exit code. */

@@ -1,33 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
-#include <fcntl.h>
-#include <ifaddrs.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/chainname.h"
 #include "core/delta.h"
 #include "core/planstore.h"
 #include "core/resolve.h"
+#include "pipeline/node.h"
 #include "pipeline/pipeline.h"
 #include "sources/kube/kube.h"
 #include "sources/file/file.h"
+#include "sys/host.h"
 #include "sys/sysctl.h"
 #include "util.h"
 
 struct pipeline {
 	const struct pipeline_config *c;
-	struct plan_settings settings; /* c->plan with the learnt addresses filled in */
-	struct ipaddr *learnt_addrs;   /* owned; local_addrs when not from --node-ip */
-	struct ipaddr *node_ips;       /* owned; from the Node object when not --node-ip */
-	struct ipnet *pod_cidrs;       /* owned; the Node's spec.podCIDRs (NodeCIDR mode) */
-	struct ipnet *nodeport_addrs;  /* owned; --nodeport-addresses with the Node's primary IP */
-	char *zone;                    /* owned; from the Node object when not --zone */
+	struct plan_settings settings; /* c->plan with this node's facts (node) filled in */
+	struct node_given node_given;  /* what c says of this node */
+	struct node node;              /* keeps settings' node fields */
 	struct merge *merge;
 	int *source_ids;               /* merge source id per --config */
 	struct file_source **files;    /* per --config: its files' last good content */
@@ -57,29 +52,18 @@ int pipeline_new(const struct pipeline_config *c, struct pipeline **ret, struct 
 		return -ENOMEM;
 	p->c = c;
 	p->settings = c->plan;
-	p->settings.hostname = c->hostname;
-	p->settings.zone = c->zone;
-	/* Without --node-ip, --node-ip's addresses double as the local ones
-	 * only when given; learnt addresses come later. */
-	p->settings.local_addrs = c->plan.node_ips;
-	p->settings.n_local_addrs = c->plan.n_node_ips;
-	if (c->nodeport_primary) {
-		/* "primary" until the Node object names it: 0.0.0.0/32 holds no
-		 * node address, so no NodePort answers anywhere meanwhile. */
-		size_t k = c->plan.n_nodeport_addresses;
-
-		p->nodeport_addrs = malloc((k + 2) * sizeof(*p->nodeport_addrs));
-		if (!p->nodeport_addrs) {
-			pipeline_free(p);
-			return -ENOMEM;
-		}
-		if (k)
-			memcpy(p->nodeport_addrs, c->plan.nodeport_addresses, k * sizeof(*p->nodeport_addrs));
-		/* ... and ::/128 the same for the IPv6 plan */
-		p->nodeport_addrs[k++] = (struct ipnet){ .addr = { .family = AF_INET }, .plen = 32 };
-		p->nodeport_addrs[k++] = (struct ipnet){ .addr = { .family = AF_INET6 }, .plen = 128 };
-		p->settings.nodeport_addresses = p->nodeport_addrs;
-		p->settings.n_nodeport_addresses = k;
+	p->node_given = (struct node_given){
+		.plan = &c->plan,
+		.hostname = c->hostname,
+		.zone = c->zone,
+		.node_ips_given = c->node_ips_given,
+		.nodeport_primary = c->nodeport_primary,
+		.bind_address_set = c->bind_address_set,
+		.bind_address = c->bind_address,
+	};
+	if (node_init(&p->node, &p->node_given, &p->settings) < 0) {
+		pipeline_free(p);
+		return -ENOMEM;
 	}
 	p->merge = merge_new();
 	p->source_ids = calloc(c->n_configs ? c->n_configs : 1, sizeof(*p->source_ids));
@@ -133,11 +117,7 @@ void pipeline_free(struct pipeline *p)
 			file_source_free(p->files[i]);
 	free(p->files);
 	free(p->source_ids);
-	free(p->learnt_addrs);
-	free(p->nodeport_addrs);
-	free(p->pod_cidrs);
-	free(p->node_ips);
-	free(p->zone);
+	node_done(&p->node);
 	free(p);
 }
 
@@ -241,23 +221,7 @@ int pipeline_family(const struct pipeline *p)
 
 int pipeline_set_node_pod_cidrs(struct pipeline *p, const struct ipnet *cidrs, size_t n)
 {
-	struct ipnet *copy;
-
-	if (p->c->plan.detect_local_mode != DETECT_LOCAL_NODE_CIDR || p->c->plan.n_node_pod_cidrs)
-		return 0;
-	if (n == p->settings.n_node_pod_cidrs &&
-	    (!n || memcmp(cidrs, p->settings.node_pod_cidrs, n * sizeof(*cidrs)) == 0))
-		return 0;
-	copy = malloc((n ? n : 1) * sizeof(*copy));
-	if (!copy)
-		return -ENOMEM;
-	if (n)
-		memcpy(copy, cidrs, n * sizeof(*cidrs));
-	free(p->pod_cidrs);
-	p->pod_cidrs = copy;
-	p->settings.node_pod_cidrs = copy;
-	p->settings.n_node_pod_cidrs = n;
-	return 1;
+	return node_set_pod_cidrs(&p->node, cidrs, n);
 }
 
 const struct plan_settings *pipeline_settings(const struct pipeline *p)
@@ -302,208 +266,43 @@ int pipeline_read_sources(struct pipeline *p, struct diag_list *d)
 
 int pipeline_set_node(struct pipeline *p, const char *zone, const struct ipaddr *ips, size_t n)
 {
-	int changed = 0;
-
-	if (!p->c->zone && !streq(zone ? zone : "", p->zone ? p->zone : "")) {
-		char *z = zone && *zone ? strdup(zone) : NULL;
-
-		if (zone && *zone && !z)
-			return -ENOMEM;
-		free(p->zone);
-		p->zone = z;
-		p->settings.zone = z;
-		changed = 1;
-	}
-	if (!p->c->node_ips_given) {
-		/* --bind-address (kube-proxy's) overrides the Node's primary IP. */
-		const struct ipaddr *bind = p->c->bind_address_set ? &p->c->bind_address : NULL;
-		struct ipaddr *copy = malloc((n + 1) * sizeof(*copy));
-		size_t m = 0;
-
-		if (!copy)
-			return -ENOMEM;
-		if (bind)
-			copy[m++] = *bind;
-		for (size_t i = 0; i < n; i++)
-			if (!bind || ipaddr_cmp(&ips[i], bind) != 0)
-				copy[m++] = ips[i];
-		if (m == p->settings.n_node_ips &&
-		    (!m || memcmp(copy, p->settings.node_ips, m * sizeof(*copy)) == 0)) {
-			free(copy);
-			return changed;
-		}
-		free(p->node_ips);
-		p->node_ips = copy;
-		p->settings.node_ips = copy;
-		p->settings.n_node_ips = m;
-		changed = 1;
-		if (p->c->nodeport_primary) {
-			/* kube-proxy's "primary": the Node's primary IP. */
-			size_t k = p->c->plan.n_nodeport_addresses;
-			struct ipnet *np = malloc((k + 2) * sizeof(*np));
-			bool have4 = false, have6 = false;
-
-			if (!np)
-				return -ENOMEM;
-			if (k)
-				memcpy(np, p->c->plan.nodeport_addresses, k * sizeof(*np));
-			/* The primary IP of each family; a family without one
-			 * gets an address no node has (no NodePort answers). */
-			for (size_t i = 0; i < m; i++) {
-				bool v4 = copy[i].family == AF_INET;
-
-				if (v4 ? have4 : have6)
-					continue;
-				np[k++] = (struct ipnet){ .addr = copy[i], .plen = v4 ? 32 : 128 };
-				*(v4 ? &have4 : &have6) = true;
-			}
-			if (!have4)
-				np[k++] = (struct ipnet){ .addr = { .family = AF_INET }, .plen = 32 };
-			if (!have6)
-				np[k++] = (struct ipnet){ .addr = { .family = AF_INET6 }, .plen = 128 };
-			free(p->nodeport_addrs);
-			p->nodeport_addrs = np;
-			p->settings.nodeport_addresses = np;
-			p->settings.n_nodeport_addresses = k;
-		}
-	}
-	return changed;
+	return node_set_object(&p->node, zone, ips, n);
 }
 
 int pipeline_set_addresses(struct pipeline *p, const struct ipaddr *a, size_t n)
 {
-	struct ipaddr *copy;
-
-	if (p->learnt_addrs && n == p->settings.n_local_addrs &&
-	    memcmp(a, p->learnt_addrs, n * sizeof(*a)) == 0)
-		return 0;
-	copy = malloc((n ? n : 1) * sizeof(*copy));
-	if (!copy)
-		return -ENOMEM;
-	if (n)
-		memcpy(copy, a, n * sizeof(*a));
-	free(p->learnt_addrs);
-	p->learnt_addrs = copy;
-	p->settings.local_addrs = copy;
-	p->settings.n_local_addrs = n;
-	return 1;
+	return node_set_addresses(&p->node, a, n);
 }
 
 bool pipeline_addresses_matter(const struct pipeline *p)
 {
-	const struct plan_settings *s = &p->settings;
-
-	/* Without a CIDR of some length node ports answer on every local
-	 * address (addrtype LOCAL), whatever they are. */
-	for (size_t i = 0; i < s->n_nodeport_addresses; i++)
-		if (s->nodeport_addresses[i].plen > 0)
-			return true;
-	return false;
+	return node_addresses_matter(&p->settings);
 }
 
 int pipeline_learn_addresses(struct pipeline *p, struct diag_list *d)
 {
 	_cleanup_free_ struct ipaddr *v = NULL;
-	struct ifaddrs *ifa = NULL, *i;
-	size_t n = 0, cap = 0;
+	size_t n = 0;
 	int r;
 
 	if (p->c->node_ips_given)
 		return 0;
-	if (getifaddrs(&ifa) < 0) {
-		r = -errno;
+	/* Both families: each plan takes its own. */
+	r = host_addresses(&v, &n);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
 		diag_add(d, DIAG_WARNING, NULL, NULL, NULL,
 			 "cannot list the node's addresses: %s", strerror(-r));
 		return r;
 	}
-	for (i = ifa; i; i = i->ifa_next) {
-		struct ipaddr a = { 0 };
-
-		if (!i->ifa_addr)
-			continue;
-		/* Both families: each plan takes its own. */
-		if (i->ifa_addr->sa_family == AF_INET) {
-			a.family = AF_INET;
-			a.u.v4 = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
-		} else if (i->ifa_addr->sa_family == AF_INET6) {
-			a.family = AF_INET6;
-			a.u.v6 = ((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
-		} else {
-			continue;
-		}
-		if (GROW(v, cap, n + 1) < 0) {
-			freeifaddrs(ifa);
-			return -ENOMEM;
-		}
-		v[n++] = a;
-	}
-	freeifaddrs(ifa);
 	r = pipeline_set_addresses(p, v, n);
 	return r < 0 ? r : 0;
 }
 
-static bool node_has_family(const struct plan_settings *s, int family)
-{
-	for (size_t i = 0; i < s->n_local_addrs; i++)
-		if (s->local_addrs[i].family == family)
-			return true;
-	for (size_t i = 0; i < s->n_node_ips; i++)
-		if (s->node_ips[i].family == family)
-			return true;
-	return false;
-}
-
-/* Whether the node has an IPv6 address beyond loopback and link-local
- * ones (which every IPv6 host has). */
-static bool node_has_global6(const struct plan_settings *s)
-{
-	const struct ipaddr *v[2] = { s->local_addrs, s->node_ips };
-	const size_t n[2] = { s->n_local_addrs, s->n_node_ips };
-
-	for (size_t k = 0; k < 2; k++)
-		for (size_t i = 0; i < n[k]; i++)
-			if (v[k][i].family == AF_INET6 && !IN6_IS_ADDR_LOOPBACK(&v[k][i].u.v6) &&
-			    !IN6_IS_ADDR_LINKLOCAL(&v[k][i].u.v6) &&
-			    !IN6_IS_ADDR_UNSPECIFIED(&v[k][i].u.v6))
-				return true;
-	return false;
-}
-
-static void warn_families(const struct plan_settings *s, const char *what, const struct ipnet *v,
-			  size_t n, struct diag_list *d)
-{
-	char buf[INET6_ADDRSTRLEN];
-
-	for (size_t i = 0; i < n; i++) {
-		int fam = v[i].addr.family;
-
-		static const uint8_t zero[16];
-
-		/* "all" adds ::/0 and 0.0.0.0/0, a "primary" still unknown
-		 * ::/128 and 0.0.0.0/32: no complaint about those. */
-		if (!v[i].plen || !memcmp(v[i].addr.u.b, zero, sizeof(zero)) ||
-		    node_has_family(s, fam))
-			continue;
-		diag_add(d, DIAG_WARNING, NULL, NULL, what,
-			 "%s/%u is IPv%d, but the node has no IPv%d address (neither learnt "
-			 "nor --node-ip)",
-			 ipaddr_fmt(&v[i].addr, buf, sizeof(buf)), v[i].plen, fam == AF_INET ? 4 : 6,
-			 fam == AF_INET ? 4 : 6);
-	}
-}
-
 void pipeline_check_families(const struct pipeline *p, struct diag_list *d)
 {
-	const struct plan_settings *s = &p->settings;
-
-	/* Nothing known of the node's addresses (a --dry-run without
-	 * --node-ip): nothing to compare with. */
-	if (!s->n_local_addrs && !s->n_node_ips)
-		return;
-	warn_families(s, "--cluster-cidr", s->cluster_cidrs, s->n_cluster_cidrs, d);
-	warn_families(s, "--nodeport-addresses", s->nodeport_addresses, s->n_nodeport_addresses, d);
-	if (s->detect_local_mode == DETECT_LOCAL_NODE_CIDR)
-		warn_families(s, "--node-pod-cidr", s->node_pod_cidrs, s->n_node_pod_cidrs, d);
+	node_check_families(&p->settings, d);
 }
 
 /* resolve_dump() into a string (NULL on ENOMEM). */
@@ -725,34 +524,12 @@ int pipeline_plan(struct pipeline *p, struct ruleset *ret[PLAN_NFAMILIES],
 	return plan_both(p, true, false, ret, st, d);
 }
 
-/* CAP_NET_ADMIN in the effective set, read from /proc (no libcap needed). */
-static bool have_net_admin(void)
-{
-	char line[256];
-	bool ok = geteuid() == 0;
-	FILE *f;
-
-	f = fopen("/proc/self/status", "re");
-	if (!f)
-		return ok;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long eff;
-
-		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
-			ok = (eff >> 12) & 1; /* CAP_NET_ADMIN */
-			break;
-		}
-	}
-	fclose(f);
-	return ok;
-}
-
 int pipeline_backend(struct pipeline *p, struct backend **ret, struct diag_list *d)
 {
 	int r;
 
 	if (!p->backend) {
-		if (!have_net_admin()) {
+		if (!host_has_net_admin("")) {
 			diag_add(d, DIAG_ERROR, NULL, NULL, NULL, "%s",
 				 p->c->no_net_admin ? p->c->no_net_admin
 						    : "this needs CAP_NET_ADMIN: run svcnat as root");
@@ -856,15 +633,6 @@ int pipeline_sync(struct pipeline *p, struct sync_report *rep, struct diag_list 
 	return r;
 }
 
-/* Whether this process is in the host's network namespace (that of pid 1). */
-static bool in_host_netns(void)
-{
-	struct stat a, b;
-
-	return stat("/proc/self/ns/net", &a) == 0 && stat("/proc/1/ns/net", &b) == 0 &&
-	       a.st_ino == b.st_ino && a.st_dev == b.st_dev;
-}
-
 /*
  * kube-proxy's conntrack settings (cmd/kube-proxy/app/server_linux.go,
  * setupConntrack), its defaults for what neither a flag nor the
@@ -876,7 +644,7 @@ static int conntrack_sysctls(const struct conntrack_settings *ct, struct diag_li
 	long per = ct->max_per_core >= 0 ? ct->max_per_core : CT_DEFAULT_MAX_PER_CORE;
 	long min = ct->min >= 0 ? ct->min : CT_DEFAULT_MIN;
 	struct ct_sysctls c = {
-		.max = ct_sysctls_max(per, min, sysconf(_SC_NPROCESSORS_ONLN)),
+		.max = ct_sysctls_max(per, min, host_cpus()),
 		.max_given = ct->max_per_core >= 0 || ct->min >= 0,
 		.tcp_established_sec = ct->tcp_established_usec == CT_TIMEOUT_DEFAULT ?
 					       CT_DEFAULT_TCP_ESTABLISHED_SEC :
@@ -889,7 +657,7 @@ static int conntrack_sysctls(const struct conntrack_settings *ct, struct diag_li
 		.tcp_be_liberal = ct->tcp_be_liberal,
 	};
 
-	return ct_sysctls_apply(&c, "", in_host_netns(), d);
+	return ct_sysctls_apply(&c, "", host_in_host_netns(""), d);
 }
 
 int pipeline_check_sysctls(struct pipeline *p, struct diag_list *d)
