@@ -355,7 +355,7 @@ static int run_etcd_load(const struct svcnat_options *o, struct diag_list *d)
 
 static void default_oom_score(void)
 {
-	int r = sysctl_write_int("", "/proc/self/oom_score_adj", OOM_SCORE_ADJ_DEFAULT);
+	int r = host_set_oom_score("", OOM_SCORE_ADJ_DEFAULT);
 
 	if (r < 0)
 		log_v(2, "cannot set /proc/self/oom_score_adj to %d (kube-proxy's default): %s",
