@@ -258,8 +258,10 @@ run_case() {
 	fi
 	case $rc in 124 | 137) echo "$mode $name: still running after $limit s" >>"$TMP/bounds" ;; esac
 	echo "== $mode $name exit $rc"
-	# libcurl's text for a refused connection holds the milliseconds it took.
-	sed -E 's/ after [0-9]+ ms:/ after N ms:/' "$TMP/err"
+	# libcurl's text for a refused connection holds the milliseconds it took;
+	# the daemon's klog header its time, pid and source line.
+	sed -E -e 's/ after [0-9]+ ms:/ after N ms:/' \
+		-e 's/^([IWEF])[0-9]{4} [0-9:.]+ +[0-9]+ [^ ]+:[0-9]+\] /\1 daemon] /' "$TMP/err"
 }
 
 all_cases() {
