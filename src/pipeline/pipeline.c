@@ -13,7 +13,7 @@
 #include "pipeline/node.h"
 #include "pipeline/pipeline.h"
 #include "sources/kube/kube.h"
-#include "sources/file/file.h"
+#include "sources/file/filesrc.h"
 #include "sys/host.h"
 #include "sys/sysctl.h"
 #include "util.h"
@@ -24,8 +24,7 @@ struct pipeline {
 	struct node_given node_given;  /* what c says of this node */
 	struct node node;              /* keeps settings' node fields */
 	struct merge *merge;
-	int *source_ids;               /* merge source id per --config */
-	struct file_source **files;    /* per --config: its files' last good content */
+	struct filesrc **files;        /* per --config: its merge source and files */
 	struct backend *backend;       /* created on first apply */
 	struct desired desired;        /* last resolved state */
 	unsigned long desired_generation;
@@ -66,7 +65,6 @@ int pipeline_new(const struct pipeline_config *c, struct pipeline **ret, struct 
 		return -ENOMEM;
 	}
 	p->merge = merge_new();
-	p->source_ids = calloc(c->n_configs ? c->n_configs : 1, sizeof(*p->source_ids));
 	p->files = calloc(c->n_configs ? c->n_configs : 1, sizeof(*p->files));
 	/* The daemon plans again and again: it keeps the chain names. */
 	if (c->keep_plans) {
@@ -74,22 +72,13 @@ int pipeline_new(const struct pipeline_config *c, struct pipeline **ret, struct 
 		p->store[PLAN_V4] = plan_store_new();
 		p->store[PLAN_V6] = plan_store_new();
 	}
-	if (!p->merge || !p->source_ids || !p->files ||
+	if (!p->merge || !p->files ||
 	    (c->keep_plans && (!p->hasher || !p->store[PLAN_V4] || !p->store[PLAN_V6]))) {
 		pipeline_free(p);
 		return -ENOMEM;
 	}
 	for (i = 0; i < c->n_configs; i++) {
-		r = merge_source_register(p->merge, c->configs[i]);
-		if (r < 0) {
-			if (r == -EEXIST)
-				diag_add(d, DIAG_ERROR, c->configs[i], NULL, NULL,
-					 "given twice with --config");
-			pipeline_free(p);
-			return r;
-		}
-		p->source_ids[i] = r;
-		r = file_source_new(c->configs[i], c->file_mode, &p->files[i]);
+		r = filesrc_new(p->merge, c->configs[i], c->file_mode, d, &p->files[i]);
 		if (r < 0) {
 			pipeline_free(p);
 			return r;
@@ -114,70 +103,22 @@ void pipeline_free(struct pipeline *p)
 	merge_free(p->merge);
 	if (p->files)
 		for (size_t i = 0; i < p->c->n_configs; i++)
-			file_source_free(p->files[i]);
+			filesrc_free(p->files[i]);
 	free(p->files);
-	free(p->source_ids);
 	node_done(&p->node);
 	free(p);
 }
 
-int pipeline_source_load(struct pipeline *p, size_t i, struct diag_list *d)
-{
-	if (i >= p->c->n_configs)
-		return -EINVAL;
-	return file_source_reload(p->files[i], d);
-}
-
-int pipeline_source_commit(struct pipeline *p, size_t i)
-{
-	struct file_delta fd = { 0 };
-	bool all;
-	int r;
-
-	if (i >= p->c->n_configs)
-		return -EINVAL;
-	/* Only what changed (the objects of the files read again that
-	 * differ, those of files gone), unless the engine has nothing of
-	 * this source yet. */
-	r = file_source_delta(p->files[i], &fd, &all);
-	if (r < 0)
-		return r;
-	r = merge_update(p->merge, p->source_ids[i], all ? MERGE_SET : MERGE_ADD,
-			 fd.put_services, fd.n_put_services, fd.put_slices, fd.n_put_slices);
-	if (r >= 0 && !all)
-		r = merge_update(p->merge, p->source_ids[i], MERGE_REMOVE, fd.del_services,
-				 fd.n_del_services, fd.del_slices, fd.n_del_slices);
-	if (r >= 0)
-		file_source_accept(p->files[i], all);
-	file_delta_done(&fd);
-	return r;
-}
-
-const struct file_source_stats *pipeline_source_stats(const struct pipeline *p, size_t i)
-{
-	return i < p->c->n_configs ? file_source_stats(p->files[i]) : NULL;
-}
-
-void pipeline_source_reread_all(struct pipeline *p, size_t i)
-{
-	if (i < p->c->n_configs)
-		file_source_reread_all(p->files[i]);
-}
-
 int pipeline_read_source(struct pipeline *p, size_t i, struct diag_list *d)
 {
-	int r, rejected;
-
-	rejected = pipeline_source_load(p, i, d);
-	if (rejected < 0)
-		return rejected;
-	r = pipeline_source_commit(p, i);
-	return r < 0 ? r : rejected;
+	if (i >= p->c->n_configs)
+		return -EINVAL;
+	return filesrc_read(p->files[i], d);
 }
 
-bool pipeline_source_complete(const struct pipeline *p, size_t i)
+struct filesrc *pipeline_file_source(struct pipeline *p, size_t i)
 {
-	return i < p->c->n_configs && file_source_complete(p->files[i]);
+	return i < p->c->n_configs ? p->files[i] : NULL;
 }
 
 size_t pipeline_take_conflicts(struct pipeline *p, struct diag_list *d)
@@ -188,14 +129,6 @@ size_t pipeline_take_conflicts(struct pipeline *p, struct diag_list *d)
 	if (n && diag_list_move(d, c) < 0)
 		return 0;
 	return n;
-}
-
-int pipeline_clear_source(struct pipeline *p, size_t i)
-{
-	if (i >= p->c->n_configs)
-		return -EINVAL;
-	file_source_forget_handed(p->files[i]);
-	return merge_update(p->merge, p->source_ids[i], MERGE_SET, NULL, 0, NULL, 0);
 }
 
 struct merge *pipeline_merge(struct pipeline *p)

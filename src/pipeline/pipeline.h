@@ -112,27 +112,10 @@ void pipeline_free(struct pipeline *p);
  */
 int pipeline_read_source(struct pipeline *p, size_t i, struct diag_list *d);
 
-/*
- * pipeline_read_source() in two steps, for a daemon that reads off its loop
- * thread: _load reads and decodes configs[i] into its file source
- * (it touches nothing else of p, so it may run on another thread while the
- * caller leaves that source alone); same returns.  _commit hands the
- * merge engine what changed since the last commit (loop thread): the first
- * time (and after pipeline_clear_source()) SETs the whole content, then
- * ADDs the changed objects and REMOVEs those gone.  0 or -ENOMEM.
- */
-int pipeline_source_load(struct pipeline *p, size_t i, struct diag_list *d);
-int pipeline_source_commit(struct pipeline *p, size_t i);
-/* Whether configs[i] has said everything once: read with no file
- * lacking content (see file_source_complete()). */
-bool pipeline_source_complete(const struct pipeline *p, size_t i);
-/* What configs[i]'s last load read (files, files read again,
- * their objects); NULL for no such source.  Borrowed. */
-struct file_source_stats;
-const struct file_source_stats *pipeline_source_stats(const struct pipeline *p, size_t i);
-/* Its next load reads every file, changed or not (SIGHUP).  Not while a
- * load of it runs. */
-void pipeline_source_reread_all(struct pipeline *p, size_t i);
+/* --config number i's source, for a daemon that follows it
+ * (sources/file/filesrc.h); NULL for no such source.  Owned by p. */
+struct filesrc;
+struct filesrc *pipeline_file_source(struct pipeline *p, size_t i);
 /*
  * All of them, then pipeline_take_conflicts(); reads every source and
  * returns the first error, or > 0 if some file was rejected whole, or 0.
@@ -211,10 +194,6 @@ const struct plan_settings *pipeline_settings(const struct pipeline *p);
  * flushing, and sources that register themselves (etcd).  Owned by p.
  */
 struct merge *pipeline_merge(struct pipeline *p);
-
-/* Empty configs[i] (its file is gone): its items are removed at the
- * next flush.  0 or -errno. */
-int pipeline_clear_source(struct pipeline *p, size_t i);
 
 /* A family's plan in the arrays below: iptables' and ip6tables'. */
 enum { PLAN_V4, PLAN_V6, PLAN_NFAMILIES };

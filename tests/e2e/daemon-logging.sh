@@ -62,7 +62,7 @@ run v2 --v=2
 run v4 -v 4
 for v in v0 v2 v4; do all_klog "$TMP/$v.log"; done
 grep -q '^I[0-9]\{4\} .* svcnat .* running' "$TMP/v0.log" || fail "no start line at -v 0"
-grep -q 'daemon.c:[0-9]*\] sync (initial): ' "$TMP/v0.log" || fail "no first sync at -v 0"
+grep -q 'sync.c:[0-9]*\] sync (initial): ' "$TMP/v0.log" || fail "no first sync at -v 0"
 grep -q 'sync (change)' "$TMP/v0.log" && fail "-v 0 logs each sync"
 grep -q 'SyncProxyRules complete' "$TMP/v0.log" && fail "-v 0 logs kube-proxy's sync line"
 grep -q 'oom_score_adj' "$TMP/v0.log" && fail "-v 0 logs the default oom_score_adj's failure"
@@ -107,7 +107,7 @@ run json --logging-format=json -v 4
 all_json "$TMP/json.log" || fail "a line is not JSON: $(head -n 3 "$TMP/json.log")"
 grep -q '"msg":"SyncProxyRules complete","v":2,"ipFamily":"IPv4","elapsed":"' "$TMP/json.log" ||
 	fail "no JSON SyncProxyRules line"
-grep -q '"caller":"daemon/daemon.c:[0-9]*","msg":"sync (initial): ' "$TMP/json.log" ||
+grep -q '"caller":"daemon/sync.c:[0-9]*","msg":"sync (initial): ' "$TMP/json.log" ||
 	fail "no JSON first sync"
 
 echo "# the KubeProxyConfiguration's logging.format and logging.verbosity"

@@ -2,8 +2,8 @@
 /*
  * The etcd source's pure half: key layout, response parsing, the store (full
  * read -> SET, watch events -> ADD/REMOVE with revision bookkeeping) against
- * the real merge engine and decoders, backoff.  Base64 and the stream framer
- * it uses are test-net.c's.
+ * the real merge engine and decoders.  Base64 and the stream framer it uses
+ * are test-net.c's, the backoff test-reflector.c's.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -287,37 +287,6 @@ static void test_watch_parse(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
 		if (etcd_watch_resp_parse(bad[i], strlen(bad[i]), &w) != -EINVAL)
 			fail_msg("accepted '%s'", bad[i]);
-}
-
-/* ---- backoff ---- */
-
-static void test_backoff_bounds(void **state)
-{
-	static const uint64_t rnds[] = { 0, 1, 12345, 0x7fffffffffffffffull, UINT64_MAX };
-	uint64_t prev_max = 0;
-
-	for (unsigned a = 0; a < 80; a++) {
-		uint64_t d = ETCD_BACKOFF_BASE_USEC;
-
-		for (unsigned i = 0; i < a && d < ETCD_BACKOFF_CAP_USEC; i++)
-			d *= 2;
-		if (d > ETCD_BACKOFF_CAP_USEC)
-			d = ETCD_BACKOFF_CAP_USEC;
-		for (size_t i = 0; i < ARRAY_SIZE(rnds); i++) {
-			uint64_t x = etcd_backoff_usec(a, rnds[i]);
-
-			assert_true(x >= d / 2);
-			assert_true(x <= d);
-			assert_true(x <= ETCD_BACKOFF_CAP_USEC);
-		}
-		assert_true(d >= prev_max);
-		prev_max = d;
-	}
-	assert_int_equal(etcd_backoff_usec(0, 0), ETCD_BACKOFF_BASE_USEC / 2);
-	assert_int_equal(etcd_backoff_usec(1000, ETCD_BACKOFF_CAP_USEC / 2),
-			 ETCD_BACKOFF_CAP_USEC);
-	/* Jitter actually spreads. */
-	assert_int_not_equal(etcd_backoff_usec(5, 1), etcd_backoff_usec(5, 999999));
 }
 
 /* ---- options ---- */
@@ -866,7 +835,6 @@ int main(void)
 		cmocka_unit_test(test_prefix_and_range),
 		cmocka_unit_test(test_range_parse),
 		cmocka_unit_test(test_watch_parse),
-		cmocka_unit_test(test_backoff_bounds),
 		cmocka_unit_test(test_endpoints_and_options),
 		cmocka_unit_test(test_tls_files_refused),
 		cmocka_unit_test(test_tls_files_rotate),

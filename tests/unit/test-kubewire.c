@@ -4,7 +4,7 @@
  * pages -> one MERGE_SET, the watch stream's framing (an event split across
  * reads, several in one read) and events -> ADD/REMOVE with the
  * resourceVersion bookkeeping, bookmarks, 410, garbage, an object that does
- * not decode, the Node object, backoff, query escaping.
+ * not decode, the Node object, query escaping.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -507,17 +507,10 @@ static void test_watch_cap(void **state)
 	}
 }
 
-static void test_backoff_escape(void **state)
+static void test_escape(void **state)
 {
 	char *e;
 
-	assert_int_equal(kube_backoff_usec(0, 0, 7), 7000000ull);
-	assert_int_equal(kube_backoff_usec(3, 0, 600), 60000000ull);
-	for (unsigned a = 0; a < 40; a++) {
-		uint64_t d = kube_backoff_usec(a, 0x9e3779b97f4a7c15ull * (a + 1), 0);
-
-		assert_true(d >= 100000 && d <= 5000000);
-	}
 	e = kube_query_escape(KUBE_PROXY_SELECTOR);
 	assert_string_equal(e,
 			    "%21service.kubernetes.io%2Fheadless%2C%21service.kubernetes.io%2F"
@@ -541,7 +534,7 @@ int main(void)
 		cmocka_unit_test(test_status_node),
 		cmocka_unit_test(test_node_eligible),
 		cmocka_unit_test(test_node_sink),
-		cmocka_unit_test(test_backoff_escape),
+		cmocka_unit_test(test_escape),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,6 +18,7 @@
 #include "sources/net/framer.h"
 #include "sources/net/jitter.h"
 #include "sources/net/listcap.h"
+#include "sources/net/reflector.h"
 #include "sources/decode/decode.h"
 #include "util.h"
 
@@ -324,11 +325,13 @@ struct request {
 	char errbuf[CURL_ERROR_SIZE];
 };
 
-enum src_state {
-	ST_IDLE,
-	ST_READING,
-	ST_WATCHING,
-	ST_BACKOFF,
+/* A full read: a list (list_is_progress false: only a watch that delivers
+ * and lasts starts the backoff again). */
+static const struct reflector_config refl_config = {
+	.backoff_base_usec = ETCD_BACKOFF_BASE_USEC,
+	.backoff_cap_usec = ETCD_BACKOFF_CAP_USEC,
+	.relist_min_usec = REREAD_MIN_USEC,
+	.watch_short_usec = WATCH_SHORT_USEC,
 };
 
 struct etcd_source {
@@ -344,21 +347,17 @@ struct etcd_source {
 	struct loop_timer *retry_timer;
 	struct request *req; /* the one transfer in flight */
 
-	enum src_state state;
+	struct reflector rf;    /* read, watch, backoff */
 	size_t cur;             /* index of the member in use */
-	bool need_read;         /* next connection starts with a full read */
 	int64_t read_rev;       /* revision the pages are read at (0: first page) */
 	char *read_next;        /* key the next page starts at */
 	size_t read_next_len;
 	uint64_t read_started;
 	struct listcap cap;     /* the full read under way */
 	size_t read_keys;
-	uint64_t last_reread;   /* when the last re-read after compaction started */
-	unsigned reread_streak; /* re-reads in a row that came too soon */
-	unsigned attempt;       /* failures since the last progress */
 	uint64_t rnd;
 
-	bool connected, synced;
+	bool synced;
 	uint64_t reconnects;
 	uint64_t last_read_usec;
 	char last_error[256];
@@ -436,15 +435,10 @@ static void fail(struct etcd_source *s, const char *fmt, ...)
 		va_end(ap);
 	}
 	cancel_request(s);
-	if (s->state == ST_READING)
+	if (s->rf.state == REFLECTOR_LISTING)
 		etcd_store_read_abort(s->store);
-	s->connected = false;
-	first = s->attempt == 0;
-	delay = etcd_backoff_usec(s->attempt, jitter_next(&s->rnd));
-	if (s->attempt < 64)
-		s->attempt++;
+	delay = reflector_failed(&s->rf, jitter_next(&s->rnd), 0, &first);
 	s->cur = (s->cur + 1) % s->conn.n_urls;
-	s->state = ST_BACKOFF;
 	notify(s, first ? ETCD_EV_DISCONNECTED : ETCD_EV_RETRY,
 	       "%s; keeping the last state (revision %" PRId64 "), retrying %s in %" PRIu64
 	       " ms",
@@ -491,9 +485,9 @@ static int watch_line(const char *line, size_t len, void *userdata)
 	if (w.created) {
 		/* Created is no progress by itself (a member may create every
 		 * watch and cancel it at once): watch_done() judges the count. */
-		s->connected = true;
+		s->rf.connected = true;
 		q->created = true;
-		if (s->attempt == 0)
+		if (s->rf.attempt == 0)
 			notify(s, ETCD_EV_CONNECTED, "watching %s from revision %" PRId64,
 			       s->conn.urls[s->cur], etcd_store_revision(s->store) + 1);
 		else
@@ -542,7 +536,7 @@ static int watch_line(const char *line, size_t len, void *userdata)
 		q->announce = false;
 		notify(s, ETCD_EV_CONNECTED, "watching %s from revision %" PRId64
 		       " (after %u failed attempts)", s->conn.urls[s->cur],
-		       etcd_store_revision(s->store) + 1, s->attempt);
+		       etcd_store_revision(s->store) + 1, s->rf.attempt);
 	}
 out:
 	etcd_watch_resp_done(&w);
@@ -645,7 +639,7 @@ static int start_read(struct etcd_source *s)
 	s->read_started = loop_now_usec();
 	s->read_keys = 0;
 	listcap_begin(&s->cap, s->read_started);
-	s->state = ST_READING;
+	s->rf.state = REFLECTOR_LISTING;
 	etcd_store_read_begin(s->store);
 	return issue_range(s);
 }
@@ -663,7 +657,7 @@ static int start_watch(struct etcd_source *s)
 		     "\",\"progress_notify\":true}}",
 		     k, e, etcd_store_revision(s->store) + 1) < 0)
 		return -ENOMEM;
-	s->state = ST_WATCHING;
+	s->rf.state = REFLECTOR_WATCHING;
 	return start_request(s, REQ_WATCH, "/v3/watch", body);
 }
 
@@ -689,7 +683,7 @@ static int connect_now(struct etcd_source *s)
 	int r;
 
 	refresh_tls(s);
-	r = s->need_read ? start_read(s) : start_watch(s);
+	r = reflector_next_is_list(&s->rf) ? start_read(s) : start_watch(s);
 	if (r < 0)
 		fail(s, "cannot start a request: %s", strerror(-r));
 	return r;
@@ -702,29 +696,21 @@ static int connect_now(struct etcd_source *s)
  */
 static void reread(struct etcd_source *s, const char *why)
 {
-	uint64_t now = loop_now_usec();
-	bool soon = s->last_reread && now - s->last_reread < REREAD_MIN_USEC;
-
 	cancel_request(s);
-	if (s->state == ST_READING)
+	if (s->rf.state == REFLECTOR_LISTING)
 		etcd_store_read_abort(s->store);
-	s->need_read = true;
-	s->connected = false;
-	s->last_reread = now;
-	if (soon) {
-		if (s->reread_streak < 64)
-			s->reread_streak++;
-		if (s->attempt < s->reread_streak)
-			s->attempt = s->reread_streak;
+	if (reflector_relist(&s->rf, loop_now_usec())) {
 		fail(s, "%s: again within %llu s of the last re-read", why,
 		     (unsigned long long)(REREAD_MIN_USEC / 1000000));
 		return;
 	}
-	s->reread_streak = 0;
 	notify(s, ETCD_EV_COMPACTED, "%s: re-reading everything", why);
 	(void)connect_now(s);
 }
 
+static void read_complete(struct etcd_source *s);
+
+/* A page of the full read is in (or the request failed). */
 static void range_done(struct etcd_source *s, struct request *q, CURLcode cc)
 {
 	struct etcd_range_resp rr;
@@ -797,22 +783,27 @@ static void range_done(struct etcd_source *s, struct request *q, CURLcode cc)
 		return;
 	}
 	etcd_range_resp_done(&rr);
+	read_complete(s);
+}
+
+/* The last page is in: apply the read, then watch from its revision. */
+static void read_complete(struct etcd_source *s)
+{
+	struct etcd_store_stats st;
+	int r;
+
 	r = etcd_store_read_commit(s->store, s->read_rev);
 	drain_diags(s);
 	if (r < 0) {
 		fail(s, "applying the full read: %s", strerror(-r));
 		return;
 	}
-	s->need_read = false;
+	reflector_listed(&s->rf);
 	s->synced = true;
 	s->last_read_usec = loop_now_usec() - s->read_started;
-	{
-		struct etcd_store_stats st;
-
-		etcd_store_stats(s->store, &st);
-		notify(s, ETCD_EV_SYNCED, "read %zu keys at revision %" PRId64 " from %s in %.3f s",
-		       st.n_keys, st.revision, s->conn.urls[s->cur], s->last_read_usec / 1e6);
-	}
+	etcd_store_stats(s->store, &st);
+	notify(s, ETCD_EV_SYNCED, "read %zu keys at revision %" PRId64 " from %s in %.3f s",
+	       st.n_keys, st.revision, s->conn.urls[s->cur], s->last_read_usec / 1e6);
 	r = start_watch(s);
 	if (r < 0)
 		fail(s, "watch: %s", strerror(-r));
@@ -825,8 +816,7 @@ static void watch_done(struct etcd_source *s, struct request *q, CURLcode cc)
 
 	/* However it ended: only a watch that made progress and lasted resets
 	 * the count, so a member that ends every watch at once backs off. */
-	if (q->created && q->progress && loop_now_usec() - q->started >= WATCH_SHORT_USEC)
-		s->attempt = 0;
+	(void)reflector_watch_ended(&s->rf, q->created, q->progress, loop_now_usec() - q->started);
 	snprintf(why, sizeof(why), "%s", q->why);
 	if (v == WATCH_OK) {
 		if (cc != CURLE_OK)
@@ -867,14 +857,15 @@ static int on_retry_timer(struct loop *l, struct loop_timer *t, void *userdata)
 }
 
 
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct etcd_source *, etcd_source_free);
+
 int etcd_source_new(struct loop *l, struct merge *m, const struct etcd_options *o,
 		    etcd_event_fn fn, void *userdata, struct etcd_source **ret)
 {
-	struct etcd_source *s;
+	_cleanup_(etcd_source_freep) struct etcd_source *s = NULL;
 	struct diag_list d;
 	int r, sid;
 
-	diag_list_init(&d);
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -882,40 +873,36 @@ int etcd_source_new(struct loop *l, struct merge *m, const struct etcd_options *
 	s->merge = m;
 	s->fn = fn;
 	s->userdata = userdata;
-	s->need_read = true;
+	reflector_init(&s->rf, &refl_config);
 	s->cap = (struct listcap){ .max_items = READ_MAX_KEYS, .max_pages = READ_MAX_PAGES,
 				   .max_bytes = READ_MAX_BYTES, .max_usec = READ_MAX_USEC };
+	diag_list_init(&d);
 	r = etcd_conn_init(&s->conn, o, &d);
 	diag_list_done(&d);
 	if (r < 0)
-		goto fail;
+		return r;
 	r = etcd_layout_range(s->conn.prefix, &s->range_start, &s->range_end);
 	if (r < 0)
-		goto fail;
+		return r;
 	s->rnd = jitter_seed();
 	r = curlloop_init(&s->curl, l, on_done, s);
 	if (r >= 0)
 		r = loop_timer_new(l, on_retry_timer, s, &s->retry_timer);
 	if (r < 0)
-		goto fail;
+		return r;
 	sid = merge_source_register(m, "etcd");
-	if (sid < 0) {
-		r = sid;
-		goto fail;
-	}
+	if (sid < 0)
+		return sid;
 	r = etcd_store_new(s->conn.prefix, m, sid, &s->store);
 	if (r < 0)
-		goto fail;
-	*ret = s;
+		return r;
+	*ret = TAKE_PTR(s);
 	return 0;
-fail:
-	etcd_source_free(s);
-	return r;
 }
 
 int etcd_source_start(struct etcd_source *s)
 {
-	if (s->state != ST_IDLE)
+	if (s->rf.state != REFLECTOR_IDLE)
 		return -EALREADY;
 	/* A failure to start is retried like a failed connection. */
 	(void)connect_now(s);
@@ -924,14 +911,14 @@ int etcd_source_start(struct etcd_source *s)
 
 int etcd_source_resync(struct etcd_source *s)
 {
-	if (s->state == ST_IDLE)
+	if (s->rf.state == REFLECTOR_IDLE)
 		return etcd_source_start(s);
 	cancel_request(s);
-	if (s->state == ST_READING)
+	if (s->rf.state == REFLECTOR_LISTING)
 		etcd_store_read_abort(s->store);
 	(void)loop_timer_arm(s->retry_timer, 0);
-	s->need_read = true;
-	s->connected = false;
+	s->rf.need_list = true;
+	s->rf.connected = false;
 	(void)connect_now(s);
 	return 0;
 }
@@ -942,7 +929,7 @@ void etcd_source_get_status(const struct etcd_source *s, struct etcd_status *ret
 
 	etcd_store_stats(s->store, &st);
 	*ret = (struct etcd_status){
-		.connected = s->connected,
+		.connected = s->rf.connected,
 		.synced = s->synced,
 		.revision = st.revision,
 		.reconnects = s->reconnects,

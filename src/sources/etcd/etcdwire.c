@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "sources/etcd/etcdwire.h"
-#include "sources/net/backoff.h"
 #include "sources/net/base64.h"
 #include "util.h"
 
@@ -427,11 +426,4 @@ void etcd_watch_resp_done(struct etcd_watch_resp *w)
 bool etcd_error_is_compacted(const char *msg)
 {
 	return msg && strstr(msg, "required revision has been compacted");
-}
-
-/* ---- backoff ---- */
-
-uint64_t etcd_backoff_usec(unsigned attempt, uint64_t rnd)
-{
-	return backoff_usec(ETCD_BACKOFF_BASE_USEC, ETCD_BACKOFF_CAP_USEC, attempt, rnd);
 }

@@ -5,7 +5,7 @@
  *  - the key layout (etcd key <-> kind, namespace, name; see etcd.h),
  *  - parsing of range and watch responses (keys and values in base64,
  *    sources/net/base64.h; the watch stream framed by sources/net/framer.h),
- *  - the reconnect backoff's bounds.
+ *  - the reconnect backoff's bounds (sources/net/reflector.h uses them).
  * The store (what was read, per key) is etcdstore.h.
  *
  * Everything here is deterministic and unit-tested (tests/unit/test-etcd.c).
@@ -25,7 +25,7 @@
 #define ETCD_MAX_KEY 4096              /* bytes of a key we accept */
 #define ETCD_MAX_LINE (256u << 20)     /* bytes of one watch/range response */
 
-/* Reconnect backoff: base * 2^attempt, capped, with jitter (see below). */
+/* Reconnect backoff: base * 2^attempt, capped, with jitter (sources/net/reflector.h). */
 #define ETCD_BACKOFF_BASE_USEC (200 * 1000ull)
 #define ETCD_BACKOFF_CAP_USEC (5 * 1000 * 1000ull)
 
@@ -112,10 +112,5 @@ void etcd_watch_resp_done(struct etcd_watch_resp *w);
 /* Whether an etcd error message says a revision was compacted. */
 bool etcd_error_is_compacted(const char *msg);
 
-/*
- * Reconnect delay for the n-th consecutive failure (0-based): backoff_usec()
- * (sources/net/backoff.h) between ETCD_BACKOFF_BASE_USEC and _CAP_USEC.
- */
-uint64_t etcd_backoff_usec(unsigned attempt, uint64_t rnd);
 
 #endif

@@ -16,6 +16,7 @@
 #include "sources/kube/kube.h"
 #include "sources/kube/kubeconfig.h"
 #include "sources/net/listcap.h"
+#include "sources/net/reflector.h"
 #include "util.h"
 
 #define CONNECT_TIMEOUT_MS 10000
@@ -41,18 +42,19 @@
 #define KEEPALIVE_CNT 3
 #define USER_TIMEOUT_MS 30000
 
-enum refl_state {
-	R_IDLE,
-	R_LISTING,
-	R_WATCHING,
-	R_BACKOFF,
-	R_DONE, /* once mode: listed */
+/* A list applied is progress: the backoff starts again from its base. */
+static const struct reflector_config refl_config = {
+	.backoff_base_usec = KUBE_BACKOFF_BASE_USEC,
+	.backoff_cap_usec = KUBE_BACKOFF_CAP_USEC,
+	.relist_min_usec = RELIST_MIN_USEC,
+	.watch_short_usec = WATCH_SHORT_USEC,
+	.list_is_progress = true,
 };
 
-struct reflector;
+struct kube_reflector;
 
 struct request {
-	struct reflector *rf;
+	struct kube_reflector *rf;
 	bool watch;
 	CURL *easy;
 	struct curl_slist *headers;
@@ -72,21 +74,16 @@ struct request {
 	char errbuf[CURL_ERROR_SIZE];
 };
 
-struct reflector {
+struct kube_reflector {
 	struct kube_source *src;
 	enum kube_res res;
 	struct kube_sink sink;
-	enum refl_state state;
-	bool need_list;
+	struct reflector refl; /* list, watch, backoff (REFLECTOR_DONE: once mode, listed) */
 	char *cont; /* continue token of the next page */
 	char list_rv[KUBE_MAX_RV + 1];
 	uint64_t list_started;
 	struct listcap cap;   /* the list being read */
-	unsigned attempt;     /* failures since the last progress */
 	unsigned retry_after; /* of the failure being handled */
-	bool connected;
-	uint64_t last_relist;   /* when the last relist after expiry started */
-	unsigned relist_streak; /* relists in a row that came too soon */
 	struct loop_timer *retry_timer;
 	struct request *req;
 };
@@ -101,7 +98,7 @@ struct kube_source {
 	char *node_q;  /* escaped field selector, or NULL */
 	unsigned page;
 	struct curlloop curl;
-	struct reflector rf[KUBE_RES_COUNT];
+	struct kube_reflector rf[KUBE_RES_COUNT];
 	size_t n_rf;
 	bool started;
 	bool once;
@@ -140,7 +137,7 @@ static void diag_line(const char *line, void *userdata)
 	notify(userdata, KUBE_SRC_DIAG, "%s", line);
 }
 
-static void drain_diags(struct reflector *rf)
+static void drain_diags(struct kube_reflector *rf)
 {
 	struct kube_source *s = rf->src;
 	struct diag_list *dl = &rf->sink.diags;
@@ -154,7 +151,7 @@ static void drain_diags(struct reflector *rf)
 	diag_list_init(dl);
 }
 
-static void node_check(struct reflector *rf)
+static void node_check(struct kube_reflector *rf)
 {
 	if (rf->res != KUBE_RES_NODE || !rf->sink.node_changed)
 		return;
@@ -179,7 +176,7 @@ static void request_free(struct kube_source *s, struct request *q)
 	free(q);
 }
 
-static void cancel_request(struct reflector *rf)
+static void cancel_request(struct kube_reflector *rf)
 {
 	struct request *q = rf->req;
 
@@ -187,12 +184,12 @@ static void cancel_request(struct reflector *rf)
 	request_free(rf->src, q);
 }
 
-static int connect_now(struct reflector *rf);
+static int connect_now(struct kube_reflector *rf);
 
-static void fail(struct reflector *rf, const char *fmt, ...) _printf_(2, 3);
+static void fail(struct kube_reflector *rf, const char *fmt, ...) _printf_(2, 3);
 
 /* A request or the watch failed: keep what we have, retry later. */
-static void fail(struct reflector *rf, const char *fmt, ...)
+static void fail(struct kube_reflector *rf, const char *fmt, ...)
 {
 	struct kube_source *s = rf->src;
 	uint64_t delay;
@@ -208,22 +205,17 @@ static void fail(struct reflector *rf, const char *fmt, ...)
 		va_end(ap);
 	}
 	cancel_request(rf);
-	if (rf->state == R_LISTING)
+	if (rf->refl.state == REFLECTOR_LISTING)
 		kube_sink_list_abort(&rf->sink);
 	if (s->once) {
-		rf->state = R_DONE;
+		rf->refl.state = REFLECTOR_DONE;
 		s->once_result = -EIO;
 		notify(s, KUBE_SRC_FATAL, "%s", s->last_error);
 		loop_quit(s->loop, 0);
 		return;
 	}
-	rf->connected = false;
-	first = rf->attempt == 0;
-	delay = kube_backoff_usec(rf->attempt, jitter_next(&s->rnd), rf->retry_after);
+	delay = reflector_failed(&rf->refl, jitter_next(&s->rnd), rf->retry_after, &first);
 	rf->retry_after = 0;
-	if (rf->attempt < 64)
-		rf->attempt++;
-	rf->state = R_BACKOFF;
 	notify(s, first ? KUBE_SRC_DISCONNECTED : KUBE_SRC_RETRY,
 	       "%s; keeping the last state (%s at resourceVersion '%s'), retrying in %" PRIu64 " ms",
 	       s->last_error, kube_res_name(rf->res), rf->sink.rv, delay / 1000);
@@ -248,13 +240,13 @@ static size_t append(struct request *q, const char *data, size_t n, size_t max)
  * every watch and fail it at once): the failure count is left for
  * watch_done() to judge, and after failures CONNECTED waits for an event.
  */
-static void watch_established(struct reflector *rf, struct request *q)
+static void watch_established(struct kube_reflector *rf, struct request *q)
 {
 	struct kube_source *s = rf->src;
 
-	rf->connected = true;
+	rf->refl.connected = true;
 	(void)loop_timer_arm(rf->retry_timer, 0);
-	if (rf->attempt > 0) {
+	if (rf->refl.attempt > 0) {
 		q->announce = true;
 		return;
 	}
@@ -302,7 +294,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 static size_t on_write(char *data, size_t size, size_t nmemb, void *userdata)
 {
 	struct request *q = userdata;
-	struct reflector *rf = q->rf;
+	struct kube_reflector *rf = q->rf;
 	size_t n = size * nmemb;
 
 	if (!q->http)
@@ -316,7 +308,7 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *userdata)
 		q->announce = false;
 		notify(rf->src, KUBE_SRC_CONNECTED,
 		       "watching %s from resourceVersion '%s' (after %u failed attempts)",
-		       kube_res_name(rf->res), rf->sink.rv, rf->attempt);
+		       kube_res_name(rf->res), rf->sink.rv, rf->refl.attempt);
 	}
 	/* Anything but n aborts the transfer; it then ends in watch_done(). */
 	return q->verdict == KUBE_WATCH_OK ? n : 0;
@@ -426,7 +418,7 @@ static void refresh_files(struct kube_source *s)
 	diag_list_done(&d);
 }
 
-static int start_request(struct reflector *rf, bool watch, const char *url, long timeout_ms)
+static int start_request(struct kube_reflector *rf, bool watch, const char *url, long timeout_ms)
 {
 	struct kube_source *s = rf->src;
 	struct request *q;
@@ -460,7 +452,7 @@ static int start_request(struct reflector *rf, bool watch, const char *url, long
 	return 0;
 }
 
-static const char *selector(struct reflector *rf, char *buf, size_t len)
+static const char *selector(struct kube_reflector *rf, char *buf, size_t len)
 {
 	struct kube_source *s = rf->src;
 
@@ -471,7 +463,7 @@ static const char *selector(struct reflector *rf, char *buf, size_t len)
 	return buf;
 }
 
-static int issue_page(struct reflector *rf)
+static int issue_page(struct kube_reflector *rf)
 {
 	struct kube_source *s = rf->src;
 	_cleanup_free_ char *url = NULL, *cont = NULL;
@@ -487,19 +479,19 @@ static int issue_page(struct reflector *rf)
 	return start_request(rf, false, url, left < LIST_TIMEOUT_MS ? (long)left + 1 : LIST_TIMEOUT_MS);
 }
 
-static int start_list(struct reflector *rf)
+static int start_list(struct kube_reflector *rf)
 {
 	free(rf->cont);
 	rf->cont = NULL;
 	rf->list_rv[0] = '\0';
 	rf->list_started = loop_now_usec();
 	listcap_begin(&rf->cap, rf->list_started);
-	rf->state = R_LISTING;
+	rf->refl.state = REFLECTOR_LISTING;
 	kube_sink_list_begin(&rf->sink);
 	return issue_page(rf);
 }
 
-static int start_watch(struct reflector *rf)
+static int start_watch(struct kube_reflector *rf)
 {
 	struct kube_source *s = rf->src;
 	_cleanup_free_ char *url = NULL, *rv = NULL;
@@ -513,7 +505,7 @@ static int start_watch(struct reflector *rf)
 		     s->cfg.server, kube_res_path(rf->res), rv, timeout,
 		     selector(rf, sel, sizeof(sel))) < 0)
 		return -ENOMEM;
-	rf->state = R_WATCHING;
+	rf->refl.state = REFLECTOR_WATCHING;
 	kube_sink_watch_begin(&rf->sink);
 	s->watch_timeout = timeout;
 	/* A server that takes the request and never answers (the watch has no
@@ -522,50 +514,38 @@ static int start_watch(struct reflector *rf)
 	return start_request(rf, true, url, (long)(timeout + WATCH_GRACE_S) * 1000);
 }
 
-static int connect_now(struct reflector *rf)
+static int connect_now(struct kube_reflector *rf)
 {
 	int r;
 
-	r = rf->need_list ? start_list(rf) : start_watch(rf);
+	r = reflector_next_is_list(&rf->refl) ? start_list(rf) : start_watch(rf);
 	if (r < 0)
 		fail(rf, "cannot start a request: %s", strerror(-r));
 	return r;
 }
 
-static void relist(struct reflector *rf, const char *why)
+static void relist(struct kube_reflector *rf, const char *why)
 {
 	struct kube_source *s = rf->src;
-	uint64_t now = loop_now_usec();
-	bool soon;
 
 	cancel_request(rf);
-	if (rf->state == R_LISTING)
+	if (rf->refl.state == REFLECTOR_LISTING)
 		kube_sink_list_abort(&rf->sink);
 	s->relists++;
-	rf->need_list = true;
-	rf->connected = false;
 	/* A server that expires every version at once must not get a list
 	 * storm: a relist within RELIST_MIN_USEC of the last one waits out a
-	 * backoff; the window slides, so they back off while they keep coming. */
-	soon = rf->last_relist && now - rf->last_relist < RELIST_MIN_USEC;
-	rf->last_relist = now;
-	if (soon) {
-		/* A successful list resets the failure count: this one must not. */
-		if (rf->relist_streak < 64)
-			rf->relist_streak++;
-		if (rf->attempt < rf->relist_streak)
-			rf->attempt = rf->relist_streak;
+	 * backoff. */
+	if (reflector_relist(&rf->refl, loop_now_usec())) {
 		fail(rf, "%s: expired again within %llu s", why,
 		     (unsigned long long)(RELIST_MIN_USEC / 1000000));
 		return;
 	}
-	rf->relist_streak = 0;
 	notify(s, KUBE_SRC_RELIST, "%s: %s: listing again", kube_res_name(rf->res), why);
 	(void)connect_now(rf);
 }
 
 /* A non-200 answer: what the server said, and what to do about it. */
-static void http_failed(struct reflector *rf, struct request *q, const char *what)
+static void http_failed(struct kube_reflector *rf, struct request *q, const char *what)
 {
 	struct kube_status st = { 0 };
 	char msg[400] = "";
@@ -609,13 +589,14 @@ static bool all_listed(struct kube_source *s, bool with_node)
 	return true;
 }
 
-static void list_done(struct reflector *rf, struct request *q, CURLcode cc)
-{
-	struct kube_source *s = rf->src;
-	struct kube_list_meta meta;
-	int r;
+static void list_complete(struct kube_reflector *rf);
 
+/* A page of a list is in (or the request failed). */
+static void list_done(struct kube_reflector *rf, struct request *q, CURLcode cc)
+{
+	struct kube_list_meta meta;
 	char why[200];
+	int r;
 
 	if (cc != CURLE_OK) {
 		fail(rf, "list: %s", transfer_error(q, cc, why, sizeof(why)));
@@ -677,6 +658,15 @@ static void list_done(struct reflector *rf, struct request *q, CURLcode cc)
 			fail(rf, "list: %s", strerror(-r));
 		return;
 	}
+	list_complete(rf);
+}
+
+/* The last page is in: apply the list, then watch from its version. */
+static void list_complete(struct kube_reflector *rf)
+{
+	struct kube_source *s = rf->src;
+	int r;
+
 	if (!rf->list_rv[0]) {
 		fail(rf, "list: the answer has no metadata.resourceVersion");
 		return;
@@ -687,8 +677,7 @@ static void list_done(struct reflector *rf, struct request *q, CURLcode cc)
 		fail(rf, "applying the list: %s", strerror(-r));
 		return;
 	}
-	rf->need_list = false;
-	rf->attempt = 0;
+	reflector_listed(&rf->refl);
 	node_check(rf);
 	if (!s->synced && all_listed(s, false)) {
 		s->synced = true;
@@ -697,7 +686,7 @@ static void list_done(struct reflector *rf, struct request *q, CURLcode cc)
 	notify(s, KUBE_SRC_SYNCED, "listed %zu %s at resourceVersion '%s' in %.3f s", rf->sink.n_items,
 	       kube_res_name(rf->res), rf->sink.rv, (loop_now_usec() - rf->list_started) / 1e6);
 	if (s->once) {
-		rf->state = R_DONE;
+		rf->refl.state = REFLECTOR_DONE;
 		if (all_listed(s, true))
 			loop_quit(s->loop, 0);
 		return;
@@ -707,18 +696,16 @@ static void list_done(struct reflector *rf, struct request *q, CURLcode cc)
 		fail(rf, "watch: %s", strerror(-r));
 }
 
-static void watch_done(struct reflector *rf, struct request *q, CURLcode cc)
+static void watch_done(struct kube_reflector *rf, struct request *q, CURLcode cc)
 {
 	enum kube_watch_verdict v = q->verdict;
 	bool quiet = rf->sink.events + rf->sink.bookmarks == q->events_before;
 	uint64_t lasted = loop_now_usec() - q->started;
-	bool progress = q->established && !quiet && lasted >= WATCH_SHORT_USEC;
-	char why[sizeof(q->why) + 64];
-
 	/* However it ended: only a watch that delivered and lasted resets the
 	 * count, so a server that fails every watch meets a growing backoff. */
-	if (progress)
-		rf->attempt = 0;
+	bool progress = reflector_watch_ended(&rf->refl, q->established, !quiet, lasted);
+	char why[sizeof(q->why) + 64];
+
 	snprintf(why, sizeof(why), "%s", q->why);
 	if (v == KUBE_WATCH_EXPIRED || v == KUBE_WATCH_NOMEM) {
 		relist(rf, why);
@@ -765,9 +752,9 @@ static void on_done(void *priv, CURLcode result, void *userdata)
 
 static int on_retry_timer(struct loop *l, struct loop_timer *t, void *userdata)
 {
-	struct reflector *rf = userdata;
+	struct kube_reflector *rf = userdata;
 
-	if (rf->state == R_WATCHING) {
+	if (rf->refl.state == REFLECTOR_WATCHING) {
 		if (rf->req && !rf->req->established)
 			fail(rf, "watch: no answer within %llu s",
 			     (unsigned long long)(WATCH_ANSWER_USEC / 1000000));
@@ -809,10 +796,12 @@ static int load_config(const struct kube_options *o, struct kube_config *c, stru
 	return kube_config_in_cluster(o->sa_dir, o->mode, c, d);
 }
 
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct kube_source *, kube_source_free);
+
 int kube_source_new(struct loop *l, struct merge *m, const struct kube_options *o, kube_event_fn fn,
 		    void *userdata, struct kube_source **ret, struct diag_list *d)
 {
-	struct kube_source *s;
+	_cleanup_(kube_source_freep) struct kube_source *s = NULL;
 	int r;
 
 	s = calloc(1, sizeof(*s));
@@ -824,32 +813,29 @@ int kube_source_new(struct loop *l, struct merge *m, const struct kube_options *
 	s->userdata = userdata;
 	s->page = o->page_size ? o->page_size : DEFAULT_PAGE;
 	r = load_config(o, &s->cfg, d);
-	if (r < 0) {
-		free(s);
+	if (r < 0)
 		return r;
-	}
 	s->rnd = jitter_seed();
-	r = -ENOMEM;
 	s->label_q = kube_query_escape(KUBE_PROXY_SELECTOR);
 	if (!s->label_q)
-		goto fail;
+		return -ENOMEM;
 	if (o->node_name && *o->node_name) {
 		_cleanup_free_ char *fs = NULL;
 
 		if (asprintf(&fs, "metadata.name=%s", o->node_name) < 0)
-			goto fail;
+			return -ENOMEM;
 		s->node_q = kube_query_escape(fs);
 		if (!s->node_q)
-			goto fail;
+			return -ENOMEM;
 	}
 	s->on_request = o->on_request;
 	s->request_userdata = o->request_userdata;
 	url_host(s->cfg.server, s->host, sizeof(s->host));
 	r = curlloop_init(&s->curl, l, on_done, s);
 	if (r < 0)
-		goto fail;
+		return r;
 	for (enum kube_res res = 0; res < KUBE_RES_COUNT; res++) {
-		struct reflector *rf;
+		struct kube_reflector *rf;
 		int sid = -1;
 
 		if (res == KUBE_RES_NODE && !s->node_q)
@@ -859,27 +845,22 @@ int kube_source_new(struct loop *l, struct merge *m, const struct kube_options *
 
 			snprintf(name, sizeof(name), "api:%s", kube_res_name(res));
 			sid = merge_source_register(m, name);
-			if (sid < 0) {
-				r = sid;
-				goto fail;
-			}
+			if (sid < 0)
+				return sid;
 		}
 		rf = &s->rf[s->n_rf++];
 		rf->src = s;
 		rf->res = res;
-		rf->need_list = true;
+		reflector_init(&rf->refl, &refl_config);
 		rf->cap = (struct listcap){ .max_items = LIST_MAX_ITEMS, .max_pages = LIST_MAX_PAGES,
 					    .max_bytes = LIST_MAX_BYTES, .max_usec = LIST_MAX_USEC };
 		kube_sink_init(&rf->sink, res, m, sid);
 		r = loop_timer_new(l, on_retry_timer, rf, &rf->retry_timer);
 		if (r < 0)
-			goto fail;
+			return r;
 	}
-	*ret = s;
+	*ret = TAKE_PTR(s);
 	return 0;
-fail:
-	kube_source_free(s);
-	return r;
 }
 
 int kube_source_start(struct kube_source *s)
@@ -899,10 +880,10 @@ int kube_source_resync(struct kube_source *s)
 	if (!s->started)
 		return kube_source_start(s);
 	for (size_t i = 0; i < s->n_rf; i++) {
-		struct reflector *rf = &s->rf[i];
+		struct kube_reflector *rf = &s->rf[i];
 
 		(void)loop_timer_arm(rf->retry_timer, 0);
-		rf->last_relist = 0; /* asked for: no backoff */
+		reflector_forget_relist(&rf->refl); /* asked for: no backoff */
 		relist(rf, "resync requested");
 	}
 	return 0;
@@ -925,7 +906,7 @@ void kube_source_get_status(const struct kube_source *s, struct kube_source_stat
 	for (size_t i = 0; i < s->n_rf; i++) {
 		const struct kube_sink *k = &s->rf[i].sink;
 
-		st.connected = st.connected && s->rf[i].connected;
+		st.connected = st.connected && s->rf[i].refl.connected;
 		st.events += k->events;
 		st.bookmarks += k->bookmarks;
 		st.rejected += k->rejected;
@@ -946,7 +927,7 @@ void kube_source_free(struct kube_source *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->n_rf; i++) {
-		struct reflector *rf = &s->rf[i];
+		struct kube_reflector *rf = &s->rf[i];
 
 		cancel_request(rf);
 		loop_timer_free(rf->retry_timer);

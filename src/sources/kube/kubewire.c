@@ -7,7 +7,6 @@
 
 #include "sources/decode/decode.h"
 #include "sources/kube/kubewire.h"
-#include "sources/net/backoff.h"
 #include "util.h"
 
 static const struct {
@@ -783,13 +782,6 @@ enum kube_watch_verdict kube_sink_watch_feed(struct kube_sink *s, const char *da
 		return KUBE_WATCH_NOMEM;
 	}
 	return f.verdict;
-}
-
-uint64_t kube_backoff_usec(unsigned attempt, uint64_t rnd, unsigned retry_after_s)
-{
-	if (retry_after_s > 0)
-		return (uint64_t)(retry_after_s < 60 ? retry_after_s : 60) * 1000000ull;
-	return backoff_usec(KUBE_BACKOFF_BASE_USEC, KUBE_BACKOFF_CAP_USEC, attempt, rnd);
 }
 
 char *kube_query_escape(const char *s)

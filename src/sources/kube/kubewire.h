@@ -209,12 +209,6 @@ enum kube_watch_verdict kube_sink_watch_feed(struct kube_sink *s, const char *da
  * applied: what its key held before is gone; the stream must end). */
 int kube_sink_apply(struct kube_sink *s, const struct kube_event *ev);
 
-/*
- * Reconnect delay for the n-th consecutive failure: etcd's capped,
- * jittered exponential backoff (200 ms doubling to 5 s, in [d/2, d]); a
- * server's Retry-After (seconds, > 0) is honoured up to 60 s instead.
- */
-uint64_t kube_backoff_usec(unsigned attempt, uint64_t rnd, unsigned retry_after_s);
 
 /* Percent-encode s for a query value into a new string, or NULL. */
 char *kube_query_escape(const char *s);
