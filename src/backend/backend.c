@@ -13,6 +13,7 @@
 #include "backend/backend.h"
 #include "backend/detect.h"
 #include "backend/diff.h"
+#include "backend/keepfile.h"
 #include "backend/writer.h"
 #include "backend/xt/xtlock.h"
 #include "core/owned.h"
@@ -26,6 +27,7 @@ struct backend {
 	struct backend_options o; /* strings point into the copies below */
 	char *lock_path;
 	char *restore_cmd;
+	char *runtime_dir;
 	struct writer *w;
 };
 
@@ -132,6 +134,7 @@ const char *backend_kind_name(enum backend_kind k)
 static int backend_alloc(const struct backend_options *o, struct backend **ret)
 {
 	struct backend *b = calloc(1, sizeof(*b));
+	const char *dir = keepfile_dir(o ? o->runtime_dir : NULL);
 
 	if (!b)
 		return -ENOMEM;
@@ -139,12 +142,14 @@ static int backend_alloc(const struct backend_options *o, struct backend **ret)
 		b->o = *o;
 	b->lock_path = strdup(o && o->lock_path ? o->lock_path : XTLOCK_DEFAULT_PATH);
 	b->restore_cmd = o && o->restore_cmd ? strdup(o->restore_cmd) : NULL;
-	if (!b->lock_path || (o && o->restore_cmd && !b->restore_cmd)) {
+	b->runtime_dir = dir ? strdup(dir) : NULL;
+	if (!b->lock_path || (o && o->restore_cmd && !b->restore_cmd) || (dir && !b->runtime_dir)) {
 		backend_free(b);
 		return -ENOMEM;
 	}
 	b->o.lock_path = b->lock_path;
 	b->o.restore_cmd = b->restore_cmd;
+	b->o.runtime_dir = b->runtime_dir ? b->runtime_dir : "";
 	if (!b->o.lock_wait_ms)
 		b->o.lock_wait_ms = XTLOCK_DEFAULT_WAIT_MS;
 	if (!o || !o->commit_retries)
@@ -177,6 +182,7 @@ int backend_new(const struct backend_options *o, struct backend **ret, struct di
 	cfg = (struct writer_config){ .lock_path = b->o.lock_path,
 				      .lock_wait_ms = b->o.lock_wait_ms,
 				      .restore_cmd = b->o.restore_cmd,
+				      .keep_dir = b->runtime_dir,
 				      .verbose = b->o.verbose };
 	if (kind == BACKEND_NFT && (!o || o->kind == BACKEND_AUTO)) {
 		/* auto: restore stays the fallback where the kernel's nf_tables
@@ -234,6 +240,7 @@ void backend_free(struct backend *b)
 		b->w->ops->free(b->w);
 	free(b->lock_path);
 	free(b->restore_cmd);
+	free(b->runtime_dir);
 	free(b);
 }
 

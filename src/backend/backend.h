@@ -33,6 +33,10 @@ struct backend_options {
 	unsigned lock_wait_ms;   /* bounded wait for the lock (default 5000) */
 	unsigned commit_retries; /* on EAGAIN (table changed under us), default 3 */
 	const char *restore_cmd; /* restore backend: iptables-restore binary (auto) */
+	/* Where the nft writer keeps its state for the next process
+	 * (backend/keepfile.h): NULL for $SVCNAT_RUNTIME_DIR or /run/svcnat;
+	 * "": nowhere (every start reads the tables). */
+	const char *runtime_dir;
 	bool verbose;
 };
 

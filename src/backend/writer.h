@@ -64,6 +64,9 @@ struct writer_config {
 	unsigned lock_wait_ms;   /* how long a writer's own tool may wait for it */
 	const char *restore_cmd; /* restore writer: the iptables-restore binary */
 	bool verbose;            /* timing notes in the diags */
+	/* Where a writer keeps what it knows of the tables for the next
+	 * process (keepfile.h); NULL: nowhere. */
+	const char *keep_dir;
 };
 
 struct writer;

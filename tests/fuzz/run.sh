@@ -17,7 +17,7 @@ top_builddir=${top_builddir:-.}
 secs=${1:-${FUZZ_SECONDS:-45}}
 seed=${FUZZ_SEED:-1}
 [ $# -gt 0 ] && shift
-names=${*:-decode parse etcdwire xtentry kubewire kubeconfig http kpconfig kubepb}
+names=${*:-decode parse etcdwire xtentry kubewire kubeconfig http kpconfig kubepb keepfile}
 scratch=$(mktemp -d /tmp/svcnat-fuzz.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT INT TERM
 keep=$top_builddir/tests/fuzz/artifacts

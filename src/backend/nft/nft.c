@@ -15,6 +15,13 @@
  * it was planned against; the kernel refuses it (ERESTART) if the ruleset
  * moved since, which is reported as -EAGAIN.
  *
+ * A restart need not read the tables either: the state is kept in a file
+ * (nftkeep.h, keepfile.h) when the process ends, with the generation it
+ * is the kernel's at, and the next process takes it only while the
+ * generation is still that one.  Any other program's commit since moves
+ * the generation, and the tables are read as at a first start.  A batch
+ * planned against the taken state carries its generation like any other.
+ *
  * Like iptables-nft (1.8.x), this writer takes no xtables lock: the
  * generation check makes the transaction safe on its own.
  */
@@ -31,6 +38,7 @@
 #include "backend/nft/nftbatch.h"
 #include "backend/nft/nftdiff.h"
 #include "backend/nft/nftenc.h"
+#include "backend/nft/nftkeep.h"
 #include "backend/nft/nftread.h"
 #include "backend/writer.h"
 #include "util.h"
@@ -55,6 +63,13 @@ struct nft_writer {
 	bool dirty;      /* a notification since the last NEWGEN mattered */
 	uint32_t ok_gen;
 	size_t kept_foreign; /* other programs' changes found not to matter */
+	/* The state kept across restarts (keepfile.h): in keep_dir (NULL:
+	 * none) under this namespace's key. */
+	const char *keep_dir;
+	struct keepkey key;
+	bool keep_tried; /* the previous run's file was looked at */
+	bool file_ok;    /* the file holds st as it is (taken from it, nothing since) */
+	bool used;       /* a transaction ran: st is worth keeping at the end */
 };
 
 static struct nft_writer *nft_of(struct writer *w)
@@ -68,6 +83,7 @@ static void drop_state(struct nft_writer *x)
 	x->st = NULL;
 	x->copied = x->read_rules = 0;
 	x->ok = false;
+	x->file_ok = false;
 }
 
 /* Whether the plan names a chain the kept state filed as another program's. */
@@ -125,6 +141,82 @@ static int event_cb(const struct nlmsghdr *nlh, void *data)
 }
 
 /*
+ * The state the previous process kept, when the ruleset is still at the
+ * generation it was kept at: nobody has written since, so it is the
+ * kernel's.  Anything else is left to a read (with a warning when the file
+ * is damaged or not safe to trust; keepfile.h).
+ */
+static void take_kept(struct nft_writer *x, uint32_t gen, struct diag_list *d)
+{
+	_cleanup_free_ void *buf = NULL;
+	struct nftread_state *st = NULL;
+	size_t off, len;
+	uint32_t kept;
+	char path[4096];
+	double t0 = monotonic_seconds(), t1;
+	int r;
+
+	x->keep_tried = true;
+	if (!x->keep_dir || keepfile_path(x->keep_dir, "nft", &x->key, path, sizeof(path)) < 0)
+		return;
+	r = keepfile_read(x->keep_dir, "nft", &x->key, &kept, &buf, &off, &len, d);
+	if (r < 0)
+		return;
+	if (kept != gen) {
+		if (x->w.cfg.verbose)
+			diag_add(d, DIAG_NOTE, "nft", NULL, NULL,
+				 "%s: kept at generation %u, the ruleset is at %u (another "
+				 "program wrote since): reading the tables",
+				 path, kept, gen);
+		return;
+	}
+	t1 = monotonic_seconds();
+	r = nftkeep_decode((const uint8_t *)buf + off, len, &st);
+	if (r < 0) {
+		diag_add(d, DIAG_WARNING, path, NULL, NULL,
+			 "the state kept by the previous run is ignored: %s",
+			 r == -ENOMEM ? strerror(ENOMEM) : "not a state svcnat writes");
+		return;
+	}
+	st->genid = gen;
+	x->st = st;
+	known_at(x, gen);
+	x->read_rules = 0;
+	for (int k = 0; k < 2; k++)
+		x->read_rules += st->f[k].read ? ruleset_count_rules(st->f[k].rs) : 0;
+	x->file_ok = true;
+	diag_add(d, DIAG_NOTE, "nft", NULL, NULL,
+		 "the tables are as the previous run left them (generation %u, kept in %s): "
+		 "not read again", gen, path);
+	if (x->w.cfg.verbose)
+		diag_add(d, DIAG_NOTE, "nft", NULL, NULL,
+			 "kept state: %zu bytes read in %.3f s, decoded in %.3f s", len, t1 - t0,
+			 monotonic_seconds() - t1);
+}
+
+/*
+ * At the end: keep st for the next process when it is the kernel's at
+ * the generation now (read, committed, or only other programs' changes
+ * that did not matter since) and the file does not hold it already.
+ * Nothing to report to: a state not kept means a read at the next start.
+ */
+static void keep_state(struct nft_writer *x)
+{
+	struct keepbuf b = { 0 };
+	uint32_t gen;
+
+	if (!x->used || !x->st || !x->keep_dir || x->file_ok || nftsock_getgen(x->sock, &gen) < 0)
+		return;
+	if (x->follow && nftsock_events(x->sock, event_cb, x) < 0)
+		x->ok = false;
+	if (x->st->genid != gen && !(x->ok && x->ok_gen == gen))
+		return;
+	if (nftkeep_encode(x->st, &b) >= 0)
+		(void)keepfile_write(x->keep_dir, "nft", &x->key, gen, b.p, b.n, NULL);
+	keepbuf_done(&b);
+}
+
+/*
  * Keep the state while the generation is the one it was read at (or
  * svcnat's last commit made), or while every change since, as the
  * notifications tell, left what st holds as it was.
@@ -146,6 +238,8 @@ static int check_gen(struct nft_writer *x, struct diag_list *d)
 	 * the batch's generation then refuses). */
 	if (x->follow && nftsock_events(x->sock, event_cb, x) < 0)
 		x->ok = false;
+	if (!x->st && !x->keep_tried)
+		take_kept(x, gen, d);
 	/* A commit may have come after GETGEN: ok_gen is then the newer. */
 	current = x->st && (x->st->genid == gen || (x->ok && (int32_t)(x->ok_gen - gen) >= 0));
 	if (current && x->ok)
@@ -198,6 +292,7 @@ static int fresh_family(struct nft_writer *x, enum writer_family f, const struct
 		return r;
 	}
 	known_at(x, x->st->genid);
+	x->file_ok = false;
 	x->read_rules = 0;
 	for (int k = 0; k < 2; k++)
 		x->read_rules += x->st->f[k].read ? ruleset_count_rules(x->st->f[k].rs) : 0;
@@ -215,6 +310,7 @@ static int nft_prepare(struct writer *w, const struct writer_table *tab, const s
 	int r;
 
 	(void)keep; /* one atomic batch: nothing is ever put back */
+	x->used = true;
 	t0 = monotonic_seconds();
 	if (!x->batch || !x->st) {
 		nftbatch_free(x->batch);
@@ -283,6 +379,7 @@ static int nft_commit(struct writer *w, const struct writer_table *tabs, size_t 
 	}
 	for (size_t i = 0; i < n; i++)
 		ret_done[i] = true;
+	x->file_ok = false;
 	/* Each commit moves the generation by one (never to 0), and the
 	 * generation check guarantees this one was the only one. */
 	next = x->st->genid + 1 ? x->st->genid + 1 : 1;
@@ -352,6 +449,7 @@ static void nft_free(struct writer *w)
 	if (!x)
 		return;
 	nft_reset(w);
+	keep_state(x);
 	drop_state(x);
 	nftsock_close(x->sock);
 	free(x);
@@ -397,6 +495,10 @@ int writer_nft_new(const struct writer_config *cfg, struct writer **ret, struct 
 	if (fd >= 0)
 		close(fd);
 	x->w.cfg = *cfg;
+	/* Without a namespace cookie a file could be another namespace's
+	 * that reused the inode: nothing is kept then. */
+	if (cfg->keep_dir && keepfile_key(&x->key) >= 0)
+		x->keep_dir = cfg->keep_dir;
 	*ret = &x->w;
 	return 0;
 }

@@ -155,6 +155,9 @@ e2e_init() {
 
 	umask 022
 	E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/svcnat-e2e.XXXXXX") || fail "mktemp"
+	# The state svcnat keeps for its next start goes with the test, not
+	# into the host's /run/svcnat (shared by every namespace).
+	export SVCNAT_RUNTIME_DIR=$E2E_TMP/run
 	trap e2e_cleanup EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
