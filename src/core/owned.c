@@ -22,8 +22,6 @@ const struct owned_fixed owned_fixed_chains[] = {
 	{ RS_NAT, OWNED_F_OWNED | OWNED_F_BASE, "KUBE-NODEPORTS" },
 	{ RS_NAT, OWNED_F_OWNED | OWNED_F_BASE, "KUBE-POSTROUTING" },
 	{ RS_NAT, OWNED_F_OWNED | OWNED_F_BASE, "KUBE-MARK-MASQ" },
-	{ RS_FILTER, OWNED_F_OWNED, "KUBE-PROXY-CANARY" },
-	{ RS_NAT, OWNED_F_OWNED, "KUBE-PROXY-CANARY" },
 };
 const size_t owned_n_fixed_chains = ARRAY_SIZE(owned_fixed_chains);
 

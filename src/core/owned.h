@@ -9,7 +9,10 @@
  * KUBE-FW-, KUBE-SEP-, the older KUBE-XLB-, and svcnat's KUBE-DSP- dispatch
  * chains).  Chains of kubelet
  * (KUBE-FIREWALL, KUBE-MARK-DROP, KUBE-KUBELET-CANARY) are not owned, though
- * kube-proxy declares KUBE-FIREWALL in every sync.
+ * kube-proxy declares KUBE-FIREWALL in every sync; nor are kube-proxy's
+ * KUBE-PROXY-CANARY chains: its iptables monitor (pkg/util/iptables,
+ * Monitor) makes them to see whether something flushed the tables, and
+ * svcnat never does.
  */
 #ifndef SVCNAT_CORE_OWNED_H
 #define SVCNAT_CORE_OWNED_H

@@ -12,10 +12,9 @@
 #  - svcnat's daemon starts on the same Services and EndpointSlices: its first
 #    sync finds kube-proxy's rules to be exactly its plan and writes no rule;
 #    every table of both families is as kube-proxy left it, counters
-#    included: adopted in place, nothing flushed.  The one change: the
-#    KUBE-PROXY-CANARY chains of filter and nat, which svcnat counts as
-#    kube-proxy leftovers (--cleanup's list), are removed; mangle's, which
-#    svcnat never touches, stays;
+#    included: adopted in place, nothing flushed; kube-proxy's
+#    KUBE-PROXY-CANARY chains (filter, nat, mangle) stay: kube-proxy's
+#    iptables monitor makes them, svcnat never does;
 #  - svcnat is stopped (SIGTERM): the rules stay;
 #  - kube-proxy's next sync (its restore input again, as it writes it at
 #    every sync) takes the chains back;
@@ -119,7 +118,7 @@ run() {
 	wait_for 10 "$b: svcnat's first sync logged" grep -q 'sync (initial)' "$E2E_TMP/daemon.log"
 	grep -q 'sync (initial): .* 0 rules written' "$E2E_TMP/daemon.log" ||
 		fail "$b: svcnat's first sync wrote rules into kube-proxy's tables: $(grep sync "$E2E_TMP/daemon.log" | tail -5)"
-	[ "$(canaries "$fl")" = "iptables/mangle ip6tables/mangle " ] ||
+	[ "$(canaries "$fl")" = "iptables/filter iptables/nat iptables/mangle ip6tables/filter ip6tables/nat ip6tables/mangle " ] ||
 		fail "$b: kube-proxy's canaries after svcnat's first sync: $(canaries "$fl")"
 	rules "$fl" >"$E2E_TMP/sv.save"
 	diff -u "$E2E_TMP/kp.save" "$E2E_TMP/sv.save" >"$E2E_TMP/diff" ||

@@ -72,10 +72,25 @@ static void test_cases(void **state)
 	}
 }
 
+/* Whose chains are svcnat's: kube-proxy's and kubelet's canaries are not. */
+static void test_owned_chains(void **state)
+{
+	(void)state;
+	assert_true(owned_chain(RS_NAT, "KUBE-SERVICES"));
+	assert_true(owned_chain(RS_FILTER, "KUBE-PROXY-FIREWALL"));
+	assert_true(owned_chain(RS_NAT, "KUBE-SEP-ABCDEFGHIJKLMNOP"));
+	assert_false(owned_chain(RS_FILTER, "KUBE-PROXY-CANARY"));
+	assert_false(owned_chain(RS_NAT, "KUBE-PROXY-CANARY"));
+	assert_false(owned_chain(RS_NAT, "KUBE-KUBELET-CANARY"));
+	assert_false(owned_chain(RS_FILTER, "KUBE-FIREWALL"));
+	assert_false(owned_chain(RS_NAT, "CNI-HOSTPORT-DNAT"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cases),
+		cmocka_unit_test(test_owned_chains),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
