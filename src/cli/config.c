@@ -38,8 +38,6 @@ void config_pipeline(const struct svcnat_options *o, struct pipeline_config *ret
 		.bind_address_set = o->bind_address_set,
 		.bind_address = o->bind_address,
 		.backend = o->backend,
-		.set_sysctls = o->set_sysctls,
-		.conntrack = o->conntrack,
 		.file_mode = config_file_mode(o),
 		.kube = o->kube,
 		.kubeconfig = o->kubeconfig,
@@ -52,10 +50,20 @@ void config_pipeline(const struct svcnat_options *o, struct pipeline_config *ret
 	};
 }
 
+void config_sysctls(const struct svcnat_options *o, struct host_sysctls *ret)
+{
+	*ret = (struct host_sysctls){
+		.set = o->set_sysctls,
+		.localhost_nodeports = o->plan.localhost_nodeports,
+		.conntrack = o->conntrack,
+	};
+}
+
 void config_daemon(const struct svcnat_options *o, struct daemon_config *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	config_pipeline(o, &ret->pipeline);
+	config_sysctls(o, &ret->sysctls);
 	ret->kp_config = o->kp_config;
 	ret->min_sync_period = o->min_sync_period ? o->min_sync_period : OPT_DEFAULT_MIN_SYNC_PERIOD;
 	ret->sync_period = o->sync_period ? o->sync_period : OPT_DEFAULT_SYNC_PERIOD;

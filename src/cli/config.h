@@ -21,6 +21,10 @@ enum file_mode_check config_file_mode(const struct svcnat_options *o);
 /* The pipeline's configuration for o's mode. */
 void config_pipeline(const struct svcnat_options *o, struct pipeline_config *ret);
 
+/* The host's sysctls as o asks for them; global6 is the caller's to fill
+ * once the node's addresses are known. */
+void config_sysctls(const struct svcnat_options *o, struct host_sysctls *ret);
+
 /* The daemon's, with kube-proxy's defaults for what o leaves unset. */
 void config_daemon(const struct svcnat_options *o, struct daemon_config *ret);
 

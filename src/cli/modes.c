@@ -16,6 +16,7 @@
 #include "core/render.h"
 #include "core/resolve.h"
 #include "daemon/daemon.h"
+#include "pipeline/node.h"
 #include "pipeline/pipeline.h"
 #include "sys/exitcode.h"
 #include "sys/log.h"
@@ -170,7 +171,18 @@ static int run_diff(struct pipeline *p, struct diag_list *d)
 	return r == 0 ? 0 : 1;
 }
 
-static int run_once(struct pipeline *p, struct diag_list *d)
+/* The sysctls the data path needs and the conntrack settings, once the
+ * node's addresses are known (IPv6 forwarding matters with a global one). */
+static int setup_sysctls(const struct svcnat_options *o, struct pipeline *p, struct diag_list *d)
+{
+	struct host_sysctls h;
+
+	config_sysctls(o, &h);
+	h.global6 = node_has_global6(pipeline_settings(p));
+	return host_setup_sysctls("", &h, d);
+}
+
+static int run_once(const struct svcnat_options *o, struct pipeline *p, struct diag_list *d)
 {
 	struct sync_report rep;
 	int r;
@@ -184,7 +196,7 @@ static int run_once(struct pipeline *p, struct diag_list *d)
 	if (r >= 0)
 		pipeline_check_families(p, d);
 	if (r >= 0)
-		r = pipeline_check_sysctls(p, d);
+		r = setup_sysctls(o, p, d);
 	if (r < 0) {
 		print_diags(d);
 		return EXIT_RUNTIME;
@@ -213,9 +225,10 @@ static int run_once(struct pipeline *p, struct diag_list *d)
 }
 
 /* kube-proxy's --init-only: what needs full root (sysctls), then exit. */
-static int run_init_only(struct pipeline *p, struct diag_list *d)
+static int run_init_only(const struct svcnat_options *o, struct pipeline *p,
+			 struct diag_list *d)
 {
-	int r = pipeline_check_sysctls(p, d);
+	int r = setup_sysctls(o, p, d);
 
 	print_diags(d);
 	return r < 0 ? EXIT_RUNTIME : 0;
@@ -395,11 +408,11 @@ static int run_pipeline_mode(const struct svcnat_options *o, struct diag_list *d
 	}
 	switch (o->mode) {
 	case MODE_ONCE:
-		return run_once(p, d);
+		return run_once(o, p, d);
 	case MODE_CLEANUP:
 		return run_cleanup(o, p, d);
 	case MODE_INIT_ONLY:
-		return run_init_only(p, d);
+		return run_init_only(o, p, d);
 	case MODE_DUMP_STATE:
 		return run_dump_state(p, d);
 	case MODE_DIFF:

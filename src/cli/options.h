@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "pipeline/pipeline.h"
+#include "sys/sysctl.h"
 
 enum svcnat_mode {
 	MODE_DAEMON,

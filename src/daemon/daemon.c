@@ -20,6 +20,7 @@
 #include "core/duration.h"
 #include "daemon/daemon.h"
 #include "daemon/state.h"
+#include "pipeline/node.h"
 #include "sources/etcd/etcdsrc.h"
 #include "sources/file/filesrc.h"
 #include "sources/kube/kubesrc.h"
@@ -445,6 +446,16 @@ static int setup_addrs(struct daemon *dm)
 	return pipeline_set_addresses(dm->p, addrs, n) < 0 ? -ENOMEM : 0;
 }
 
+/* The sysctls the data path needs and the conntrack settings, once the
+ * node's addresses are known (IPv6 forwarding matters with a global one). */
+static int setup_sysctls(struct daemon *dm, struct diag_list *d)
+{
+	struct host_sysctls h = dm->o->sysctls;
+
+	h.global6 = node_has_global6(pipeline_settings(dm->p));
+	return host_setup_sysctls("", &h, d);
+}
+
 /* Every source, read or started; *code is the exit code should it fail. */
 static int setup_all_sources(struct daemon *dm, int *code)
 {
@@ -487,7 +498,7 @@ int daemon_main(const struct daemon_config *o)
 	if (r < 0)
 		goto out;
 	pipeline_check_families(dm.p, &d);
-	r = pipeline_check_sysctls(dm.p, &d);
+	r = setup_sysctls(&dm, &d);
 	daemon_log_diags(&d);
 	if (r >= 0)
 		r = setup_all_sources(&dm, &code);

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "pipeline/pipeline.h"
+#include "sys/host.h"
 
 /*
  * What the daemon follows and serves, built by the command line
@@ -16,6 +17,7 @@
  */
 struct daemon_config {
 	struct pipeline_config pipeline;
+	struct host_sysctls sysctls;      /* checked and written at start (global6 there) */
 	const char *kp_config;            /* the KubeProxyConfiguration, watched; or NULL */
 	const char *min_sync_period;      /* kube-proxy duration text */
 	const char *sync_period;

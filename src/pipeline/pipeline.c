@@ -13,7 +13,6 @@
 #include "sources/file/filesrc.h"
 #include "sources/kube/kube.h"
 #include "sys/host.h"
-#include "sys/sysctl.h"
 #include "util.h"
 
 int pipeline_new(const struct pipeline_config *c, struct pipeline **ret, struct diag_list *d)
@@ -313,75 +312,4 @@ void pipeline_resolve_full_next(struct pipeline *p)
 {
 	p->full_next = true;
 	p->plan_check_next = true;
-}
-
-/*
- * kube-proxy's conntrack settings (cmd/kube-proxy/app/server_linux.go,
- * setupConntrack), its defaults for what neither a flag nor the
- * KubeProxyConfiguration gave: 32768 per CPU (at least 131072) for
- * nf_conntrack_max, 24 h established and 1 h CLOSE_WAIT TCP timeouts.
- */
-static int conntrack_sysctls(const struct conntrack_settings *ct, struct diag_list *d)
-{
-	long per = ct->max_per_core >= 0 ? ct->max_per_core : CT_DEFAULT_MAX_PER_CORE;
-	long min = ct->min >= 0 ? ct->min : CT_DEFAULT_MIN;
-	struct ct_sysctls c = {
-		.max = ct_sysctls_max(per, min, host_cpus()),
-		.max_given = ct->max_per_core >= 0 || ct->min >= 0,
-		.tcp_established_sec = ct->tcp_established_usec == CT_TIMEOUT_DEFAULT ?
-					       CT_DEFAULT_TCP_ESTABLISHED_SEC :
-					       (long)(ct->tcp_established_usec / 1000000),
-		.tcp_close_wait_sec = ct->tcp_close_wait_usec == CT_TIMEOUT_DEFAULT ?
-					      CT_DEFAULT_TCP_CLOSE_WAIT_SEC :
-					      (long)(ct->tcp_close_wait_usec / 1000000),
-		.udp_sec = (long)(ct->udp_usec / 1000000),
-		.udp_stream_sec = (long)(ct->udp_stream_usec / 1000000),
-		.tcp_be_liberal = ct->tcp_be_liberal,
-	};
-
-	return ct_sysctls_apply(&c, "", host_in_host_netns(""), d);
-}
-
-int pipeline_check_sysctls(struct pipeline *p, struct diag_list *d)
-{
-	static const struct {
-		const char *path;
-		const char *why;
-		bool localhost_only;
-	} need[] = {
-		{ "/proc/sys/net/ipv4/ip_forward",
-		  "service traffic from other hosts and pods is not forwarded", false },
-		{ "/proc/sys/net/ipv4/conf/all/route_localnet",
-		  "NodePorts on 127.0.0.1 do not work (--localhost-nodeports)", true },
-	};
-	size_t i;
-	long v = 0;
-	int r;
-
-	for (i = 0; i < ARRAY_SIZE(need); i++) {
-		if (need[i].localhost_only && !p->settings.localhost_nodeports)
-			continue;
-		r = sysctl_read_int("", need[i].path, &v);
-		if (r < 0 || v == 1)
-			continue;
-		if (p->c->set_sysctls) {
-			r = sysctl_set_int("", need[i].path, 1, d);
-			if (r < 0)
-				return r;
-		} else {
-			diag_add(d, DIAG_WARNING, NULL, NULL, NULL,
-				 "%s is 0: %s (use --set-sysctls to turn it on)",
-				 need[i].path + strlen("/proc/sys/"), need[i].why);
-		}
-	}
-	/* IPv6 forwarding is only warned about: with it on, the kernel
-	 * ignores router advertisements (accept_ra 1), which may be what
-	 * configures the node's own IPv6 addresses and routes. */
-	if (node_has_global6(&p->settings) &&
-	    sysctl_read_int("", "/proc/sys/net/ipv6/conf/all/forwarding", &v) >= 0 && v == 0)
-		diag_add(d, DIAG_WARNING, NULL, NULL, NULL,
-			 "net/ipv6/conf/all/forwarding is 0: IPv6 service traffic from other hosts "
-			 "and pods is not forwarded (svcnat does not turn it on, --set-sysctls "
-			 "neither: forwarding on, the kernel ignores router advertisements)");
-	return conntrack_sysctls(&p->c->conntrack, d);
 }

@@ -20,25 +20,6 @@
 #include "core/ruleset.h"
 #include "sources/file/cfgfile.h"
 
-/* A TCP timeout neither a flag nor the KubeProxyConfiguration gave:
- * kube-proxy's default applies (24 h established, 1 h CLOSE_WAIT). */
-#define CT_TIMEOUT_DEFAULT UINT64_MAX
-
-/*
- * kube-proxy's conntrack settings (--conntrack-*, conntrack: in a
- * KubeProxyConfiguration), written as sysctls at start with kube-proxy's
- * defaults for what was not given (sys/sysctl.h).
- */
-struct conntrack_settings {
-	long max_per_core;            /* -1: not given (32768); 0: leave nf_conntrack_max */
-	long min;                     /* -1: not given (kube-proxy's 131072) */
-	uint64_t tcp_established_usec;/* 0: leave as is; CT_TIMEOUT_DEFAULT: not given */
-	uint64_t tcp_close_wait_usec; /* the same */
-	uint64_t udp_usec;
-	uint64_t udp_stream_usec;
-	bool tcp_be_liberal;          /* set nf_conntrack_tcp_be_liberal=1 */
-};
-
 /*
  * What the pipeline reads, plans and writes: built by the command line
  * (cli/config.h) from the options, whose strings and arrays it borrows.
@@ -57,8 +38,6 @@ struct pipeline_config {
 	bool bind_address_set;        /* bind_address: the primary node IP, first */
 	struct ipaddr bind_address;
 	struct backend_options backend;
-	bool set_sysctls;             /* turn on ip_forward / route_localnet */
-	struct conntrack_settings conntrack;
 	enum file_mode_check file_mode; /* for every file that decides what is programmed */
 	bool kube;                    /* list the API server in pipeline_read_sources() */
 	const char *kubeconfig;       /* NULL: --master or in-cluster */
@@ -240,14 +219,5 @@ int pipeline_sync(struct pipeline *p, struct sync_report *rep, struct diag_list 
  */
 int pipeline_sync_prepare(struct pipeline *p, struct diag_list *d);
 int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_list *d);
-
-/*
- * Check the sysctls the data path needs and warn (in d) when one is off;
- * with c->set_sysctls, turn them on.  Then write the conntrack settings
- * given (--conntrack-*, conntrack: in a KubeProxyConfiguration) as
- * kube-proxy does: a failure is an error (-errno), except nf_conntrack_max
- * read-only outside the host's namespace (a warning).  0 or -errno.
- */
-int pipeline_check_sysctls(struct pipeline *p, struct diag_list *d);
 
 #endif

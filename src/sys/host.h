@@ -13,7 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/diag.h"
 #include "core/model.h"
+#include "sys/sysctl.h"
 
 /* The capability bit of CAP_NET_ADMIN (linux/capability.h). */
 #define HOST_CAP_NET_ADMIN 12
@@ -49,5 +51,23 @@ int host_set_oom_score(const char *root, int adj);
 /* The addresses of every interface, both families (getifaddrs), into
  * *ret and *ret_n (malloc'ed, the caller's; may be empty).  0 or -errno. */
 int host_addresses(struct ipaddr **ret, size_t *ret_n);
+
+/* What the data path asks of the host's sysctls (host_setup_sysctls()). */
+struct host_sysctls {
+	bool set;                     /* --set-sysctls: turn ip_forward / route_localnet on */
+	bool localhost_nodeports;     /* route_localnet matters */
+	bool global6;                 /* the node has a global IPv6 address: check
+				       * IPv6 forwarding */
+	struct conntrack_settings conntrack;
+};
+
+/*
+ * Check the sysctls the data path needs under root and warn (in d) when
+ * one is off; with h->set, turn them on.  Then write the conntrack settings
+ * given (--conntrack-*, conntrack: in a KubeProxyConfiguration) as
+ * kube-proxy does: a failure is an error (-errno), except nf_conntrack_max
+ * read-only outside the host's namespace (a warning).  0 or -errno.
+ */
+int host_setup_sysctls(const char *root, const struct host_sysctls *h, struct diag_list *d);
 
 #endif

@@ -8,6 +8,7 @@
 #define SVCNAT_SYS_SYSCTL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "core/diag.h"
 
@@ -19,6 +20,25 @@
 #define CT_DEFAULT_TCP_ESTABLISHED_SEC (24 * 3600)
 #define CT_DEFAULT_TCP_CLOSE_WAIT_SEC 3600
 #define CT_MAX_LIMIT 1048576
+
+/* A TCP timeout neither a flag nor the KubeProxyConfiguration gave:
+ * kube-proxy's default applies (24 h established, 1 h CLOSE_WAIT). */
+#define CT_TIMEOUT_DEFAULT UINT64_MAX
+
+/*
+ * kube-proxy's conntrack settings (--conntrack-*, conntrack: in a
+ * KubeProxyConfiguration) as given, before its defaults (host_setup_sysctls()
+ * in sys/host.h applies them).
+ */
+struct conntrack_settings {
+	long max_per_core;            /* -1: not given (32768); 0: leave nf_conntrack_max */
+	long min;                     /* -1: not given (kube-proxy's 131072) */
+	uint64_t tcp_established_usec;/* 0: leave as is; CT_TIMEOUT_DEFAULT: not given */
+	uint64_t tcp_close_wait_usec; /* the same */
+	uint64_t udp_usec;
+	uint64_t udp_stream_usec;
+	bool tcp_be_liberal;          /* set nf_conntrack_tcp_be_liberal=1 */
+};
 
 /* What to write, defaults applied: 0 leaves a sysctl as it is. */
 struct ct_sysctls {
