@@ -42,6 +42,11 @@ void config_pipeline(const struct svcnat_options *o, struct pipeline_config *ret
 		.kube = o->kube,
 		.kubeconfig = o->kubeconfig,
 		.master = o->master,
+		.etcd_endpoints = o->etcd_endpoints,
+		.etcd_prefix = o->etcd_prefix,
+		.etcd_cacert = o->etcd_cacert,
+		.etcd_cert = o->etcd_cert,
+		.etcd_key = o->etcd_key,
 		/* The daemon plans again and again: it keeps the chain names
 		 * and plans between syncs. */
 		.keep_plans = o->mode == MODE_DAEMON,

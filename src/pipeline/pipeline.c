@@ -10,6 +10,7 @@
 
 #include "core/delta.h"
 #include "pipeline/state.h"
+#include "sources/etcd/etcd.h"
 #include "sources/file/filesrc.h"
 #include "sources/kube/kube.h"
 #include "sys/host.h"
@@ -149,6 +150,20 @@ int pipeline_read_sources(struct pipeline *p, struct diag_list *d)
 			first = r;
 		else if (r > 0 && first == 0)
 			first = r;
+	}
+	if (p->c->etcd_endpoints && first >= 0) {
+		struct etcd_options eo = {
+			.endpoints = p->c->etcd_endpoints,
+			.prefix = p->c->etcd_prefix,
+			.cacert = p->c->etcd_cacert,
+			.cert = p->c->etcd_cert,
+			.key = p->c->etcd_key,
+			.mode = p->c->file_mode,
+		};
+		int r = etcd_list_once(p->merge, &eo, d);
+
+		if (r < 0)
+			return r == -EIO ? -ENOTCONN : r;
 	}
 	if (p->c->kube && first >= 0) {
 		struct kube_options ko = {

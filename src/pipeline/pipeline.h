@@ -42,6 +42,11 @@ struct pipeline_config {
 	bool kube;                    /* list the API server in pipeline_read_sources() */
 	const char *kubeconfig;       /* NULL: --master or in-cluster */
 	const char *master;
+	const char *etcd_endpoints;   /* read etcd in pipeline_read_sources(); NULL = no */
+	const char *etcd_prefix;
+	const char *etcd_cacert;
+	const char *etcd_cert;
+	const char *etcd_key;
 	bool keep_plans;              /* plans are made again and again: keep the chain
 				       * names and each family's plan between syncs */
 	bool sync_once;               /* one sync only: the merged and resolved state
@@ -98,8 +103,9 @@ struct filesrc *pipeline_file_source(struct pipeline *p, size_t i);
 /*
  * All of them, then pipeline_take_conflicts(); reads every source and
  * returns the first error, or > 0 if some file was rejected whole, or 0.
- * With the API source (c->kube), it is listed once too (kube_list_once():
- * -ENOTCONN when the server cannot be listed, -EINVAL for a wrong kubeconfig).
+ * etcd (c->etcd_endpoints) and the API server (c->kube) are read once too
+ * (etcd_list_once(), kube_list_once()): -ENOTCONN when the store cannot be
+ * read, -EINVAL for wrong options or a wrong kubeconfig.
  */
 int pipeline_read_sources(struct pipeline *p, struct diag_list *d);
 

@@ -6,6 +6,8 @@
 # printing every merged state).  No netfilter: this is the source's
 # protocol behaviour.
 #   - initial read (also of `svcnat etcd-load` output) -> SET
+#   - --dry-run and --once read the store once; a store that cannot be
+#     read (down, an HTTP 404) is exit 1 and leaves the rules
 #   - watch: PUT -> ADD, DELETE -> REMOVE, in order, exactly once
 #   - the member in use is killed: fail over, resume from the last revision
 #   - the whole cluster stopped: state kept; restarted with changes made
@@ -127,6 +129,54 @@ wait_for "$LOG" '^EVENT connected .*from revision'
 expect_state "$LOG" S:default/web:80 E:default/web-a:198.18.65.1,198.18.65.2 S:default/nodejs:10000 \
 	S:shop/web:80 S:kube-system/kube-dns:53
 say "initial read: $(grep '^EVENT synced' "$LOG" | head -n 1)"
+
+# --- the one-shot modes read the store once: --dry-run prints, --once
+# writes (direct backend, in n1); an etcd that cannot be read (nothing
+# listening, or an HTTP server that is no etcd, as grpc-proxy's 404) is
+# exit 1 with one line naming the member, and the rules stay.
+ip netns exec "$(ns_name n1)" timeout 60 "$SVCNAT" --dry-run --hostname n1 \
+	--etcd-endpoints "$ETCD_ENDPOINTS" >"$E2E_TMP/dry.out" 2>&1 || fail "--dry-run from etcd: $(tail -n 3 "$E2E_TMP/dry.out")"
+grep -q 'comment "default/web' "$E2E_TMP/dry.out" || fail "--dry-run from etcd: no default/web in $(head -c 300 "$E2E_TMP/dry.out")"
+ip netns exec "$(ns_name n1)" timeout 60 "$SVCNAT" --once --backend direct --hostname n1 \
+	--lock-wait 30000 --etcd-endpoints "$ETCD_ENDPOINTS" >"$E2E_TMP/once.out" 2>&1 || fail "--once from etcd: $(tail -n 3 "$E2E_TMP/once.out")"
+n1_nat() { ip netns exec "$(ns_name n1)" iptables-legacy-save -t nat | grep -v '^#' | sed 's/ \[[0-9]*:[0-9]*\]$//'; }
+n1_nat >"$E2E_TMP/once.rules"
+grep -q 'default/web' "$E2E_TMP/once.rules" || fail "--once from etcd: no rules for default/web"
+rc=0
+ip netns exec "$(ns_name n1)" timeout 60 "$SVCNAT" --once --backend direct --hostname n1 \
+	--lock-wait 30000 --etcd-endpoints "http://127.0.0.1:9" >"$E2E_TMP/once-down.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "--once from an unreachable etcd: exit $rc, want 1: $(cat "$E2E_TMP/once-down.out")"
+grep -q '^error: etcd: http://127.0.0.1:9: range: ' "$E2E_TMP/once-down.out" ||
+	fail "--once from an unreachable etcd: $(cat "$E2E_TMP/once-down.out")"
+n1_nat | diff "$E2E_TMP/once.rules" - >&2 ||
+	fail "--once from an unreachable etcd changed the rules"
+ip netns exec "$(ns_name n1)" python3 -c '
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def answer(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        b = b"404 page not found\n"
+        self.send_response(404); self.send_header("Content-Length", str(len(b))); self.end_headers()
+        self.wfile.write(b)
+    do_GET = do_POST = answer
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.handle_request(); s.handle_request(); s.handle_request()
+' >"$E2E_TMP/notetcd.port" &
+E2E_BG_PIDS+=($!)
+for _ in $(seq 1 100); do [ -s "$E2E_TMP/notetcd.port" ] && break; sleep 0.1; done
+[ -s "$E2E_TMP/notetcd.port" ] || fail "the HTTP 404 server did not start"
+url="http://127.0.0.1:$(cat "$E2E_TMP/notetcd.port")"
+rc=0
+ip netns exec "$(ns_name n1)" timeout 60 "$SVCNAT" --once --backend direct --hostname n1 \
+	--lock-wait 30000 --etcd-endpoints "$url" >"$E2E_TMP/once-404.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "--once from an HTTP 404 server: exit $rc, want 1: $(cat "$E2E_TMP/once-404.out")"
+grep -q "^error: etcd: $url: range: HTTP 404" "$E2E_TMP/once-404.out" ||
+	fail "--once from an HTTP 404 server: $(cat "$E2E_TMP/once-404.out")"
+n1_nat | diff "$E2E_TMP/once.rules" - >&2 ||
+	fail "--once from an HTTP 404 server changed the rules"
+say "--dry-run/--once read etcd once; an unreachable or non-etcd server: exit 1, rules kept"
 
 # --- watch: add, change, delete
 t0=$EPOCHREALTIME

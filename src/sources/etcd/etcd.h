@@ -129,4 +129,12 @@ void etcd_source_get_status(const struct etcd_source *s, struct etcd_status *ret
 /* Free (must run before loop_free: it unregisters its fds and timers). */
 void etcd_source_free(struct etcd_source *s);
 
+/*
+ * One-shot (--once, --dry-run, --diff, --dump-state): read the whole store
+ * once into m (merge source "etcd"), blocking, with a loop of its own; no
+ * watch.  Each member is tried once: -EIO when all failed (an error diag
+ * says why), -EINVAL (options), -ENOMEM.  Rejected values are warnings in d.
+ */
+int etcd_list_once(struct merge *m, const struct etcd_options *o, struct diag_list *d);
+
 #endif
