@@ -11,6 +11,7 @@
 
 #include "backend/detect.h"
 #include "cli/config.h"
+#include "cli/configz.h"
 #include "cli/etcdload.h"
 #include "cli/modes.h"
 #include "core/render.h"
@@ -435,7 +436,14 @@ int modes_run(const struct svcnat_options *o)
 	if (o->mode == MODE_DAEMON && !o->oom_score_adj_set)
 		default_oom_score();
 	if (o->mode == MODE_DAEMON) {
+		_cleanup_free_ char *configz = NULL;
+
+		if (configz_render(o, &configz) < 0) {
+			log_err("out of memory");
+			return EXIT_RUNTIME;
+		}
 		config_daemon(o, &dc);
+		dc.configz = configz;
 		return daemon_main(&dc);
 	}
 	if ((o->mode == MODE_ONCE && !no_daemon_here("--once")) ||

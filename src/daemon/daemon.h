@@ -29,6 +29,7 @@ struct daemon_config {
 	const char *etcd_cacert;
 	const char *etcd_cert;
 	const char *etcd_key;
+	const char *configz;               /* the /configz JSON (cli/configz.h); or NULL */
 };
 
 /* Run the daemon; returns the process exit code (sys/exitcode.h). */

@@ -3,7 +3,7 @@
  * The daemon's telemetry: kube-proxy's metric catalogue and svcnat's own
  * (sys/metrics.h), filled in as sources change and syncs end, and the HTTP
  * handlers that serve them and the health (/healthz, /livez, /metrics,
- * /proxyMode).  What the health is, gate.h decides.
+ * /proxyMode, /configz).  What the health is, gate.h decides.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -190,6 +190,20 @@ static int h_proxy_mode(void *userdata, struct http_response *resp)
 	return 0;
 }
 
+/* kube-proxy's /configz on the metrics server: the configuration the
+ * command line rendered (cli/configz.h). */
+static int h_configz(void *userdata, struct http_response *resp)
+{
+	struct daemon *dm = userdata;
+
+	resp->body = strdup(dm->o->configz ? dm->o->configz : "{}");
+	if (!resp->body)
+		return -ENOMEM;
+	resp->len = strlen(resp->body);
+	resp->content_type = "application/json";
+	return 0;
+}
+
 bool telemetry_proxy_healthy(void *userdata)
 {
 	struct daemon *dm = userdata;
@@ -232,6 +246,7 @@ static const struct http_route metrics_routes[] = {
 	{ "/metrics", h_metrics },
 	{ "/healthz", h_healthz },
 	{ "/proxyMode", h_proxy_mode },
+	{ "/configz", h_configz },
 };
 
 static int setup_http(struct daemon *dm, const char *flag, const char *addr, enum http_kind kind,

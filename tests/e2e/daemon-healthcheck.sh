@@ -16,7 +16,8 @@
 #    node address learnt inside --nodeport-addresses at once (a sync follows).
 # Also: READY=1 to systemd after the first sync, WATCHDOG=1 from the loop,
 # STOPPING=1; a KubeProxyConfiguration's settings hold in the daemon, which
-# exits 1 when the file changes (kube-proxy's behaviour); /proxyMode says iptables, /livez answers, and the metrics text
+# exits 1 when the file changes (kube-proxy's behaviour); /proxyMode says iptables, /configz
+# serves the running KubeProxyConfiguration, /livez answers, and the metrics text
 # passes `promtool check metrics` (when promtool is installed; contrib/install-deps
 # installs it).
 . "$(dirname "$0")/lib/topology.sh"
@@ -118,6 +119,13 @@ run() {
 	HC=32001 wait_for 10 "port 32001 closed again" hc_closed
 
 	[ "$(in_ns node curl -sS "http://127.0.0.1:10249/proxyMode")" = iptables ] || fail "/proxyMode"
+	in_ns node curl -sS "http://127.0.0.1:10249/configz" >"$E2E_TMP/configz" || fail "curl /configz"
+	python3 - "$E2E_TMP/configz" <<-'EOF' || fail "/configz: $(cat "$E2E_TMP/configz")"
+		import json, sys
+		c = json.load(open(sys.argv[1]))["kubeproxy.config.k8s.io"]
+		assert c["Mode"] == "iptables" and c["HealthzBindAddress"] == "0.0.0.0:10256", c
+		assert c["IPTables"]["MasqueradeBit"] == 14 and c["SyncPeriod"], c
+	EOF
 	in_ns node curl -sS -o /dev/null -w '%{http_code}' "http://$E2E_NODE_IP:10256/livez" | grep -q 200 ||
 		fail "/livez on the node IP (default bind 0.0.0.0:10256)"
 	in_ns node curl -sS "http://127.0.0.1:10249/metrics" >"$E2E_TMP/metrics" || fail "curl /metrics"
