@@ -70,6 +70,8 @@ static void setup_logging(const struct svcnat_options *o, bool parse_failed)
 	bool quiet = o->mode != MODE_DAEMON && !o->verbose;
 
 	log_setup(f, o->log_verbosity, quiet ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO);
+	/* checked while parsing: cannot fail here */
+	(void)log_set_vmodule(o->vmodule);
 }
 
 /*

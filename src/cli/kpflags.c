@@ -38,7 +38,6 @@ static const struct {
 	{ "ipvs-tcp-timeout", required_argument, "IPVS mode only" },
 	{ "ipvs-tcpfin-timeout", required_argument, "IPVS mode only" },
 	{ "ipvs-udp-timeout", required_argument, "IPVS mode only" },
-	{ "vmodule", required_argument, "svcnat has one log level (-v)" },
 	{ "log-text-split-stream", optional_argument, "svcnat writes every line to standard error" },
 	{ "log-text-info-buffer-size", required_argument, "svcnat does not buffer its log" },
 	{ "log-json-split-stream", optional_argument, "svcnat writes every line to standard error" },

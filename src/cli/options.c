@@ -50,6 +50,7 @@ void options_done(struct svcnat_options *o)
 	free(o->pod_bridge_interface);
 	free(o->pod_interface_prefix);
 	free(o->kp_config);
+	free(o->vmodule);
 	free(o->min_sync_period);
 	free(o->sync_period);
 	free(o->healthz_bind_address);
@@ -129,6 +130,7 @@ static const struct option long_options[] = {
 	{ "logging-format", required_argument, NULL, OPT_LOGGING_FORMAT },
 	{ "write-config-to", required_argument, NULL, OPT_WRITE_CONFIG },
 	{ "log-flush-frequency", required_argument, NULL, OPT_LOG_FLUSH },
+	{ "vmodule", required_argument, NULL, OPT_VMODULE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -252,6 +254,9 @@ static void usage(FILE *f)
 	      "      --logging-format FMT   text (klog's lines, the daemon's default) or json\n"
 	      "                             (component-base's); one-shot modes print plain\n"
 	      "                             'error: ...' lines unless this is given\n"
+	      "      --vmodule PAT=N,...    klog's per-file verbosity: N for svcnat's source\n"
+	      "                             files matching PAT ('sync=4', 'kube*=5',\n"
+	      "                             'src/daemon/*=4')\n"
 	      "      --log-flush-frequency D  accepted: every line is written at once\n"
 	      "  -h, --help                 this text\n"
 	      "      --version              print the version\n"

@@ -71,6 +71,7 @@ struct svcnat_options {
 	int verbose;                  /* 0 info, 1+ debug */
 	int log_verbosity;            /* klog's -v N (a bare -v is 4, -vv 5, ...) */
 	int log_format;               /* enum log_format_opt: --logging-format */
+	char *vmodule;                /* --vmodule (sys/log.h), or NULL */
 	char **configs;               /* --config, in order (registration order = precedence) */
 	size_t n_configs;
 	char *hostname;               /* --hostname or the machine's (lowercased) */

@@ -12,6 +12,7 @@
 #include "core/duration.h"
 #include "cli/optval.h"
 #include "sys/http.h"
+#include "sys/log.h"
 #include "util.h"
 
 int opt_push_str(char ***v, size_t *n, const char *s)
@@ -593,6 +594,12 @@ int opt_apply(struct pstate *ps, int c, const char *arg)
 			o->log_format = LOG_FORMAT_OPT_UNSET;
 		else
 			r = bad(ps, arg, "a log format svcnat writes (text, json)");
+		break;
+	case OPT_VMODULE:
+		if (log_vmodule_check(arg) < 0)
+			r = bad(ps, arg, "klog's --vmodule: comma-separated PATTERN=N (N >= 0)");
+		else
+			r = opt_set_str(&o->vmodule, arg);
 		break;
 	case OPT_LOG_FLUSH:
 		r = set_flush_frequency(ps, arg);

@@ -71,6 +71,7 @@ enum opt_id {
 	OPT_LOGGING_FORMAT,
 	OPT_WRITE_CONFIG,
 	OPT_LOG_FLUSH,
+	OPT_VMODULE,
 	OPT_IGNORED = 0x400, /* + index in kpflags.c's ignored flags */
 };
 

@@ -5,6 +5,7 @@
  * (k8s.io/component-base/logs/json/json.go, zap's JSON encoder).
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,12 +17,21 @@
 
 #include "sys/log.h"
 
+struct vmodule {
+	char pattern[64];
+	int v;
+	bool full; /* holds a '/': matched against the path from "src/" */
+};
+
 static struct {
 	enum log_format format;
 	int verbosity;
 	int min_level;  /* the least severe level written */
 	int journal;    /* -1 = not checked yet */
-} log_state = { LOG_FORMAT_PLAIN, 0, LOG_LEVEL_INFO, -1 };
+	struct vmodule vmodule[LOG_VMODULE_MAX];
+	size_t n_vmodule;
+	int vmodule_max; /* the highest level any pattern gives */
+} log_state = { LOG_FORMAT_PLAIN, 0, LOG_LEVEL_INFO, -1, { { "", 0, false } }, 0, 0 };
 
 /* A bounded line buffer: what does not fit is cut, never overrun. */
 struct lbuf {
@@ -551,6 +561,112 @@ bool log_enabled(int level, int v)
 	return log_state.min_level >= LOG_LEVEL_INFO && v <= log_state.verbosity;
 }
 
+/* k8s.io/klog/v2 klog.go, moduleSpec.Set: split at ',' and '='. */
+static int vmodule_parse(const char *spec, struct vmodule *out, size_t *ret_n)
+{
+	size_t n = 0;
+
+	for (const char *p = spec ? spec : ""; *p;) {
+		size_t len = strcspn(p, ","), plen;
+		const char *eq = memchr(p, '=', len);
+		char level[16], *end;
+		long v;
+
+		if (len == 0) { /* an empty item, as a trailing comma leaves */
+			p++;
+			continue;
+		}
+		if (!eq || eq == p || (size_t)(eq - p) + 1 == len || memchr(eq + 1, '=', len - (size_t)(eq - p) - 1))
+			return -EINVAL;
+		plen = (size_t)(eq - p);
+		if (len - plen - 1 >= sizeof(level))
+			return -EINVAL;
+		memcpy(level, eq + 1, len - plen - 1);
+		level[len - plen - 1] = '\0';
+		errno = 0;
+		v = strtol(level, &end, 10);
+		if (*end || errno || v < 0 || v > INT32_MAX)
+			return -EINVAL;
+		if (v > 0) {
+			if (n == LOG_VMODULE_MAX || plen >= sizeof(out[0].pattern))
+				return -E2BIG;
+			memcpy(out[n].pattern, p, plen);
+			out[n].pattern[plen] = '\0';
+			out[n].v = (int)v;
+			out[n].full = memchr(p, '/', plen) != NULL;
+			n++;
+		}
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	*ret_n = n;
+	return 0;
+}
+
+int log_vmodule_check(const char *spec)
+{
+	struct vmodule tmp[LOG_VMODULE_MAX];
+	size_t n;
+
+	return vmodule_parse(spec, tmp, &n);
+}
+
+int log_set_vmodule(const char *spec)
+{
+	struct vmodule tmp[LOG_VMODULE_MAX];
+	size_t n;
+	int r = vmodule_parse(spec, tmp, &n);
+
+	if (r < 0)
+		return r;
+	memcpy(log_state.vmodule, tmp, n * sizeof(tmp[0]));
+	log_state.n_vmodule = n;
+	log_state.vmodule_max = 0;
+	for (size_t i = 0; i < n; i++)
+		if (tmp[i].v > log_state.vmodule_max)
+			log_state.vmodule_max = tmp[i].v;
+	return 0;
+}
+
+/* The level the first matching pattern gives file, or 0. */
+static int vmodule_level(const char *file)
+{
+	const char *src, *base = strrchr(file, '/');
+	char name[256], full[256];
+	size_t len;
+
+	base = base ? base + 1 : file;
+	/* __FILE__ is the path the compiler was given ("../src/sys/log.c"
+	 * in a separate build directory): the tree's part starts at src/. */
+	src = strstr(file, "src/");
+	snprintf(full, sizeof(full), "%s", src ? src : file);
+	snprintf(name, sizeof(name), "%s", base);
+	len = strlen(full);
+	if (len > 2 && strcmp(full + len - 2, ".c") == 0)
+		full[len - 2] = '\0';
+	len = strlen(name);
+	if (len > 2 && strcmp(name + len - 2, ".c") == 0)
+		name[len - 2] = '\0';
+	for (size_t i = 0; i < log_state.n_vmodule; i++) {
+		const struct vmodule *m = &log_state.vmodule[i];
+
+		if (fnmatch(m->pattern, m->full ? full : name, m->full ? FNM_PATHNAME : 0) == 0)
+			return m->v;
+	}
+	return 0;
+}
+
+bool log_enabled_file(int level, int v, const char *file)
+{
+	if (log_enabled(level, v))
+		return true;
+	if (level <= LOG_LEVEL_WARNING || log_state.min_level < LOG_LEVEL_INFO ||
+	    v > log_state.vmodule_max || !file)
+		return false;
+	return v <= vmodule_level(file);
+}
+
 static double now_seconds(void)
 {
 	struct timespec ts;
@@ -606,7 +722,7 @@ void log_vfull(int level, int v, const char *file, int line, const char *fmt, va
 	va_list aq;
 	int n;
 
-	if (!log_enabled(level, v))
+	if (!log_enabled_file(level, v, file))
 		return;
 	va_copy(aq, ap);
 	n = vsnprintf(stackmsg, sizeof(stackmsg), fmt, ap);
@@ -633,7 +749,7 @@ void log_full(int level, int v, const char *file, int line, const char *fmt, ...
 void log_fields(int level, int v, const char *file, int line, const char *err, const char *msg,
 		const struct log_field *f, size_t n)
 {
-	if (!log_enabled(level, v))
+	if (!log_enabled_file(level, v, file))
 		return;
 	emit(level, v, file, line, err, msg, true, f, n);
 }

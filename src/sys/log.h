@@ -84,6 +84,25 @@ enum log_format log_get_format(void);
 bool log_enabled(int level, int v);
 
 /*
+ * klog's --vmodule: "pattern=N,..." raises the verbosity of the source
+ * files a pattern matches to N (never lowers it below -v).  A pattern is a
+ * glob (fnmatch) over the file's name without ".c" ("sync", "kube*"), or,
+ * when it holds a '/', over its path in the source tree from "src/"
+ * ("src/daemon/sy*").  The first matching pattern counts; "=0" entries and
+ * empty items are skipped, as klog's are.  log_vmodule_check: -EINVAL on
+ * bad syntax (no '=', empty pattern, a level that is not a number >= 0),
+ * -E2BIG past LOG_VMODULE_MAX patterns or a pattern over 63 bytes.
+ * log_set_vmodule: the same, and on success replaces the setting (NULL or
+ * "" clears it).
+ */
+#define LOG_VMODULE_MAX 32
+int log_vmodule_check(const char *spec);
+int log_set_vmodule(const char *spec);
+
+/* log_enabled for a message from source file file (__FILE__). */
+bool log_enabled_file(int level, int v, const char *file);
+
+/*
  * Write one message; file and line are the caller's (__FILE__, __LINE__).
  * log_full formats printf-style (klog's Infof: the message unquoted in the
  * text format); log_fields takes a fixed message and n fields (klog's

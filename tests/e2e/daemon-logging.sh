@@ -6,7 +6,8 @@
 # lines with --logging-format=json or the KubeProxyConfiguration's
 # logging.format (every stderr line a JSON object with ts, caller, msg),
 # and klog's verbosity: -v 2 adds each sync's summary (kube-proxy's
-# "SyncProxyRules complete"), -v 4 the details, -v 0 neither.  A one-shot
+# "SyncProxyRules complete"), -v 4 the details, -v 0 neither; --vmodule
+# raises one source file's verbosity.  A one-shot
 # mode's errors stay plain "error: ..." lines unless --logging-format is
 # given.  The daemon runs alone in a namespace of its own (lib/daemon-ns.sh).
 . "$(dirname "$0")/lib/daemon-ns.sh"
@@ -74,6 +75,10 @@ grep -q 'sync parts: ' "$TMP/v4.log" || fail "no details at -v 4"
 n0=$(wc -l <"$TMP/v0.log") n2=$(wc -l <"$TMP/v2.log") n4=$(wc -l <"$TMP/v4.log")
 echo "# lines: -v 0: $n0, -v 2: $n2, -v 4: $n4"
 [ "$n0" -lt "$n2" ] && [ "$n2" -lt "$n4" ] || fail "lines do not grow with -v: $n0 $n2 $n4"
+# klog's --vmodule: the details of telemetry.c only, at -v 0
+run vmod --vmodule=telemetry=4
+grep -q 'telemetry.c:[0-9]*\] sync parts: ' "$TMP/vmod.log" || fail "--vmodule=telemetry=4: no details from telemetry.c"
+grep -q '\] sync (change): ' "$TMP/vmod.log" && fail "--vmodule=telemetry=4 raised sync.c too"
 # libmicrohttpd says nothing on its own, even at -v 4
 grep -q 'libmicrohttpd\|MHD_OPTION' "$TMP/v4.log" && fail "libmicrohttpd's messages at -v 4"
 

@@ -3,6 +3,7 @@
  * The log line formats: klog's text header and InfoS pairs, component-base's
  * JSON lines, the one-shot modes' plain lines; escaping of odd bytes.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -249,6 +250,45 @@ static void test_verbosity(void **state)
 	assert_false(log_enabled(LOG_LEVEL_INFO, 0));
 }
 
+/* klog's --vmodule: per-file verbosity over -v, never below it. */
+static void test_vmodule(void **state)
+{
+	static const char *const bad[] = { "sync", "=3", "sync=", "sync=-1", "sync=x", "a=1=2",
+					   "sync=4x" };
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (log_vmodule_check(bad[i]) != -EINVAL)
+			fail_msg("'%s' accepted", bad[i]);
+	assert_int_equal(log_vmodule_check("sync=4,,kube*=5,"), 0);
+	assert_int_equal(log_set_vmodule("nope"), -EINVAL);
+
+	log_setup(LOG_FORMAT_TEXT, 0, LOG_LEVEL_INFO);
+	assert_int_equal(log_set_vmodule("sync=4,src/daemon/tele*=2,log=0"), 0);
+	/* by name without .c, wherever the build puts the tree */
+	assert_true(log_enabled_file(LOG_LEVEL_DEBUG, 4, "../src/daemon/sync.c"));
+	assert_true(log_enabled_file(LOG_LEVEL_INFO, 4, "src/daemon/sync.c"));
+	assert_false(log_enabled_file(LOG_LEVEL_INFO, 5, "src/daemon/sync.c"));
+	assert_false(log_enabled_file(LOG_LEVEL_INFO, 2, "src/daemon/daemon.c"));
+	assert_false(log_enabled_file(LOG_LEVEL_INFO, 1, "src/sys/synchro.c"));
+	/* a slash: the path from src/, '*' within one directory */
+	assert_true(log_enabled_file(LOG_LEVEL_INFO, 2, "/build/x/../src/daemon/telemetry.c"));
+	assert_false(log_enabled_file(LOG_LEVEL_INFO, 3, "src/daemon/telemetry.c"));
+	assert_false(log_enabled_file(LOG_LEVEL_INFO, 2, "src/sys/telemetry.c"));
+	/* log=0 is skipped, as klog's: -v still counts for log.c */
+	assert_true(log_enabled_file(LOG_LEVEL_INFO, 0, "src/sys/log.c"));
+	assert_false(log_enabled_file(LOG_LEVEL_INFO, 1, "src/sys/log.c"));
+	/* never below -v; a quiet one-shot mode stays quiet */
+	log_setup(LOG_FORMAT_TEXT, 3, LOG_LEVEL_INFO);
+	assert_true(log_enabled_file(LOG_LEVEL_INFO, 3, "src/daemon/daemon.c"));
+	log_setup(LOG_FORMAT_PLAIN, 0, LOG_LEVEL_WARNING);
+	assert_false(log_enabled_file(LOG_LEVEL_INFO, 2, "src/daemon/sync.c"));
+	assert_true(log_enabled_file(LOG_LEVEL_WARNING, 0, "src/daemon/sync.c"));
+	/* cleared */
+	log_setup(LOG_FORMAT_TEXT, 0, LOG_LEVEL_INFO);
+	assert_int_equal(log_set_vmodule(NULL), 0);
+	assert_false(log_enabled_file(LOG_LEVEL_INFO, 2, "src/daemon/sync.c"));
+}
+
 /* xorshift: the same odd strings every run */
 static uint32_t rnd(uint32_t *s)
 {
@@ -333,6 +373,7 @@ int main(void)
 		cmocka_unit_test(test_plain),
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_verbosity),
+		cmocka_unit_test(test_vmodule),
 		cmocka_unit_test(test_escaping_random),
 	};
 

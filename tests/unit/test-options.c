@@ -165,6 +165,12 @@ static void test_kube_proxy_flags(void **state)
 	options_done(&o);
 	assert_int_equal(parse(&o, "--config", svc, "--logging-format=xml", NULL), 2);
 	options_done(&o);
+	/* --vmodule: klog's PATTERN=N list, checked here (exit 2) */
+	assert_int_equal(parse(&o, "--config", svc, "--vmodule=sync=4,kube*=5", NULL), 0);
+	assert_string_equal(o.vmodule, "sync=4,kube*=5");
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--vmodule", "sync", NULL), 2);
+	options_done(&o);
 	/* --log-flush-frequency: a duration above zero, accepted (every line is written at once) */
 	assert_int_equal(parse(&o, "--config", svc, "--log-flush-frequency=5s", NULL), 0);
 	options_done(&o);
