@@ -90,6 +90,7 @@ static const struct option long_options[] = {
 	{ "compact-endpoints-threshold", required_argument, NULL, OPT_COMPACT_THRESHOLD },
 	{ "dispatch", required_argument, NULL, OPT_DISPATCH },
 	{ "dispatch-threshold", required_argument, NULL, OPT_DISPATCH_THRESHOLD },
+	{ "nfacct", required_argument, NULL, OPT_NFACCT },
 	{ "lock-wait", required_argument, NULL, OPT_LOCK_WAIT },
 	{ "min-sync-period", required_argument, NULL, OPT_MIN_SYNC },
 	{ "sync-period", required_argument, NULL, OPT_SYNC },
@@ -225,6 +226,9 @@ static void usage(FILE *f)
 	      "                             the tree for a chain of --dispatch-threshold rules)\n"
 	      "      --dispatch-threshold N  service rules in a chain from which auto builds the\n"
 	      "                             tree (default 1000)\n"
+	      "      --nfacct MODE          on: rules with kube-proxy's -m nfacct counting\n"
+	      "                             matches (its nfacct counters must exist); auto\n"
+	      "                             (default), off: without\n"
 	      "\n"
 	      "Daemon:\n"
 	      "      --min-sync-period D    batch changes arriving faster (default "

@@ -66,6 +66,10 @@ enum option_given {
 /* --logging-format: unset (text in the daemon, plain in one-shot modes), text, json */
 enum log_format_opt { LOG_FORMAT_OPT_UNSET, LOG_FORMAT_OPT_TEXT, LOG_FORMAT_OPT_JSON };
 
+/* --nfacct: kube-proxy's counters where the kernel has them (auto), always
+ * (on: they must be made), never (off) */
+enum nfacct_opt { NFACCT_OPT_AUTO, NFACCT_OPT_ON, NFACCT_OPT_OFF };
+
 struct svcnat_options {
 	enum svcnat_mode mode;
 	int verbose;                  /* 0 info, 1+ debug */
@@ -80,6 +84,8 @@ struct svcnat_options {
 	bool node_ips_given;          /* --node-ip was given (else learnt from the system) */
 	struct backend_options backend;
 	bool set_sysctls;             /* --set-sysctls: turn on ip_forward / route_localnet */
+	int nfacct;                   /* enum nfacct_opt: --nfacct (plan.nfacct is
+				       * PLAN_NFACCT_ALL with on, else 0 as parsed) */
 	/* NULL = the OPT_DEFAULT_ above */
 	char *min_sync_period;        /* kube-proxy duration text */
 	char *sync_period;

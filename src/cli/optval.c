@@ -522,6 +522,18 @@ int opt_apply(struct pstate *ps, int c, const char *arg)
 		if (r >= 0)
 			o->plan.dispatch_threshold = v;
 		break;
+	case OPT_NFACCT:
+		if (streq(arg, "auto"))
+			o->nfacct = NFACCT_OPT_AUTO;
+		else if (streq(arg, "on"))
+			o->nfacct = NFACCT_OPT_ON;
+		else if (streq(arg, "off"))
+			o->nfacct = NFACCT_OPT_OFF;
+		else
+			r = bad(ps, arg, "auto, on or off");
+		if (r >= 0)
+			o->plan.nfacct = o->nfacct == NFACCT_OPT_ON ? PLAN_NFACCT_ALL : 0;
+		break;
 	case OPT_MIN_SYNC:
 	case OPT_SYNC: {
 		uint64_t us;

@@ -111,7 +111,14 @@ static enum key_kind rule_key(const struct rs_rule *r, struct entry *e)
 		e->bits[1] = (uint8_t)e->port;
 		return KEY_PORT;
 	}
-	if (r->dst_inv || r->dst.plen != (r->dst.addr.family == AF_INET ? 32 : 128))
+	/* A wider prefix only narrows a port rule (kube-proxy's counted
+	 * 127.0.0.0/8 node-port rule): keyed by its port, in chain order. */
+	if (!r->dst_inv && r->dst.plen < (r->dst.addr.family == AF_INET ? 32 : 128)) {
+		e->bits[0] = (uint8_t)(e->port >> 8);
+		e->bits[1] = (uint8_t)e->port;
+		return KEY_PORT;
+	}
+	if (r->dst_inv)
 		return KEY_NONE;
 	memcpy(e->bits, r->dst.addr.u.b, r->dst.addr.family == AF_INET ? 4 : 16);
 	return KEY_ADDR;

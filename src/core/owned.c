@@ -192,6 +192,7 @@ int owned_rule_copy_strings(struct ruleset *rs, struct rs_rule *r)
 		struct rs_match *m = &r->m[i];
 		const char **sp = m->kind == RS_M_COMMENT  ? &m->u.comment
 				  : m->kind == RS_M_RECENT ? &m->u.recent.name
+				  : m->kind == RS_M_NFACCT ? &m->u.nfacct.name
 							   : NULL;
 
 		if (sp && *sp && !(*sp = ruleset_strdup(rs, *sp)))

@@ -641,6 +641,22 @@ static int match_recent(struct parser *p, struct cur *c, struct rs_match *m)
 	return RULE_OK;
 }
 
+static int match_nfacct(struct parser *p, struct cur *c, struct rs_match *m)
+{
+	const char *opt, *v;
+	bool inv;
+
+	if (!next_opt(c, &opt, &inv) || !streq(opt, "--nfacct-name") || inv)
+		return rule_fail(p, RULE_BAD, "'-m nfacct' needs --nfacct-name");
+	v = opt_arg(c);
+	if (!v || !valid_name(v, RS_NFACCT_NAME_MAXLEN))
+		return rule_fail(p, RULE_BAD, "bad nfacct name '%s'", v ? v : "");
+	m->u.nfacct.name = v;
+	if (next_opt(c, &opt, &inv))
+		return rule_fail(p, RULE_FOREIGN, "unsupported option '%s' of '-m nfacct'", opt);
+	return RULE_OK;
+}
+
 static int parse_match(struct parser *p, struct cur *c, struct rs_rule *r)
 {
 	static const struct {
@@ -651,7 +667,7 @@ static int parse_match(struct parser *p, struct cur *c, struct rs_rule *r)
 		{ "udp", RS_M_PORT },		{ "sctp", RS_M_PORT },
 		{ "addrtype", RS_M_ADDRTYPE },	{ "mark", RS_M_MARK },
 		{ "conntrack", RS_M_CONNTRACK }, { "statistic", RS_M_STATISTIC },
-		{ "recent", RS_M_RECENT },
+		{ "recent", RS_M_RECENT },	{ "nfacct", RS_M_NFACCT },
 	};
 	const char *mod = opt_arg(c);
 	struct rs_match *m;
@@ -680,6 +696,8 @@ static int parse_match(struct parser *p, struct cur *c, struct rs_rule *r)
 		return match_conntrack(p, c, m);
 	case RS_M_STATISTIC:
 		return match_statistic(p, c, m);
+	case RS_M_NFACCT:
+		return match_nfacct(p, c, m);
 	default:
 		return match_recent(p, c, m);
 	}
@@ -945,6 +963,7 @@ static int copy_rule_strings(struct parser *p, struct rs_rule *r)
 	for (i = 0; i < r->n_matches; i++) {
 		const char **s = r->m[i].kind == RS_M_COMMENT ? &r->m[i].u.comment :
 				 r->m[i].kind == RS_M_RECENT  ? &r->m[i].u.recent.name :
+				 r->m[i].kind == RS_M_NFACCT  ? &r->m[i].u.nfacct.name :
 								NULL;
 
 		if (!s)

@@ -22,6 +22,22 @@
 
 struct chain_hasher;
 
+/*
+ * kube-proxy's nfacct counters (pkg/proxy/metrics/metrics.go,
+ * IPTablesCTStateInvalidDroppedNFAcctCounter and
+ * LocalhostNodePortAcceptedNFAcctCounter): the nfnetlink_acct objects its
+ * "-m nfacct" rules count into.
+ */
+#define PLAN_NFACCT_CT_INVALID_NAME "ct_state_invalid_dropped_pkts"
+#define PLAN_NFACCT_LOCALHOST_NP_NAME "localhost_nps_accepted_pkts"
+
+/* Which of those counters exist in the namespace the plan is written to. */
+enum plan_nfacct {
+	PLAN_NFACCT_CT_INVALID = 1 << 0,
+	PLAN_NFACCT_LOCALHOST_NP = 1 << 1,
+	PLAN_NFACCT_ALL = PLAN_NFACCT_CT_INVALID | PLAN_NFACCT_LOCALHOST_NP,
+};
+
 /* kube-proxy's --detect-local-mode: how pod traffic is told from other traffic. */
 enum detect_local_mode {
 	DETECT_LOCAL_CLUSTER_CIDR,  /* source in cluster_cidrs (default) */
@@ -84,6 +100,18 @@ struct plan_settings {
 	 * leaves out its KUBE-FORWARD "--ctstate INVALID -j DROP" rule
 	 * (default false: the rule is there). */
 	bool conntrack_tcp_liberal;
+	/*
+	 * enum plan_nfacct bits: the counters that exist (default 0, none).
+	 * As kube-proxy's proxier.go syncProxyRules with its nfAcctCounters:
+	 * with CT_INVALID the KUBE-FORWARD INVALID drop also carries
+	 * "-m nfacct --nfacct-name ct_state_invalid_dropped_pkts"; with
+	 * LOCALHOST_NP (and localhost node ports in effect) each node port
+	 * with endpoints gets, before its nat KUBE-NODEPORTS rule, the same
+	 * rule for "-d 127.0.0.0/8" with "-m nfacct --nfacct-name
+	 * localhost_nps_accepted_pkts".  The kernel refuses a rule naming a
+	 * counter that does not exist: set a bit only for a counter made.
+	 */
+	unsigned nfacct;
 	/*
 	 * The dispatch layout of nat KUBE-SERVICES and KUBE-NODEPORTS and
 	 * filter KUBE-SERVICES, KUBE-EXTERNAL-SERVICES and KUBE-NODEPORTS

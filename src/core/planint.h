@@ -275,6 +275,16 @@ static inline int m_statistic(struct rs_rule *r, double p)
 	return 0;
 }
 
+static inline int m_nfacct(struct rs_rule *r, const char *name)
+{
+	struct rs_match *m = rs_rule_add_match(r, RS_M_NFACCT);
+
+	if (!m)
+		return -E2BIG;
+	m->u.nfacct.name = name;
+	return 0;
+}
+
 static inline void t_jump(struct rs_rule *r, const struct rs_chain *to)
 {
 	r->t.kind = RS_T_JUMP;

@@ -758,6 +758,18 @@ static int shared_node_ports(struct plan_ctx *c, const struct port_plan *pp)
 
 	/* Node ports are not subject to loadBalancerSourceRanges (kube-proxy). */
 	if (sp->node_port) {
+		/* proxier.go counts what localhost node ports accept, with a
+		 * rule of its own ahead, when its nfacct counter exists. */
+		if (pp->cat.has_any && c->localhost_nodeports &&
+		    (c->s->nfacct & PLAN_NFACCT_LOCALHOST_NP)) {
+			if (!(r = dst_rule(c->sh.nat_nodeports, pp->key_comment, NULL, sp->protocol,
+					   sp->node_port)))
+				return -ENOMEM;
+			r->dst = loopback_net(AF_INET);
+			if ((e = m_nfacct(r, PLAN_NFACCT_LOCALHOST_NP_NAME)) < 0)
+				return e;
+			t_jump(r, pp->ext);
+		}
 		if (pp->cat.has_any) {
 			if (!(r = dst_rule(c->sh.nat_nodeports, pp->key_comment, NULL, sp->protocol,
 					   sp->node_port)))

@@ -124,7 +124,9 @@ static int write_fixed_rules(struct plan_ctx *c)
 	if (!c->s->conntrack_tcp_liberal) {
 		if (!(r = rule_new(fwd)))
 			return -ENOMEM;
-		if ((e = m_ctstate(r, false, RS_CT_INVALID)) < 0)
+		if ((e = m_ctstate(r, false, RS_CT_INVALID)) < 0 ||
+		    ((c->s->nfacct & PLAN_NFACCT_CT_INVALID) &&
+		     (e = m_nfacct(r, PLAN_NFACCT_CT_INVALID_NAME)) < 0))
 			return e;
 		t_verdict(r, RS_T_DROP);
 	}

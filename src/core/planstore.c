@@ -49,7 +49,7 @@ struct fingerprint {
 	int family;
 	bool dual_stack, masquerade_all, random_fully, conntrack_tcp_liberal;
 	bool localhost_nodeports, large_cluster, compact, has_local_cidr, local_iface_prefix;
-	unsigned masquerade_bit;
+	unsigned masquerade_bit, nfacct;
 	enum dispatch_mode dispatch;
 	size_t dispatch_threshold, dispatch_leaf_max;
 	struct ipnet local_cidr;
@@ -150,6 +150,7 @@ static void fingerprint_of(const struct plan_ctx *c, struct fingerprint *fp)
 	fp->large_cluster = c->large_cluster;
 	fp->compact = c->compact;
 	fp->masquerade_bit = s->masquerade_bit;
+	fp->nfacct = s->nfacct;
 	fp->dispatch = s->dispatch;
 	fp->dispatch_threshold = s->dispatch_threshold;
 	fp->dispatch_leaf_max = s->dispatch_leaf_max;
@@ -170,7 +171,8 @@ static bool fingerprint_equal(const struct fingerprint *a, const struct fingerpr
 	       a->conntrack_tcp_liberal == b->conntrack_tcp_liberal &&
 	       a->localhost_nodeports == b->localhost_nodeports &&
 	       a->large_cluster == b->large_cluster && a->compact == b->compact &&
-	       a->masquerade_bit == b->masquerade_bit && a->dispatch == b->dispatch &&
+	       a->masquerade_bit == b->masquerade_bit && a->nfacct == b->nfacct &&
+	       a->dispatch == b->dispatch &&
 	       a->dispatch_threshold == b->dispatch_threshold &&
 	       a->dispatch_leaf_max == b->dispatch_leaf_max &&
 	       a->has_local_cidr == b->has_local_cidr &&

@@ -286,6 +286,12 @@ static void put_match(struct wbuf *w, const struct rs_rule *r, const struct rs_m
 		part(w, m->u.recent.ipv6 ? "--mask " RECENT_MASK6 " --rsource"
 					 : "--mask 255.255.255.255 --rsource");
 		break;
+	case RS_M_NFACCT:
+		/* Two spaces before the name, as libxt_nfacct's save prints it
+		 * (kube-proxy writes one; iptables-restore reads either). */
+		part(w, "-m nfacct --nfacct-name  ");
+		put_str(w, m->u.nfacct.name ? m->u.nfacct.name : "");
+		break;
 	default:
 		break;
 	}

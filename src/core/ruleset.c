@@ -476,6 +476,8 @@ static bool match_equal(const struct rs_match *a, const struct rs_match *b)
 		       a->u.recent.reap == b->u.recent.reap &&
 		       a->u.recent.seconds == b->u.recent.seconds &&
 		       a->u.recent.ipv6 == b->u.recent.ipv6;
+	case RS_M_NFACCT:
+		return streq_null(a->u.nfacct.name, b->u.nfacct.name);
 	default:
 		return false;
 	}
@@ -582,7 +584,8 @@ static int copy_rule_strs(struct ruleset *rs, struct rs_rule *r)
 		struct rs_match *m = &r->m[j];
 
 		if ((m->kind == RS_M_COMMENT && copy_str(rs, &m->u.comment) < 0) ||
-		    (m->kind == RS_M_RECENT && copy_str(rs, &m->u.recent.name) < 0))
+		    (m->kind == RS_M_RECENT && copy_str(rs, &m->u.recent.name) < 0) ||
+		    (m->kind == RS_M_NFACCT && copy_str(rs, &m->u.nfacct.name) < 0))
 			return -ENOMEM;
 	}
 	if ((r->t.kind == RS_T_JUMP || r->t.kind == RS_T_GOTO) && copy_str(rs, &r->t.u.chain) < 0)

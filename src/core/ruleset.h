@@ -44,7 +44,12 @@ enum rs_match_kind {
 	RS_M_CONNTRACK,   /* -m conntrack [!] --ctstate S[,S...] */
 	RS_M_STATISTIC,   /* -m statistic --mode random --probability P */
 	RS_M_RECENT,      /* -m recent --set|--rcheck|--update [--seconds S --reap] --name N --mask 255.255.255.255 --rsource */
+	RS_M_NFACCT,      /* -m nfacct --nfacct-name N: counts into the nfnetlink_acct
+			   * object N of the network namespace, which must exist */
 };
+
+/* Longest nfacct object name (NFACCT_NAME_MAX - 1). */
+#define RS_NFACCT_NAME_MAXLEN 31
 
 /* addrtype types (values as in linux/netfilter/xt_addrtype.h). */
 enum rs_addrtype {
@@ -100,6 +105,9 @@ struct rs_match {
 			bool ipv6;        /* an ip6tables rule: the all-ones mask is
 					   * ffff:...:ffff, not 255.255.255.255 */
 		} recent;
+		struct {
+			const char *name; /* 1..RS_NFACCT_NAME_MAXLEN bytes */
+		} nfacct;
 	} u;
 };
 

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # The nft backend writes what iptables-nft and ip6tables-nft write.  For
-# the shipped examples (their golden dry-run; dual-stack: both families),
+# the shipped examples (their golden dry-run; dual-stack: both families;
+# cluster and dual-stack also with kube-proxy's -m nfacct rules),
 # a generated config of 1,000 services and a generated dual-stack one of
 # 500, in a fresh namespace:
 #   - iptables-nft-restore (ip6tables-nft-restore for the IPv6 part) of the
@@ -111,6 +112,16 @@ settings="--node-ip 198.18.0.1 --hostname node-a --cluster-cidr 198.18.64.0/18"
 # The shipped examples' golden dry-runs (dual-stack: both families).
 for c in cluster original dual-stack; do
 	f=$top_srcdir/tests/data/golden/$c.rules
+	check_case "$c" "$f" "file:$f"
+done
+# The same with kube-proxy's nfacct matches (--nfacct on), its counters
+# made first: the kernel refuses a rule naming one that does not exist.
+command -v nfacct >/dev/null || fail "needs the nfacct tool (contrib/install-deps)"
+nfacct add ct_state_invalid_dropped_pkts && nfacct add localhost_nps_accepted_pkts ||
+	fail "nfacct add"
+for c in cluster@nfacct dual-stack@nfacct; do
+	f=$top_srcdir/tests/data/golden/$c.rules
+	grep -q -- '-m nfacct' "$f" || fail "$c: no -m nfacct rule in $f"
 	check_case "$c" "$f" "file:$f"
 done
 $BK_DRIVER render gen:1000:3 >"$BK_TMP/gen.rules" || fail "render gen:1000:3"

@@ -232,6 +232,10 @@ static int eval_matches(struct tracer *t, struct branch *b, const struct rs_rule
 				      streq(t->env->recent_name, m->u.recent.name);
 			}
 			break;
+		case RS_M_NFACCT:
+			/* counts the packet and always matches */
+			hit = true;
+			break;
 		case RS_M_STATISTIC: {
 			double p = m->u.stat.probability;
 			struct branch *nb;

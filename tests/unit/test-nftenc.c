@@ -180,6 +180,15 @@ static void test_extra(void **state)
 	check_case("nft", "extra", false);
 }
 
+/* kube-proxy's -m nfacct rules: an xtables-compat "match" expression,
+ * nfacct revision 1, as iptables-nft writes it (tests/data/nft/nfacct.rules,
+ * the counters made before the restore). */
+static void test_nfacct(void **state)
+{
+	(void)state;
+	check_case("nft", "nfacct", false);
+}
+
 /* The dual-stack example: both families, ip6tables-nft's encoding for the
  * IPv6 part (addresses at nh+8/24, 16-byte loads and masks, REJECT
  * icmp6-port-unreachable, IPv6 DNAT, recent's IPv6 mask, MASQUERADE's
@@ -344,7 +353,7 @@ int main(void)
 		cmocka_unit_test(test_extra),   cmocka_unit_test(test_dual_stack),
 		cmocka_unit_test(test_extra6),  cmocka_unit_test(test_foreign),
 		cmocka_unit_test(test_refused), cmocka_unit_test(test_builtin),
-		cmocka_unit_test(test_family_strict),
+		cmocka_unit_test(test_family_strict), cmocka_unit_test(test_nfacct),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1125,6 +1125,116 @@ static void test_exact_multiport_protocols(void **state)
 	assert_int_equal(f->stats.endpoints, 3);
 }
 
+/* kube-proxy's nfacct matches (proxier.go syncProxyRules): the INVALID
+ * drop counts into ct_state_invalid_dropped_pkts when that counter exists,
+ * the localhost node-port rule comes with localhost_nps_accepted_pkts
+ * alone, and a node port without endpoints gets none. */
+static void test_exact_nfacct(void **state)
+{
+	static const char fwd[] =
+		"-A KUBE-FORWARD -m comment --comment \"kubernetes forwarding rules\" -m mark --mark 0x4000/0x4000 -j ACCEPT\n"
+		"-A KUBE-FORWARD -m comment --comment \"kubernetes forwarding conntrack rule\" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n";
+	static const char np[] =
+		"-A KUBE-NODEPORTS -p tcp -m comment --comment \"ns2/svc2:p80\" -m tcp --dport 3001 -j KUBE-EXT-GNZBNJ2PO5MGZ6GT\n";
+	static const char np_counted[] =
+		"-A KUBE-NODEPORTS -d 127.0.0.0/8 -p tcp -m comment --comment \"ns2/svc2:p80\" -m tcp --dport 3001 -m nfacct --nfacct-name  localhost_nps_accepted_pkts -j KUBE-EXT-GNZBNJ2PO5MGZ6GT\n";
+	struct fx *f = *state;
+	struct svc_port *p;
+	char want[1024];
+
+	p = fx_port(f, "ns2", "svc2", "p80", "tcp", "172.30.0.42", 80);
+	p->type = SVC_NODE_PORT;
+	p->node_port = 3001;
+	fx_ep(f, p, "10.180.0.2", 80, EP_READY);
+	p = fx_port(f, "ns6", "svc6", "p80", "tcp", "172.30.0.46", 80);
+	p->type = SVC_NODE_PORT;
+	p->node_port = 3006;
+
+	fx_plan(f);
+	snprintf(want, sizeof(want), "-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP\n%s", fwd);
+	expect_chain(f->rs, RS_FILTER, "KUBE-FORWARD", want);
+	expect_chain(f->rs, RS_NAT, "KUBE-NODEPORTS", np);
+
+	f->s.nfacct = PLAN_NFACCT_CT_INVALID;
+	fx_plan(f);
+	snprintf(want, sizeof(want),
+		 "-A KUBE-FORWARD -m conntrack --ctstate INVALID -m nfacct --nfacct-name  ct_state_invalid_dropped_pkts -j DROP\n%s",
+		 fwd);
+	expect_chain(f->rs, RS_FILTER, "KUBE-FORWARD", want);
+	expect_chain(f->rs, RS_NAT, "KUBE-NODEPORTS", np);
+
+	f->s.nfacct = PLAN_NFACCT_LOCALHOST_NP;
+	fx_plan(f);
+	snprintf(want, sizeof(want), "-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP\n%s", fwd);
+	expect_chain(f->rs, RS_FILTER, "KUBE-FORWARD", want);
+	snprintf(want, sizeof(want), "%s%s", np_counted, np);
+	expect_chain(f->rs, RS_NAT, "KUBE-NODEPORTS", want);
+
+	/* be_liberal: no INVALID drop to count in. */
+	f->s.nfacct = PLAN_NFACCT_ALL;
+	f->s.conntrack_tcp_liberal = true;
+	fx_plan(f);
+	expect_chain(f->rs, RS_FILTER, "KUBE-FORWARD", fwd);
+	expect_chain(f->rs, RS_NAT, "KUBE-NODEPORTS", want);
+
+	/* Localhost node ports off: no counted rule. */
+	f->s.localhost_nodeports = false;
+	fx_plan(f);
+	expect_chain(f->rs, RS_NAT, "KUBE-NODEPORTS", np);
+}
+
+/* In a dispatch tree, the counted 127.0.0.0/8 rule is keyed by its port:
+ * it lands in its port's leaf, just before that port's own rule, and the
+ * chain's other node ports stay in the tree. */
+static void test_tree_nfacct(void **state)
+{
+	struct fx *f = *state;
+	const struct rs_chain *leaf = NULL;
+	size_t at = 0;
+
+	for (unsigned i = 0; i < 40; i++) {
+		char name[16], cip[16];
+		struct svc_port *p;
+
+		snprintf(name, sizeof(name), "svc%u", i);
+		snprintf(cip, sizeof(cip), "172.30.1.%u", i + 1);
+		p = fx_port(f, "ns", name, "p", "tcp", cip, 80);
+		p->type = SVC_NODE_PORT;
+		p->node_port = (uint16_t)(30000 + 37 * i);
+		fx_ep(f, p, "10.180.0.2", 80, EP_READY);
+	}
+	f->s.nfacct = PLAN_NFACCT_ALL;
+	fx_plan(f);
+	assert_true(f->stats.dispatch_trees >= 1);
+	for (size_t i = 0; i < f->rs->t[RS_NAT].n && !leaf; i++) {
+		const struct rs_chain *c = f->rs->t[RS_NAT].chains[i];
+
+		for (size_t j = 0; j < c->n_rules; j++) {
+			const struct rs_rule *r = &c->rules[j];
+
+			if (r->n_matches == 3 && r->m[2].kind == RS_M_NFACCT &&
+			    r->m[1].u.port.dport == 30000 + 37 * 5) {
+				leaf = c;
+				at = j;
+				break;
+			}
+		}
+	}
+	assert_non_null(leaf);
+	assert_true(strncmp(leaf->name, DISPATCH_PREFIX, strlen(DISPATCH_PREFIX)) == 0);
+	assert_true(at + 1 < leaf->n_rules);
+	assert_int_equal(leaf->rules[at + 1].m[1].u.port.dport, 30000 + 37 * 5);
+	assert_int_equal(leaf->rules[at + 1].dst.addr.family, 0);
+	{
+		const struct rs_chain *np = ruleset_find_chain(f->rs, RS_NAT, "KUBE-NODEPORTS");
+
+		for (size_t j = 0; j < np->n_rules; j++)
+			assert_true(np->rules[j].t.kind == RS_T_JUMP &&
+				    strncmp(np->rules[j].t.u.chain, DISPATCH_PREFIX,
+					    strlen(DISPATCH_PREFIX)) == 0);
+	}
+}
+
 static void test_exact_fixed_chains_settings(void **state)
 {
 	struct fx *f = *state;
@@ -2725,7 +2835,9 @@ static void fx_dual(struct fx *f, int family)
 	f->s.n_cluster_cidrs = 2;
 }
 
-/* kube-proxy's TestNodePorts, every case (its three ipv6 ones included). */
+/* kube-proxy's TestNodePorts, every case (its three ipv6 ones included),
+ * without and with its nfacct counters: with them, a localhost node port
+ * has its counted 127.0.0.0/8 rule first, and the flows are the same. */
 static void test_kp_node_ports(void **state)
 {
 	static const struct {
@@ -2748,7 +2860,9 @@ static void test_kp_node_ports(void **state)
 		  "192.168.0.0/24,192.168.1.0/24,2001:2::/64", false, false },
 	};
 
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+	for (size_t k = 0; k < 2 * ARRAY_SIZE(cases); k++) {
+		size_t i = k % ARRAY_SIZE(cases);
+		bool nfacct = k >= ARRAY_SIZE(cases);
 		struct fx *f = fx_new();
 		bool v4 = cases[i].family == AF_INET;
 		const char *svc = v4 ? "172.30.0.41" : "2001:2:0:f000::41";
@@ -2762,9 +2876,10 @@ static void test_kp_node_ports(void **state)
 		char out[256];
 		struct svc_port *p;
 
-		print_message("  case: %s\n", cases[i].name);
+		print_message("  case: %s%s\n", cases[i].name, nfacct ? ", nfacct" : "");
 		fx_dual(f, cases[i].family);
 		f->s.localhost_nodeports = cases[i].localhost_nodeports;
+		f->s.nfacct = nfacct ? PLAN_NFACCT_ALL : 0;
 		if (cases[i].nodeport_addresses)
 			fx_nets(f, &f->s.nodeport_addresses, &f->s.n_nodeport_addresses,
 				cases[i].nodeport_addresses);
@@ -2793,6 +2908,11 @@ static void test_kp_node_ports(void **state)
 		else
 			RUN_FLOWS(f, FL("secondary nodeIP ignores NodePorts", ext, false, alt, 3001, "",
 					MASQ_ANY), );
+		expect_chain(f->rs, RS_NAT, "KUBE-NODEPORTS",
+			     nfacct && cases[i].expect_firewall ?
+				     "-A KUBE-NODEPORTS -d 127.0.0.0/8 -p tcp -m comment --comment \"ns1/svc1:p80\" -m tcp --dport 3001 -m nfacct --nfacct-name  localhost_nps_accepted_pkts -j KUBE-EXT-XPGD46QRK7WJZT7O\n"
+				     "-A KUBE-NODEPORTS -p tcp -m comment --comment \"ns1/svc1:p80\" -m tcp --dport 3001 -j KUBE-EXT-XPGD46QRK7WJZT7O\n" :
+				     "-A KUBE-NODEPORTS -p tcp -m comment --comment \"ns1/svc1:p80\" -m tcp --dport 3001 -j KUBE-EXT-XPGD46QRK7WJZT7O\n");
 		expect_chain(f->rs, RS_FILTER, "KUBE-FIREWALL",
 			     cases[i].expect_firewall ?
 				     "-A KUBE-FIREWALL ! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment \"block incoming localnet connections\" -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP\n" :
@@ -3400,6 +3520,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exact_firewall_allow_from_node, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_exact_multiport_protocols, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_exact_fixed_chains_settings, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_exact_nfacct, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_tree_nfacct, fx_setup_tree, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_skipped_and_other_family, fx_setup, fx_teardown),
 		cmocka_unit_test(test_kp_node_ports),
 		cmocka_unit_test_setup_teardown(test_exact_ipv6, fx_setup, fx_teardown),

@@ -183,6 +183,9 @@ static void node_settings(const struct node *n, int family, bool dual, struct pl
 	ps->dispatch = n->dispatch;
 	ps->dispatch_leaf_max = 3;
 	ps->dispatch_threshold = 20;
+	/* The nfacct counters come and go with the number of local
+	 * addresses (no draw of its own: the random sequence stays). */
+	ps->nfacct = n->n_local % 2 ? PLAN_NFACCT_ALL : 0;
 	/* Both layout switches flip during the run. */
 	ps->large_cluster_threshold = 10;
 	ps->compact_endpoints_threshold = 16;

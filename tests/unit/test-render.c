@@ -452,6 +452,27 @@ static void f_empty(struct ruleset *rs, struct rs_rule *r)
 {
 }
 
+/* kube-proxy's counted INVALID drop and localhost node port: two spaces
+ * before the name, as libxt_nfacct's save prints it. */
+static void f_nfacct_invalid(struct ruleset *rs, struct rs_rule *r)
+{
+	add(r, RS_M_CONNTRACK)->u.ct.states = RS_CT_INVALID;
+	add(r, RS_M_NFACCT)->u.nfacct.name = "ct_state_invalid_dropped_pkts";
+	r->t.kind = RS_T_DROP;
+}
+
+static void f_nfacct_localhost(struct ruleset *rs, struct rs_rule *r)
+{
+	r->dst.addr = ip("127.0.0.0");
+	r->dst.plen = 8;
+	r->proto = IPPROTO_TCP;
+	add(r, RS_M_COMMENT)->u.comment = "ns/svc:p";
+	add(r, RS_M_PORT)->u.port.dport = 30080;
+	add(r, RS_M_NFACCT)->u.nfacct.name = "localhost_nps_accepted_pkts";
+	r->t.kind = RS_T_JUMP;
+	r->t.u.chain = "KUBE-X";
+}
+
 static const struct form forms[] = {
 	{ "-s 198.18.65.2/32 -j ACCEPT", f_src, false },
 	{ "! -s 198.18.64.0/18 -j DROP", f_src_masked, true },
@@ -493,6 +514,10 @@ static const struct form forms[] = {
 	{ "-j REJECT --reject-with icmp-port-unreachable", f_reject, false },
 	{ "-m comment --comment \"counting only\"", f_no_target, false },
 	{ "", f_empty, false },
+	{ "-m conntrack --ctstate INVALID -m nfacct --nfacct-name  ct_state_invalid_dropped_pkts -j DROP",
+	  f_nfacct_invalid, false },
+	{ "-d 127.0.0.0/8 -p tcp -m comment --comment \"ns/svc:p\" -m tcp --dport 30080 -m nfacct --nfacct-name  localhost_nps_accepted_pkts -j KUBE-X",
+	  f_nfacct_localhost, false },
 };
 
 /* A ruleset holding every form, one rule each, in one user chain per table. */
@@ -926,6 +951,14 @@ static void test_parse_errors(void **state)
 		{ "*nat\n:KUBE-X - [0:0]\n-A KUBE-X -m recent --set --name \"a b\"\nCOMMIT\n", 0,
 		  "line 3: bad recent name 'a b'" },
 		{ "*nat\n:\"KUBE-a b\" - [0:0]\nCOMMIT\n", 0, "line 2: bad chain name 'KUBE-a b'" },
+		{ "*nat\n:KUBE-X - [0:0]\n-A KUBE-X -m nfacct\nCOMMIT\n", 0,
+		  "line 3: '-m nfacct' needs --nfacct-name" },
+		{ "*nat\n:KUBE-X - [0:0]\n-A KUBE-X -m nfacct ! --nfacct-name a\nCOMMIT\n", 0,
+		  "line 3: '-m nfacct' needs --nfacct-name" },
+		{ "*nat\n:KUBE-X - [0:0]\n-A KUBE-X -m nfacct --nfacct-name n234567890123456789012345678901b\nCOMMIT\n",
+		  0, "line 3: bad nfacct name 'n234567890123456789012345678901b'" },
+		{ "*nat\n:KUBE-X - [0:0]\n-A KUBE-X -m nfacct --nfacct-name a --nfacct-name b\nCOMMIT\n",
+		  0, "line 3: outside svcnat's rule model: unsupported option '--nfacct-name' of '-m nfacct'" },
 	};
 	size_t i;
 
@@ -936,6 +969,23 @@ static void test_parse_errors(void **state)
 			fail_msg("case %zu: got \"%s\", want \"%s\"", i, s, cases[i].msg);
 		free(s);
 	}
+}
+
+/* kube-proxy writes one space before the name (proxier.go); it reads as
+ * the form iptables-save prints. */
+static void test_parse_nfacct_kube_proxy_form(void **state)
+{
+	struct ruleset *rs = parse_ok("*filter\n:KUBE-FORWARD - [0:0]\n"
+				      "-A KUBE-FORWARD -m conntrack --ctstate INVALID -m nfacct "
+				      "--nfacct-name ct_state_invalid_dropped_pkts -j DROP\nCOMMIT\n",
+				      0);
+	char *text = render_str(rs, RENDER_ALL);
+
+	(void)state;
+	assert_non_null(strstr(text, "-A KUBE-FORWARD -m conntrack --ctstate INVALID -m nfacct "
+				     "--nfacct-name  ct_state_invalid_dropped_pkts -j DROP\n"));
+	free(text);
+	ruleset_free(rs);
 }
 
 static void test_parse_misc(void **state)
@@ -1652,6 +1702,7 @@ int main(void)
 		cmocka_unit_test(test_parse_owned_only),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_parse_misc),
+		cmocka_unit_test(test_parse_nfacct_kube_proxy_form),
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_trace_statistic_and_affinity),
 		cmocka_unit_test(test_trace_masquerade),

@@ -13,7 +13,7 @@
  * The cases: the shipped dual-stack example's golden dry-run (its iptables
  * and its ip6tables part), tests/data/xt/extra6.rules (-i and "-i veth+",
  * ranges, negations, goto, sctp, DNAT without a port, prefixes not on a
- * byte) and, for iptables, tests/data/nft/extra.rules.
+ * byte) and, for iptables, tests/data/nft/extra.rules and nfacct.rules.
  * To record again: `unshare -n sh -c 'ip6tables-legacy-restore <FILE &&
  * { echo table filter; xtdump 6 filter; echo table nat; xtdump 6 nat; }'`.
  */
@@ -281,6 +281,63 @@ static void test_extra4(void **state)
 	assert_true(check_rules(AF_INET, text, len, "extra4.hex") >= 8);
 }
 
+/* kube-proxy's nfacct rules (tests/data/nft/nfacct.rules: the INVALID drop
+ * and localhost node ports, a name of 31 bytes), with the counters made
+ * first (nfacct add NAME) so that the kernel takes them.  Their blob is
+ * revision 1 with the object pointer the kernel shows as 0. */
+static void test_nfacct4(void **state)
+{
+	char path[512];
+	size_t len;
+	_cleanup_free_ char *text = NULL;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/tests/data/nft/nfacct.rules", SRCDIR);
+	text = slurp(path, &len);
+	assert_true(check_rules(AF_INET, text, len, "nfacct4.hex") >= 10);
+}
+
+/* An nfacct match refused or not decoded: the name's length, an empty
+ * name, revision 0, which svcnat does not write. */
+static void test_nfacct_limits(void **state)
+{
+	struct rs_rule r = { .t.kind = RS_T_ACCEPT, .n_matches = 1 };
+	struct xt_entry_buf buf;
+	struct xt_entry_match *m;
+	const char *why = NULL;
+	struct rs_rule dec;
+	char err[160];
+
+	(void)state;
+	r.m[0].kind = RS_M_NFACCT;
+	r.m[0].u.nfacct.name = "n234567890123456789012345678901b"; /* 32 bytes */
+	assert_int_equal(xt_entry_build(&r, false, &buf, &why), -EINVAL);
+	assert_non_null(strstr(why, "nfacct"));
+	r.m[0].u.nfacct.name = "";
+	assert_int_equal(xt_entry_build(&r, false, &buf, &why), -EINVAL);
+	r.m[0].u.nfacct.name = "n23456789012345678901234567890a";
+	r.m[0].invert = true;
+	assert_int_equal(xt_entry_build6(&r, false, &buf, &why), -EINVAL);
+	r.m[0].invert = false;
+	assert_int_equal(xt_entry_build6(&r, false, &buf, &why), 0);
+	assert_int_equal(xt_entry_build(&r, false, &buf, &why), 0);
+	m = (struct xt_entry_match *)(buf.b + sizeof(buf.e));
+	assert_string_equal(m->u.user.name, "nfacct");
+	assert_int_equal(m->u.user.revision, 1);
+	assert_int_equal(m->u.match_size, 72);
+	assert_true(xt_entry_decode(&buf.e, label4, &(struct lctx){ .f = &xt_fam4, .r = &r }, &dec,
+				    err, sizeof(err)) >= 0);
+	assert_string_equal(dec.m[0].u.nfacct.name, "n23456789012345678901234567890a");
+	m->u.user.revision = 0;
+	assert_true(xt_entry_decode(&buf.e, label4, &(struct lctx){ .f = &xt_fam4, .r = &r }, &dec,
+				    err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "revision 0"));
+	m->u.user.revision = 1;
+	memset(m->data, 0, 32);
+	assert_true(xt_entry_decode(&buf.e, label4, &(struct lctx){ .f = &xt_fam4, .r = &r }, &dec,
+				    err, sizeof(err)) < 0);
+}
+
 static void parse_one(const char *line, unsigned flags, struct ruleset **rs,
 		      const struct rs_rule **ret)
 {
@@ -440,6 +497,8 @@ int main(void)
 		cmocka_unit_test(test_dual_stack),
 		cmocka_unit_test(test_extra6),
 		cmocka_unit_test(test_extra4),
+		cmocka_unit_test(test_nfacct4),
+		cmocka_unit_test(test_nfacct_limits),
 		cmocka_unit_test(test_iface_prefix_forms),
 		cmocka_unit_test(test_wrong_family),
 		cmocka_unit_test(test_foreign6),

@@ -21,6 +21,7 @@
 #include <linux/netfilter/xt_comment.h>
 #include <linux/netfilter/xt_conntrack.h>
 #include <linux/netfilter/xt_mark.h>
+#include <linux/netfilter/xt_nfacct.h>
 #include <linux/netfilter/xt_recent.h>
 #include <linux/netfilter/xt_sctp.h>
 #include <linux/netfilter/xt_statistic.h>
@@ -233,6 +234,18 @@ static bool dec_recent6(const struct rs_rule *r, const void *data, struct rs_mat
 	return dec_recent_af(data, AF_INET6, rm);
 }
 
+/* The object pointer is the kernel's (zero in what it shows back). */
+static bool dec_nfacct(const struct rs_rule *r, const void *data, struct rs_match *rm)
+{
+	const struct xt_nfacct_match_info_v1 *ni = data;
+
+	(void)r;
+	if (!(rm->u.nfacct.name = entry_str(ni->name, sizeof(ni->name))) || !ni->name[0])
+		return false;
+	rm->kind = RS_M_NFACCT;
+	return true;
+}
+
 /* The kernel matches svcnat reads back, at the revisions it writes
  * (af 0: the same blob in both families). */
 static const struct {
@@ -252,6 +265,7 @@ static const struct {
 	{ "statistic", 0, 0, sizeof(struct xt_statistic_info), dec_statistic },
 	{ "recent", 1, AF_INET, sizeof(struct xt_recent_mtinfo_v1), dec_recent },
 	{ "recent", 1, AF_INET6, sizeof(struct xt_recent_mtinfo_v1), dec_recent6 },
+	{ "nfacct", 1, 0, sizeof(struct xt_nfacct_match_info_v1), dec_nfacct },
 };
 
 /* Decode the match at m into the next slot of r; -EINVAL with a reason. */

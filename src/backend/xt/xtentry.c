@@ -30,6 +30,7 @@
 #include <linux/netfilter/xt_comment.h>
 #include <linux/netfilter/xt_conntrack.h>
 #include <linux/netfilter/xt_mark.h>
+#include <linux/netfilter/xt_nfacct.h>
 #include <linux/netfilter/xt_recent.h>
 #include <linux/netfilter/xt_sctp.h>
 #include <linux/netfilter/xt_statistic.h>
@@ -335,6 +336,26 @@ static int build_recent(const struct rs_rule *r, int af, const struct rs_match *
 	return 0;
 }
 
+/* Revision 1, as iptables 1.8.9 writes it (the kernel has 0 and 1); the
+ * kernel fills in the object pointer and never shows it back. */
+static int build_nfacct(const struct rs_rule *r, int af, const struct rs_match *m,
+			struct xt_entry_buf *buf, size_t *off, const char **why)
+{
+	struct xt_nfacct_match_info_v1 *ni;
+
+	(void)r, (void)af;
+	if (m->invert || !m->u.nfacct.name || !m->u.nfacct.name[0] ||
+	    strlen(m->u.nfacct.name) > RS_NFACCT_NAME_MAXLEN) {
+		*why = "nfacct name empty or longer than 31 bytes, or negated";
+		return -EINVAL;
+	}
+	ni = add_match(buf, off, "nfacct", 1, sizeof(*ni));
+	if (!ni)
+		return too_big(why);
+	memcpy(ni->name, m->u.nfacct.name, strlen(m->u.nfacct.name));
+	return 0;
+}
+
 typedef int (*match_build_fn)(const struct rs_rule *r, int af, const struct rs_match *m,
 			      struct xt_entry_buf *buf, size_t *off, const char **why);
 
@@ -342,7 +363,7 @@ static const match_build_fn match_builders[] = {
 	[RS_M_COMMENT] = build_comment,     [RS_M_PORT] = build_port,
 	[RS_M_ADDRTYPE] = build_addrtype,   [RS_M_MARK] = build_mark,
 	[RS_M_CONNTRACK] = build_conntrack, [RS_M_STATISTIC] = build_statistic,
-	[RS_M_RECENT] = build_recent,
+	[RS_M_RECENT] = build_recent,       [RS_M_NFACCT] = build_nfacct,
 };
 
 /* --- one builder per target kind --- */
