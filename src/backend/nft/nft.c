@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <libnftnl/gen.h>
@@ -71,6 +72,15 @@ struct nft_writer {
 	bool file_ok;    /* the file holds st as it is (taken from it, nothing since) */
 	bool used;       /* a transaction ran: st is worth keeping at the end */
 };
+
+/* The process's CPU time: the figure a loaded machine does not inflate. */
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static struct nft_writer *nft_of(struct writer *w)
 {
@@ -140,6 +150,22 @@ static int event_cb(const struct nlmsghdr *nlh, void *data)
 	return 0;
 }
 
+/* Rules st holds, decoded or not. */
+static size_t state_rules(const struct nftread_state *st)
+{
+	size_t n = 0;
+
+	for (int f = 0; f < 2; f++) {
+		if (!st->f[f].read)
+			continue;
+		n += ruleset_count_rules(st->f[f].rs);
+		for (int t = 0; t < RS_NTABLES; t++)
+			for (size_t i = 0; i < st->f[f].t[t].n; i++)
+				n += st->f[f].t[t].chains[i].n_lazy;
+	}
+	return n;
+}
+
 /*
  * The state the previous process kept, when the ruleset is still at the
  * generation it was kept at: nobody has written since, so it is the
@@ -153,7 +179,7 @@ static void take_kept(struct nft_writer *x, uint32_t gen, struct diag_list *d)
 	size_t off, len;
 	uint32_t kept;
 	char path[4096];
-	double t0 = monotonic_seconds(), t1;
+	double t0 = monotonic_seconds(), t1, c0 = cpu_seconds(), c1;
 	int r;
 
 	x->keep_tried = true;
@@ -171,7 +197,8 @@ static void take_kept(struct nft_writer *x, uint32_t gen, struct diag_list *d)
 		return;
 	}
 	t1 = monotonic_seconds();
-	r = nftkeep_decode((const uint8_t *)buf + off, len, &st);
+	c1 = cpu_seconds();
+	r = nftkeep_decode(TAKE_PTR(buf), off, len, &st);
 	if (r < 0) {
 		diag_add(d, DIAG_WARNING, path, NULL, NULL,
 			 "the state kept by the previous run is ignored: %s",
@@ -181,17 +208,16 @@ static void take_kept(struct nft_writer *x, uint32_t gen, struct diag_list *d)
 	st->genid = gen;
 	x->st = st;
 	known_at(x, gen);
-	x->read_rules = 0;
-	for (int k = 0; k < 2; k++)
-		x->read_rules += st->f[k].read ? ruleset_count_rules(st->f[k].rs) : 0;
+	x->read_rules = state_rules(st);
 	x->file_ok = true;
 	diag_add(d, DIAG_NOTE, "nft", NULL, NULL,
 		 "the tables are as the previous run left them (generation %u, kept in %s): "
 		 "not read again", gen, path);
 	if (x->w.cfg.verbose)
 		diag_add(d, DIAG_NOTE, "nft", NULL, NULL,
-			 "kept state: %zu bytes read in %.3f s, decoded in %.3f s", len, t1 - t0,
-			 monotonic_seconds() - t1);
+			 "kept state: %zu bytes read in %.3f s (%.3f s CPU), decoded in %.3f s "
+			 "(%.3f s CPU)", len, t1 - t0, c1 - c0, monotonic_seconds() - t1,
+			 cpu_seconds() - c1);
 }
 
 /*
@@ -432,6 +458,12 @@ static int nft_read(struct writer *w, const struct writer_table *tab, const stru
 	r = fresh_family(x, tab->family, plan, d);
 	if (r < 0)
 		return r;
+	/* Kept chains still as bytes are decoded for the reader. */
+	r = nftkeep_materialize(x->st);
+	if (r < 0) {
+		drop_state(x);
+		return r == -ENOMEM ? r : -EAGAIN;
+	}
 	tb = &x->st->f[tab->family].t[tab->table];
 	for (size_t i = 0; i < tb->n; i++) {
 		const struct nftread_chain *ch = &tb->chains[i];

@@ -15,6 +15,7 @@
 #include "core/owned.h"
 #include "backend/nft/nftdiff.h"
 #include "backend/nft/nftenc.h"
+#include "backend/nft/nftkeep.h"
 #include "util.h"
 
 struct diffctx {
@@ -27,6 +28,7 @@ struct diffctx {
 	enum writer_family f;
 	enum rs_table t;
 	uint8_t nfproto;
+	struct keepbuf scratch; /* nftkeep_chain_same()'s */
 };
 
 /* "nat", "ip6 filter", ...: for messages. */
@@ -163,7 +165,7 @@ static int ensure_handles(struct diffctx *x, struct nftread_chain *ch)
 static int diff_rules(struct diffctx *x, struct nftread_chain *ch, const struct rs_chain *pc)
 {
 	const struct rs_chain *lc = ch->c;
-	size_t nl = lc->n_rules, np = pc->n_rules, p = 0, s = 0;
+	size_t nl, np = pc->n_rules, p = 0, s = 0;
 	int r;
 
 	/* The live state is the kernel's (the generation says nobody else
@@ -172,6 +174,21 @@ static int diff_rules(struct diffctx *x, struct nftread_chain *ch, const struct 
 	 * found equal before. */
 	if (pc->stamp && ch->stamp == pc->stamp)
 		return 0;
+	if (ch->lazy) {
+		/* Kept by the previous process, still as bytes: the plan's
+		 * rules as the same bytes are the same rules. */
+		r = nftkeep_chain_same(ch, pc, &x->scratch);
+		if (r < 0)
+			return r;
+		if (r) {
+			ch->stamp = pc->stamp;
+			return 0;
+		}
+		r = nftkeep_chain_rules(x->st, x->f, ch);
+		if (r < 0)
+			return r == -ENOMEM ? r : -EINTR; /* damaged: read everything */
+	}
+	nl = lc->n_rules;
 	while (p < nl && p < np && owned_rule_same(&lc->rules[p], &pc->rules[p]))
 		p++;
 	while (s < nl - p && s < np - p &&
@@ -366,7 +383,7 @@ static int diff_table(struct diffctx *x)
 			    !owned_chain(x->t, name))
 				continue;
 			held = nftread_referenced(x->st, x->f, x->t, name);
-			if (pass == 0 && ch->c->n_rules)
+			if (pass == 0 && (ch->c->n_rules || ch->n_lazy))
 				r = msg_delrule(x, name, 0, -1);
 			else if (pass == 1 && !held)
 				r = msg_chain(x, NFT_MSG_DELCHAIN, name, NFTMSG_CHAIN_DEL);
@@ -390,9 +407,12 @@ int nftdiff_build(struct nftsock *s, struct nftread_state *st, const struct rule
 	struct diffctx x = {
 		.s = s, .st = st, .plan = plan, .b = b, .res = res, .d = d, .f = f, .t = t, .nfproto = nftenc_nfproto(f)
 	};
+	int r;
 
 	st->f[f].t[t].n_touched = 0;
-	return diff_table(&x);
+	r = diff_table(&x);
+	keepbuf_done(&x.scratch);
+	return r;
 }
 
 /* Insert a chain named `name` into table t of fam, keeping the order. */
@@ -425,6 +445,8 @@ static struct nftread_chain *add_chain(struct nftread_family *fam, enum rs_table
 static int take_rules(struct nftread_family *fam, struct nftread_chain *ch, const struct rs_chain *pc)
 {
 	ch->c->n_rules = 0;
+	ch->lazy = NULL;
+	ch->n_lazy = 0;
 	for (size_t j = 0; j < pc->n_rules; j++) {
 		struct rs_rule *slot = rs_chain_append(ch->c);
 
@@ -471,10 +493,14 @@ int nftdiff_committed(struct nftread_state *st, const struct ruleset *const plan
 						return -ENOMEM;
 				} else if (ch && ch->c->builtin) {
 					ch->c->n_rules = 0; /* svcnat's jumps removed */
+					ch->lazy = NULL;
+					ch->n_lazy = 0;
 					ch->stale = true;
 					ch->stamp = 0;
 				} else if (ch) {
 					ch->c->n_rules = 0;
+					ch->lazy = NULL;
+					ch->n_lazy = 0;
 					ch->stale = true;
 					ch->stamp = 0;
 					ch->gone = !nftread_referenced(st, (enum writer_family)f,

@@ -14,7 +14,7 @@
  *   per family (2): read u8; when read, per table (2):
  *     exists u8, chains u32, each chain:
  *       name, flags u8 (CH_*), handle u64, rules u32, [handles u64 each],
- *       each rule (rule_put())
+ *       bytes u32 of the rules that follow, each rule (rule_put())
  *     refs u32 + strings, others u32 + strings
  *   nothing after that
  */
@@ -179,7 +179,7 @@ static void strs_put(struct keepbuf *b, const char *const *s, size_t n)
 
 static int table_put(struct keepbuf *b, const struct nftread_table *tb)
 {
-	size_t n = 0;
+	size_t n = 0, at;
 	int k;
 
 	for (size_t i = 0; i < tb->n; i++)
@@ -189,7 +189,7 @@ static int table_put(struct keepbuf *b, const struct nftread_table *tb)
 	for (size_t i = 0; i < tb->n; i++) {
 		const struct nftread_chain *ch = &tb->chains[i];
 		const struct rs_chain *c = ch->c;
-		bool handles = !ch->stale && (c->n_rules == 0 || ch->handles);
+		bool handles = !ch->stale && ((ch->lazy ? ch->n_lazy : c->n_rules) == 0 || ch->handles);
 
 		if (ch->gone)
 			continue;
@@ -197,12 +197,26 @@ static int table_put(struct keepbuf *b, const struct nftread_table *tb)
 		keepbuf_u8(b, (uint8_t)((ch->base ? CH_BASE : 0) | (ch->hook_ok ? CH_HOOK_OK : 0) |
 					(handles ? CH_HANDLES : 0)));
 		keepbuf_u64(b, ch->handle);
-		keepbuf_u32(b, (uint32_t)c->n_rules);
-		for (size_t j = 0; handles && j < c->n_rules; j++)
+		n = ch->lazy ? ch->n_lazy : c->n_rules;
+		keepbuf_u32(b, (uint32_t)n);
+		for (size_t j = 0; handles && j < n; j++)
 			keepbuf_u64(b, ch->handles[j]);
+		if (ch->lazy) {
+			/* As the previous process wrote them, still undecoded. */
+			keepbuf_u32(b, (uint32_t)ch->lazy_len);
+			keepbuf_put(b, ch->lazy, ch->lazy_len);
+			continue;
+		}
+		at = b->n;
+		keepbuf_u32(b, 0);
 		for (size_t j = 0; j < c->n_rules; j++)
 			if ((k = rule_put(b, &c->rules[j])) < 0)
 				return k;
+		if (!b->err && b->n - at - 4 > UINT32_MAX)
+			b->err = -ENOTSUP;
+		if (!b->err)
+			for (int q = 0; q < 4; q++)
+				b->p[at + (size_t)q] = (uint8_t)((b->n - at - 4) >> (8 * q));
 	}
 	strs_put(b, tb->refs, tb->n_refs);
 	strs_put(b, tb->others, tb->n_others);
@@ -398,14 +412,42 @@ static int strs_get(struct rd *x, const char ***ret, size_t *n, size_t *cap)
 	return 0;
 }
 
+/* n rules from the len bytes at p into ch->c (strings into rs's arena). */
+static int rules_get(struct ruleset *rs, struct nftread_chain *ch, const uint8_t *p, size_t len,
+		     uint32_t n)
+{
+	struct rd x = { .r = { .p = p, .n = len }, .rs = rs };
+	bool nomem = false;
+
+	ch->c->n_rules = 0;
+	/* One allocation for the chain's rules, not one per doubling. */
+	if (n && GROW(ch->c->rules, ch->c->cap_rules, n) < 0)
+		return -ENOMEM;
+	for (uint32_t j = 0; j < n; j++) {
+		struct rs_rule *slot = rs_chain_append(ch->c);
+
+		if (!slot)
+			return -ENOMEM;
+		if (!rule_get(&x, slot, &nomem)) {
+			ch->c->n_rules = 0;
+			return nomem ? -ENOMEM : -EINVAL;
+		}
+	}
+	if (x.r.bad || x.r.at != x.r.n) {
+		ch->c->n_rules = 0;
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int chain_get(struct rd *x, struct nftread_table *tb, enum rs_table t)
 {
 	struct nftread_chain *ch;
 	const char *name;
-	bool nomem = false;
 	uint32_t n;
 	uint8_t fl;
 	size_t len;
+	int k;
 
 	name = keepread_str(&x->r, &len);
 	if (!name || len == 0 || len > RS_CHAIN_MAXLEN)
@@ -444,18 +486,22 @@ static int chain_get(struct rd *x, struct nftread_table *tb, enum rs_table t)
 			ch->handles[j] = keepread_u64(&x->r);
 	}
 	ch->stale = !(fl & CH_HANDLES);
-	/* One allocation for the chain's rules, not one per doubling. */
-	if (n && GROW(ch->c->rules, ch->c->cap_rules, n) < 0)
-		return -ENOMEM;
-	for (uint32_t j = 0; j < n; j++) {
-		struct rs_rule *slot = rs_chain_append(ch->c);
-
-		if (!slot)
-			return -ENOMEM;
-		if (!rule_get(x, slot, &nomem))
-			return nomem ? -ENOMEM : -EINVAL;
+	len = keepread_u32(&x->r);
+	if (x->r.bad || len > x->r.n - x->r.at || n > len / 4)
+		return -EINVAL; /* every rule takes at least 4 bytes */
+	if (!ch->c->builtin) {
+		/* Decoded when a sync needs them (nftkeep_chain_rules()). */
+		ch->lazy = x->r.p + x->r.at;
+		ch->lazy_len = len;
+		ch->n_lazy = n;
+		x->r.at += len;
+		return 0;
 	}
-	return x->r.bad ? -EINVAL : 0;
+	k = rules_get(x->rs, ch, x->r.p + x->r.at, len, n);
+	if (k < 0)
+		return k;
+	x->r.at += len;
+	return 0;
 }
 
 static int table_get(struct rd *x, struct nftread_table *tb, enum rs_table t)
@@ -482,14 +528,17 @@ static int table_get(struct rd *x, struct nftread_table *tb, enum rs_table t)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct nftread_state *, nftread_state_free)
 
-int nftkeep_decode(const void *p, size_t len, struct nftread_state **ret)
+int nftkeep_decode(void *buf, size_t off, size_t len, struct nftread_state **ret)
 {
 	_cleanup_(nftread_state_freep) struct nftread_state *st = nftread_state_new();
-	struct rd x = { .r = { .p = p, .n = len } };
+	struct rd x = { .r = { .p = (const uint8_t *)buf + off, .n = len } };
 	int k;
 
-	if (!st)
+	if (!st) {
+		free(buf);
 		return -ENOMEM;
+	}
+	st->keep_buf = buf;
 	for (int f = 0; f < 2; f++) {
 		struct nftread_family *fam = &st->f[f];
 		uint8_t read = keepread_u8(&x.r);
@@ -510,5 +559,50 @@ int nftkeep_decode(const void *p, size_t len, struct nftread_state **ret)
 	if (x.r.bad || x.r.at != x.r.n)
 		return -EINVAL;
 	*ret = TAKE_PTR(st);
+	return 0;
+}
+
+int nftkeep_chain_same(const struct nftread_chain *ch, const struct rs_chain *pc,
+		       struct keepbuf *scratch)
+{
+	if (!ch->lazy || pc->n_rules != ch->n_lazy)
+		return 0;
+	scratch->n = 0;
+	scratch->err = 0;
+	for (size_t j = 0; j < pc->n_rules && !scratch->err; j++)
+		if (rule_put(scratch, &pc->rules[j]) < 0)
+			return 0; /* nothing kept can be it */
+	if (scratch->err)
+		return scratch->err == -ENOMEM ? -ENOMEM : 0;
+	return scratch->n == ch->lazy_len &&
+	       (!ch->lazy_len || memcmp(scratch->p, ch->lazy, ch->lazy_len) == 0);
+}
+
+int nftkeep_chain_rules(struct nftread_state *st, enum writer_family f, struct nftread_chain *ch)
+{
+	int k;
+
+	if (!ch->lazy)
+		return 0;
+	k = rules_get(st->f[f].rs, ch, ch->lazy, ch->lazy_len, ch->n_lazy);
+	if (k < 0)
+		return k;
+	ch->lazy = NULL;
+	ch->lazy_len = 0;
+	ch->n_lazy = 0;
+	return 0;
+}
+
+int nftkeep_materialize(struct nftread_state *st)
+{
+	for (int f = 0; f < 2; f++)
+		for (int t = 0; st->f[f].read && t < RS_NTABLES; t++)
+			for (size_t i = 0; i < st->f[f].t[t].n; i++) {
+				int k = nftkeep_chain_rules(st, (enum writer_family)f,
+							    &st->f[f].t[t].chains[i]);
+
+				if (k < 0)
+					return k;
+			}
 	return 0;
 }

@@ -22,11 +22,33 @@
 int nftkeep_encode(const struct nftread_state *st, struct keepbuf *b);
 
 /*
- * A state from the len bytes at p (as nftkeep_encode() wrote them), its
- * genid 0 (the caller sets it).  0, -EINVAL when the bytes are not such a
- * state (anything out of range, unsorted, truncated or left over), or
- * -ENOMEM.  *ret is set only on success.
+ * A state from the len bytes at buf + off (as nftkeep_encode() wrote them), its
+ * genid 0 (the caller sets it).  Takes buf over (malloc'ed; freed also on
+ * failure): the rules of svcnat's own chains stay undecoded in it
+ * (nftread_chain.lazy) until nftkeep_chain_rules(), so that a restart
+ * whose plan equals them never builds them (nftkeep_chain_same()).  0,
+ * -EINVAL when the bytes are not such a state (anything out of range,
+ * unsorted, truncated or left over; a lazy chain's rules are checked when
+ * decoded), or -ENOMEM.  *ret is set only on success.
  */
-int nftkeep_decode(const void *p, size_t len, struct nftread_state **ret);
+int nftkeep_decode(void *buf, size_t off, size_t len, struct nftread_state **ret);
+
+/*
+ * Whether lazy chain ch holds exactly pc's rules (as bytes: equal bytes
+ * are equal rules; unequal ones may still be owned_rule_same(), which the
+ * caller then decides on the decoded rules).  scratch: a buffer reused
+ * between calls.  1, 0, or -ENOMEM.
+ */
+int nftkeep_chain_same(const struct nftread_chain *ch, const struct rs_chain *pc,
+		       struct keepbuf *scratch);
+
+/*
+ * Decode lazy chain ch of family f into ch->c (a no-op when it is not
+ * lazy).  0, -EINVAL (damaged: the state must be dropped) or -ENOMEM.
+ */
+int nftkeep_chain_rules(struct nftread_state *st, enum writer_family f, struct nftread_chain *ch);
+
+/* Every lazy chain of st decoded.  0 or as nftkeep_chain_rules(). */
+int nftkeep_materialize(struct nftread_state *st);
 
 #endif

@@ -694,6 +694,7 @@ void nftread_state_free(struct nftread_state *st)
 		return;
 	for (int f = 0; f < 2; f++)
 		family_done(&st->f[f]);
+	free(st->keep_buf);
 	free(st);
 }
 
@@ -797,6 +798,8 @@ int nftread_chain_reload(struct nftsock *s, struct nftread_state *st, const stru
 	/* Another program's write during the dump: that chain's rules again
 	 * (whether the write mattered, the batch's generation tells). */
 	r = -EINTR;
+	ch->lazy = NULL;
+	ch->n_lazy = 0;
 	for (int k = 0; k < READ_TRIES && r == -EINTR; k++) {
 		ch->c->n_rules = 0;
 		x.last = ch;

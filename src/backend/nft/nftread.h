@@ -48,6 +48,12 @@ struct nftread_chain {
 	 * holds, known equal; 0: unknown (as read from the kernel). */
 	uint64_t stamp;
 	bool planned;         /* nftdiff's: the plan being diffed has the chain */
+	/* Rules not decoded yet (a state taken from the previous process's
+	 * file, nftkeep.h): n_lazy of them, lazy_len bytes at lazy (in the
+	 * state's keep_buf); c holds none until nftkeep_chain_rules(). */
+	const uint8_t *lazy;
+	size_t lazy_len;
+	uint32_t n_lazy;
 };
 
 struct nftread_table {
@@ -82,6 +88,7 @@ struct nftread_family {
 struct nftread_state {
 	struct nftread_family f[2]; /* [enum writer_family] */
 	uint32_t genid;             /* generation the state was read at */
+	void *keep_buf;             /* what lazy chains point into (malloc'ed), or NULL */
 };
 
 /* An empty state (no family read yet).  NULL on ENOMEM. */
