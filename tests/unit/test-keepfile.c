@@ -316,7 +316,7 @@ static const char filter6[] =
 	"*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
 	":KUBE-FORWARD - [0:0]\n:KUBE-SERVICES - [0:0]\n"
 	"-A FORWARD -m comment --comment \"kubernetes forwarding rules\" -j KUBE-FORWARD\n"
-	"-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP\n"
+	"-A KUBE-FORWARD -m conntrack --ctstate INVALID -m nfacct --nfacct-name  ct_state_invalid_dropped_pkts -j DROP\n"
 	"-A KUBE-FORWARD -m comment --comment \"kubernetes forwarding rules\" -m mark --mark 0x4000/0x4000 -j ACCEPT\n"
 	"-A KUBE-FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n"
 	"-A KUBE-SERVICES -d 2001:2::10/128 -p tcp -m comment --comment \"e2e/none has no endpoints\" -m tcp --dport 80 -j REJECT --reject-with icmp6-port-unreachable\n"

@@ -103,6 +103,9 @@ static int match_put(struct keepbuf *b, const struct rs_match *m)
 					m->u.recent.reap << 2 | m->u.recent.ipv6 << 3));
 		keepbuf_u32(b, m->u.recent.seconds);
 		return 0;
+	case RS_M_NFACCT:
+		str_put(b, m->u.nfacct.name ? m->u.nfacct.name : "");
+		return 0;
 	}
 	return -ENOTSUP;
 }
@@ -326,6 +329,9 @@ static bool match_get(struct rd *x, struct rs_match *m, bool *nomem)
 		m->u.recent.ipv6 = fl & 8;
 		m->u.recent.seconds = keepread_u32(&x->r);
 		return fl < 16;
+	case RS_M_NFACCT:
+		m->u.nfacct.name = str_get(x, nomem);
+		return m->u.nfacct.name && strlen(m->u.nfacct.name) <= RS_NFACCT_NAME_MAXLEN;
 	}
 	return false;
 }
