@@ -21,6 +21,7 @@
 #include "pipeline/pipeline.h"
 #include "sys/exitcode.h"
 #include "sys/log.h"
+#include "sys/nfacct.h"
 #include "sys/nslock.h"
 #include "sys/host.h"
 #include "util.h"
@@ -392,6 +393,46 @@ static void set_oom_score(const struct svcnat_options *o, struct diag_list *d)
 	print_diags(d);
 }
 
+/*
+ * The nfacct counters whose "-m nfacct" matches the plan carries (enum
+ * plan_nfacct bits), with --nfacct on, as kube-proxy's
+ * pkg/proxy/iptables/proxier.go does: it ensures each counter
+ * (pkg/proxy/util/nfacct Ensure) and writes a counter's matches only when
+ * that worked.  --once and the daemon make them; one that cannot be made
+ * is fatal.  The modes that write nothing plan them all (--diff then
+ * compares with what --once would write).  auto is off for now.
+ * 0 or -errno.
+ */
+static int nfacct_plan(const struct svcnat_options *o, unsigned *ret, struct diag_list *d)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} counters[] = {
+		{ PLAN_NFACCT_CT_INVALID_NAME, PLAN_NFACCT_CT_INVALID },
+		{ PLAN_NFACCT_LOCALHOST_NP_NAME, PLAN_NFACCT_LOCALHOST_NP },
+	};
+	unsigned bits = 0;
+
+	if (o->nfacct != NFACCT_OPT_ON || (o->mode != MODE_ONCE && o->mode != MODE_DAEMON)) {
+		*ret = o->nfacct == NFACCT_OPT_ON ? PLAN_NFACCT_ALL : 0;
+		return 0;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(counters); i++) {
+		int r = nfacct_ensure(counters[i].name);
+
+		if (r < 0) {
+			diag_add(d, DIAG_ERROR, NULL, NULL, "--nfacct",
+				 "cannot make the nfacct counter '%s': %s", counters[i].name,
+				 strerror(-r));
+			return r;
+		}
+		bits |= counters[i].bit;
+	}
+	*ret = bits;
+	return 0;
+}
+
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct pipeline *, pipeline_free)
 
 /* The modes that run a pipeline of their own. */
@@ -402,6 +443,12 @@ static int run_pipeline_mode(const struct svcnat_options *o, struct diag_list *d
 	int r;
 
 	config_pipeline(o, &c);
+	if (o->mode != MODE_CLEANUP && o->mode != MODE_INIT_ONLY) {
+		r = nfacct_plan(o, &c.plan.nfacct, d);
+		print_diags(d);
+		if (r < 0)
+			return EXIT_RUNTIME;
+	}
 	r = pipeline_new(&c, &p, d);
 	if (r < 0) {
 		print_diags(d);
@@ -444,6 +491,11 @@ int modes_run(const struct svcnat_options *o)
 		}
 		config_daemon(o, &dc);
 		dc.configz = configz;
+		if (nfacct_plan(o, &dc.pipeline.plan.nfacct, &d) < 0) {
+			print_diags(&d);
+			return EXIT_RUNTIME;
+		}
+		print_diags(&d);
 		return daemon_main(&dc);
 	}
 	if ((o->mode == MODE_ONCE && !no_daemon_here("--once")) ||

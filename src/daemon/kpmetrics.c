@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 
+#include "core/plan.h"
 #include "core/progtime.h"
 #include "daemon/kpmetrics.h"
 #include "sys/log.h"
+#include "sys/nfacct.h"
 #include "util.h"
 
 struct kpmetrics {
@@ -13,6 +16,8 @@ struct kpmetrics {
 	int families;
 	struct progtime pt;
 	size_t dropped_warned;
+	unsigned nfacct_declared; /* enum plan_nfacct: families declared */
+	unsigned nfacct_warned;   /* read failures logged */
 };
 
 int kpmetrics_new(struct metrics *m, int families, double start, struct kpmetrics **ret)
@@ -128,4 +133,42 @@ void kpmetrics_rest_request(const char *method, const char *host, long code, dou
 		return;
 	snprintf(lbl, sizeof(lbl), "%s,%s", h, v);
 	metrics_histogram_observe(m, "rest_client_request_duration_seconds", lbl, seconds);
+}
+
+void kpmetrics_nfacct(struct kpmetrics *k, unsigned counters)
+{
+	static const struct {
+		unsigned bit;
+		const char *counter, *metric, *help;
+	} nf[] = {
+		{ PLAN_NFACCT_CT_INVALID, PLAN_NFACCT_CT_INVALID_NAME,
+		  "kubeproxy_iptables_ct_state_invalid_dropped_packets_total",
+		  "packets dropped by iptables to work around conntrack problems" },
+		{ PLAN_NFACCT_LOCALHOST_NP, PLAN_NFACCT_LOCALHOST_NP_NAME,
+		  "kubeproxy_iptables_localhost_nodeports_accepted_packets_total",
+		  "Number of packets accepted on nodeports of loopback interface" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(nf); i++) {
+		struct nfacct_counter c;
+		int r;
+
+		if (!(counters & nf[i].bit))
+			continue;
+		r = nfacct_get(nf[i].counter, &c);
+		if (r < 0) {
+			if (!(k->nfacct_warned & nf[i].bit))
+				log_warn("cannot read the nfacct counter '%s': %s; %s not updated",
+					 nf[i].counter, strerror(-r), nf[i].metric);
+			k->nfacct_warned |= nf[i].bit;
+			continue;
+		}
+		if (!(k->nfacct_declared & nf[i].bit)) {
+			r = metrics_declare(k->m, nf[i].metric, METRIC_COUNTER, nf[i].help, NULL, 0);
+			if (r < 0 && r != -EEXIST)
+				continue;
+			k->nfacct_declared |= nf[i].bit;
+		}
+		metrics_counter_set(k->m, nf[i].metric, NULL, (double)c.packets);
+	}
 }

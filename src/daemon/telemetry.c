@@ -221,6 +221,7 @@ static int h_metrics(void *userdata, struct http_response *resp)
 
 	sourceset_metrics(dm->sources);
 	metrics_update_process(dm->metrics);
+	kpmetrics_nfacct(dm->kpm, dm->o->pipeline.plan.nfacct);
 	f = open_memstream(&buf, &len);
 	if (!f)
 		return -ENOMEM;

@@ -186,6 +186,20 @@ int metrics_counter_add(struct metrics *m, const char *name, const char *labels,
 	return 0;
 }
 
+int metrics_counter_set(struct metrics *m, const char *name, const char *labels, double v)
+{
+	struct series *s;
+	int r;
+
+	if (!(v >= 0))
+		return -EINVAL;
+	r = lookup(m, name, METRIC_COUNTER, labels, &s);
+	if (r < 0)
+		return r;
+	s->value = v;
+	return 0;
+}
+
 int metrics_gauge_set(struct metrics *m, const char *name, const char *labels, double v)
 {
 	struct series *s;

@@ -78,6 +78,9 @@ int metrics_declare(struct metrics *m, const char *name, enum metric_type type,
  */
 int metrics_counter_add(struct metrics *m, const char *name, const char *labels, double v);
 int metrics_gauge_set(struct metrics *m, const char *name, const char *labels, double v);
+/* A counter kept elsewhere (the kernel's), set to its value as read:
+ * -EINVAL for a negative v, else as metrics_counter_add(). */
+int metrics_counter_set(struct metrics *m, const char *name, const char *labels, double v);
 int metrics_histogram_observe(struct metrics *m, const char *name, const char *labels, double v);
 
 /* Create the series `labels` of a family at 0 if it does not exist (so it
