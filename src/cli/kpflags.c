@@ -23,7 +23,6 @@ static const struct {
 	const char *why;
 } kp_ignored[] = {
 	{ "feature-gates", required_argument, NULL },
-	{ "kube-api-content-type", required_argument, "svcnat's API client has no such setting" },
 	{ "kube-api-burst", required_argument, "svcnat's API client has no such setting" },
 	{ "kube-api-qps", required_argument, "svcnat's API client has no such setting" },
 	{ "config-sync-period", required_argument,
@@ -133,6 +132,11 @@ static int feature_gate(const struct pstate *ps, const char *name, const char *v
 			value);
 		return -EINVAL;
 	}
+	if (streq(name, "WatchListClient")) {
+		/* client-go's streaming lists (on by default since 1.35) */
+		ps->o->kube_no_watch_list = !v;
+		return 0;
+	}
 	if (streq(name, "PreferSameTrafficDistribution")) {
 		if (v)
 			return 0;
@@ -225,6 +229,7 @@ static const struct {
 	{ "logging.flushFrequency", "log-flush-frequency", NULL, NULL },
 	{ "featureGates.", NULL, NULL, NULL },
 	{ "clientConnection.kubeconfig", "kubeconfig", NULL, NULL },
+	{ "clientConnection.contentType", "kube-api-content-type", NULL, NULL },
 	{ "clientConnection.", NULL, "application/vnd.kubernetes.protobuf,5,10",
 	  "svcnat's sources have no such setting" },
 	{ "logging.", NULL, NULL, "svcnat's log has no such setting" },

@@ -62,6 +62,7 @@ void options_done(struct svcnat_options *o)
 	free(o->etcd_key);
 	free(o->kubeconfig);
 	free(o->master);
+	free(o->kube_content_type);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -104,6 +105,7 @@ static const struct option long_options[] = {
 	{ "etcd-key", required_argument, NULL, OPT_ETCD_KEY },
 	{ "kubeconfig", required_argument, NULL, OPT_KUBECONFIG },
 	{ "master", required_argument, NULL, OPT_MASTER },
+	{ "kube-api-content-type", required_argument, NULL, OPT_KUBE_CONTENT_TYPE },
 	/* kube-proxy's names (cmd/kube-proxy/app/options.go) */
 	{ "v", required_argument, NULL, OPT_KLOG_V },
 	{ "bind-address", required_argument, NULL, OPT_BIND_ADDRESS },
@@ -177,6 +179,10 @@ static void usage(FILE *f)
 	      "      --master URL           the API server's URL (overrides the kubeconfig's server)\n"
 	      "                             (neither, no other source and KUBERNETES_SERVICE_HOST\n"
 	      "                             set: the in-cluster service account is used)\n"
+	      "      --kube-api-content-type TYPE  what the API source asks for:\n"
+	      "                             application/vnd.kubernetes.protobuf (default, with\n"
+	      "                             JSON where the server answers JSON) or\n"
+	      "                             application/json\n"
 	      "\n"
 	      "Node settings (kube-proxy's flag names also work: svcnat(8), KUBE-PROXY FLAGS):\n"
 	      "      --hostname NAME        which endpoints are local (default: this host's name;\n"

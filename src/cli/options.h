@@ -53,6 +53,7 @@ enum option_given {
 	GIVEN_VERBOSE = 1u << 23,
 	GIVEN_KUBECONFIG = 1u << 24,
 	GIVEN_LOG_FORMAT = 1u << 25,
+	GIVEN_KUBE_CONTENT_TYPE = 1u << 26,
 };
 
 /* Defaults of the daemon's options (kube-proxy's), for the daemon and
@@ -102,6 +103,8 @@ struct svcnat_options {
 	char *kubeconfig;             /* --kubeconfig FILE */
 	char *master;                 /* --master URL */
 	bool kube;                    /* follow the API (kubeconfig, master or in-cluster) */
+	char *kube_content_type;      /* --kube-api-content-type, NULL: protobuf (kube-proxy's) */
+	bool kube_no_watch_list;      /* --feature-gates WatchListClient=false */
 	char **args;                  /* positional arguments (etcd-load FILE) */
 	size_t n_args;
 	/* kube-proxy drop-in */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/duration.h"
+#include "sources/kube/kubereq.h"
 #include "cli/optval.h"
 #include "sys/http.h"
 #include "sys/log.h"
@@ -338,6 +339,7 @@ unsigned opt_given_bit(int c)
 	case 'v': case OPT_KLOG_V: return GIVEN_VERBOSE;
 	case OPT_LOGGING_FORMAT: return GIVEN_LOG_FORMAT;
 	case OPT_KUBECONFIG: return GIVEN_KUBECONFIG;
+	case OPT_KUBE_CONTENT_TYPE: return GIVEN_KUBE_CONTENT_TYPE;
 	default: return 0;
 	}
 }
@@ -615,6 +617,17 @@ int opt_apply(struct pstate *ps, int c, const char *arg)
 		break;
 	case OPT_LOG_FLUSH:
 		r = set_flush_frequency(ps, arg);
+		break;
+	case OPT_KUBE_CONTENT_TYPE:
+		/* "" is kube-proxy's default; client-go's other types (CBOR, off
+		 * by default) svcnat does not read */
+		if (*arg && !kube_content_type_valid(arg))
+			r = bad(ps, arg, "a content type svcnat reads (" KUBE_CT_PROTOBUF ", "
+				KUBE_CT_JSON ")");
+		else if (*arg)
+			r = opt_set_str(&o->kube_content_type, arg);
+		else
+			o->kube_content_type = (free(o->kube_content_type), NULL);
 		break;
 	default:
 		return -EINVAL;

@@ -73,6 +73,7 @@ enum opt_id {
 	OPT_WRITE_CONFIG,
 	OPT_LOG_FLUSH,
 	OPT_VMODULE,
+	OPT_KUBE_CONTENT_TYPE,
 	OPT_IGNORED = 0x400, /* + index in kpflags.c's ignored flags */
 };
 

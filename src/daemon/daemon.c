@@ -192,6 +192,8 @@ static int setup_network(struct daemon *dm)
 	struct kube_options ko = {
 		.kubeconfig = dm->o->pipeline.kubeconfig,
 		.master = dm->o->pipeline.master,
+		.content_type = dm->o->pipeline.kube_content_type,
+		.no_watch_list = dm->o->pipeline.kube_no_watch_list,
 		.node_name = dm->o->pipeline.hostname,
 		.mode = dm->o->pipeline.file_mode,
 		.on_request = kpmetrics_rest_request,

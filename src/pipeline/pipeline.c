@@ -169,6 +169,8 @@ int pipeline_read_sources(struct pipeline *p, struct diag_list *d)
 		struct kube_options ko = {
 			.kubeconfig = p->c->kubeconfig,
 			.master = p->c->master,
+			.content_type = p->c->kube_content_type,
+			.no_watch_list = p->c->kube_no_watch_list,
 			.node_name = p->c->hostname,
 			.mode = p->c->file_mode,
 		};

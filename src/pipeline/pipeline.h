@@ -47,6 +47,8 @@ struct pipeline_config {
 	const char *etcd_cacert;
 	const char *etcd_cert;
 	const char *etcd_key;
+	const char *kube_content_type; /* NULL: protobuf (sources/kube/kubereq.h) */
+	bool kube_no_watch_list;      /* list, never stream (WatchListClient=false) */
 	bool keep_plans;              /* plans are made again and again: keep the chain
 				       * names and each family's plan between syncs */
 	bool sync_once;               /* one sync only: the merged and resolved state

@@ -50,11 +50,32 @@ Test control on a plain-HTTP port (--ctl ADDR:PORT, loopback only):
                       itemsobject  the next list page's items is an object
                       410cont  the next list request with a continue token
                                is answered 410 Expired
+  POST /mode        body: {"wire": "auto" | "json", "watch_list": "refuse" |
+                    "serve" | "ignore"}: as the flags below, from now on
   GET  /stats       request counts, the versions watches asked for,
                     "verbs": every authorization attribute asked for, as
                     RBAC sees it ("list services", "get nonResource /version"),
                     and "log": the last 20,000 requests as [monotonic time,
                     resource, "list" | "watch", HTTP status]
+Wire and list modes, as servers of different versions answer:
+  --wire auto       protobuf (kubepb.py) when the Accept header asks for it
+                    first, else JSON (a real server); an object protobuf
+                    cannot carry makes that answer JSON; json: JSON only
+  list resourceVersion=0: from the "watch cache" (the store now, paged as
+    a server since 1.32 pages its cache); N: at least as new as N (older
+    than the history: 410 Expired; newer than the store: 504 "Too large
+    resource version"); none: consistent, paged (all alike here: the
+    list_modes counters tell them apart)
+  --watch-list refuse  a watch with sendInitialEvents is answered 422, as
+                    a server without the WatchList feature (default)
+               serve   initial ADDED events, then the BOOKMARK annotated
+                    k8s.io/initial-events-end, then the watch goes on
+               ignore  sendInitialEvents is ignored (a plain watch)
+  /stats "accept": Accept headers seen; "served": answers per wire
+  ({"protobuf"|"json": {"list"|"watch": n}}); "bytes": body bytes per wire
+  and kind, "events": watch events per wire; "list_modes": lists by
+  resourceVersion asked ("0", "none", "exact", "continue"); "streams":
+  streaming lists served, "streams_refused"
 With --state FILE the objects, the version and the history survive a
 restart (the "API server restarted" tests); --apply FILE and --compact change
 them at start, as if done while the node was cut off.
@@ -74,6 +95,22 @@ import threading
 import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kubepb  # noqa: E402
+
+PB_TYPE = "application/vnd.kubernetes.protobuf"
+
+
+def accepts_pb(accept):
+    """Whether an Accept header asks for protobuf before JSON."""
+    for clause in (accept or "").split(","):
+        mt = clause.split(";")[0].strip().lower()
+        if mt == PB_TYPE:
+            return True
+        if mt in ("application/json", "*/*", "application/*"):
+            return False
+    return False
 
 RESOURCES = {
     # path prefix -> (resource, kind, apiVersion, namespaced)
@@ -272,6 +309,25 @@ class Handler(BaseHTTPRequestHandler):
             if len(log) > 20000:
                 del log[:len(log) - 20000]
 
+    def count_wire(self, wire, kind, nbytes, events=0):
+        srv = self.server
+        with srv.fault_lock:
+            st = srv.stats
+            st["served"].setdefault(wire, {}).setdefault(kind, 0)
+            if nbytes is None:
+                st["served"][wire][kind] += 1
+                return
+            b = st["bytes"].setdefault(wire, {})
+            b[kind] = b.get(kind, 0) + nbytes
+            st["events"][wire] = st["events"].get(wire, 0) + events
+
+    def send_pb(self, code, body):
+        self.send_response(code)
+        self.send_header("Content-Type", PB_TYPE)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
     def send_response(self, code, message=None):
         super().send_response(code, message)
         if self.take_fault("hugeheader"):
@@ -295,6 +351,10 @@ class Handler(BaseHTTPRequestHandler):
             with srv.fault_lock:
                 srv.stats["unauthorized"] += 1
             return self.status(401, "Unauthorized", "Unauthorized")
+        accept = self.headers.get("Accept", "")
+        with srv.fault_lock:
+            srv.stats["accept"][accept] = srv.stats["accept"].get(accept, 0) + 1
+        self.pb = srv.wire == "auto" and accepts_pb(accept)
         if self.take_fault("500"):
             return self.status(500, "InternalError", "injected: internal error")
         if self.take_fault("429"):
@@ -425,6 +485,22 @@ class Handler(BaseHTTPRequestHandler):
                                         "items": {"a": {}}})
         if cont and self.take_fault("410cont"):
             return self.status(410, "Expired", "injected: the continue token expired")
+        rv_asked = q.get("resourceVersion", "")
+        mode = ("continue" if cont else "none" if not rv_asked else
+                "0" if rv_asked == "0" else "exact")
+        with srv.fault_lock:
+            srv.stats["list_modes"][mode] = srv.stats["list_modes"].get(mode, 0) + 1
+        if mode == "exact":
+            try:
+                want = int(rv_asked)
+            except ValueError:
+                return self.status(400, "BadRequest", "invalid resourceVersion %r" % rv_asked)
+            if want < store.compacted:
+                return self.status(410, "Expired", "too old resource version: %d (%d)" % (
+                    want, store.compacted + 1))
+            if want > store.rv:
+                return self.status(504, "Timeout", "Too large resource version: %d, current: %d"
+                                   % (want, store.rv))
         with store.lock:
             if cont:
                 try:
@@ -449,8 +525,24 @@ class Handler(BaseHTTPRequestHandler):
             meta["continue"] = base64.urlsafe_b64encode(json.dumps(
                 {"rv": rv, "start": start + limit}).encode()).decode()
             meta["remainingItemCount"] = len(snap) - start - limit
-        self.send_json(200, {"kind": kind + "List", "apiVersion": api, "metadata": meta,
-                             "items": items})
+        self.send_list(kind, api, meta, items)
+
+    def send_list(self, kind, api, meta, items):
+        if self.pb:
+            try:
+                body = kubepb.encode_list(kind, items, meta["resourceVersion"],
+                                          meta.get("continue"))
+            except kubepb.NotRepresentable:
+                body = None
+            if body is not None:
+                self.count_wire("protobuf", "list", None)
+                self.count_wire("protobuf", "list", len(body))
+                return self.send_pb(200, body)
+        body = json.dumps({"kind": kind + "List", "apiVersion": api, "metadata": meta,
+                           "items": items}, separators=(",", ":")).encode()
+        self.count_wire("json", "list", None)
+        self.count_wire("json", "list", len(body))
+        self.send_raw(200, body)
 
     def send_raw(self, code, body):
         self.send_response(code)
@@ -484,9 +576,39 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def event(self, typ, obj, kind, api):
+        if self.wpb:
+            try:
+                return kubepb.encode_watch_frame(typ, obj, kind)
+            except kubepb.NotRepresentable:
+                # a stream cannot change its wire: end it, and answer JSON
+                # from now on
+                self.server.wire = "json"
+                raise
         o = copy.deepcopy(obj)
         o["kind"], o["apiVersion"] = kind, api
         return json.dumps({"type": typ, "object": o}, separators=(",", ":")).encode() + b"\n"
+
+    def refuse_stream(self, res, q):
+        """A watch with sendInitialEvents, as servers of each kind answer it:
+        None to serve it as a streaming list, False as a plain watch, or the
+        refusal was sent (True)."""
+        srv = self.server
+        if q.get("sendInitialEvents") != "true":
+            return False
+        if srv.watch_list == "ignore":
+            return False
+        if srv.watch_list == "refuse":
+            msg = ("sendInitialEvents is forbidden for watch unless the WatchList feature "
+                   "gate is enabled")
+        elif q.get("resourceVersionMatch") != "NotOlderThan":
+            msg = "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+        else:
+            return None
+        with srv.fault_lock:
+            srv.stats["streams_refused"] += 1
+        self.log_request_kind(res, "watch", 422)
+        self.status(422, "Invalid", "ListOptions.meta.k8s.io \"\" is invalid: " + msg)
+        return True
 
     def watch(self, info, q, labels, fields):
         res, kind, api, _ = info
@@ -495,15 +617,25 @@ class Handler(BaseHTTPRequestHandler):
         bookmarks = q.get("allowWatchBookmarks") in ("1", "true")
         timeout = int(q.get("timeoutSeconds") or 1800)
         deadline = time.monotonic() + timeout
+        refused = self.refuse_stream(res, q)
+        if refused:
+            return
+        stream = refused is None
         with srv.fault_lock:
             srv.stats["watches"][res] = srv.stats["watches"].get(res, 0) + 1
             srv.stats["watch_rvs"].setdefault(res, []).append(rv_req)
+            if stream:
+                srv.stats["streams"][res] = srv.stats["streams"].get(res, 0) + 1
+        self.wpb = self.pb and srv.wire == "auto" and srv.faults.get("deepwatch", 0) == 0
+        wire = "protobuf" if self.wpb else "json"
+        self.count_wire(wire, "watch", None)
         if self.take_fault("410"):
             self.log_request_kind(res, "watch", 410)
             return self.status(410, "Expired", "injected: too old resource version")
         self.log_request_kind(res, "watch", 200)
         self.send_response(200)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", PB_TYPE + ";stream=watch" if self.wpb
+                         else "application/json")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         self.wfile.flush()
@@ -517,32 +649,18 @@ class Handler(BaseHTTPRequestHandler):
             self.chunk(b'{"type":"ADDED","object":{"metadata":{"name":"d","resourceVersion":"1"},'
                        b'"spec":' + b"[" * 5000 + b"]" * 5000 + b'}}\n')
         gen = srv.drop_gen
-        pending = []
-        with store.lock:
-            if rv_req in ("", "0"):
-                for k in sorted(store.objects[res]):
-                    o = store.objects[res][k]
-                    if matches(o, labels, fields):
-                        pending.append(self.event("ADDED", o, kind, api))
-                pos_rv = store.rv
-            else:
-                try:
-                    pos_rv = int(rv_req)
-                except ValueError:
-                    pos_rv = -1
-                if pos_rv < store.compacted or pos_rv > store.rv:
-                    pending.append(json.dumps({"type": "ERROR", "object": {
-                        "kind": "Status", "apiVersion": "v1", "metadata": {},
-                        "status": "Failure", "reason": "Expired", "code": 410,
-                        "message": "too old resource version: %s (%d)" % (
-                            rv_req, store.compacted + 1)}}).encode() + b"\n")
-                    pos_rv = None
+        try:
+            pending, pos_rv = self.watch_start(res, kind, api, rv_req, stream, labels, fields)
+        except kubepb.NotRepresentable:
+            return self.hard_close()
         last_bookmark = time.monotonic()
         try:
             while True:
                 for ev in pending:
+                    self.count_wire(wire, "watch", len(ev), 1)
                     if self.take_fault("garbage"):
-                        self.chunk(b"this is not a watch event\n")
+                        self.chunk(b"\x00\x00\x00\x19this is not a watch event" if self.wpb
+                                   else b"this is not a watch event\n")
                     if self.take_fault("cut"):
                         half = ev[:len(ev) // 2]
                         self.wfile.write(b"%x\r\n%s" % (len(ev), half))
@@ -580,13 +698,46 @@ class Handler(BaseHTTPRequestHandler):
                 if (bookmarks and not pending and
                         time.monotonic() - last_bookmark >= srv.bookmark_interval):
                     last_bookmark = time.monotonic()
-                    pending.append(json.dumps({"type": "BOOKMARK", "object": {
-                        "kind": kind, "apiVersion": api,
-                        "metadata": {"resourceVersion": str(pos_rv)}}}).encode() + b"\n")
+                    pending.append(self.event("BOOKMARK", {
+                        "metadata": {"resourceVersion": str(pos_rv)}}, kind, api))
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
+        except kubepb.NotRepresentable:
+            self.hard_close()
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
             self.close_connection = True
+
+    def watch_start(self, res, kind, api, rv_req, stream, labels, fields):
+        """The first events of a watch and the version it goes on from (None:
+        it ends after them).  From no version or "0", and for a streaming
+        list from any, the current objects as ADDED events; a streaming list
+        then ends its initial state with the annotated BOOKMARK."""
+        store = self.server.store
+        pending = []
+        with store.lock:
+            pos_rv = None
+            if rv_req not in ("", "0"):
+                try:
+                    pos_rv = int(rv_req)
+                except ValueError:
+                    pos_rv = -1
+                if pos_rv < store.compacted or pos_rv > store.rv:
+                    pending.append(self.event("ERROR", {
+                        "metadata": {}, "status": "Failure", "reason": "Expired", "code": 410,
+                        "message": "too old resource version: %s (%d)" % (
+                            rv_req, store.compacted + 1)}, "Status", "v1"))
+                    return pending, None
+            if rv_req in ("", "0") or stream:
+                for k in sorted(store.objects[res]):
+                    o = store.objects[res][k]
+                    if matches(o, labels, fields):
+                        pending.append(self.event("ADDED", o, kind, api))
+                pos_rv = store.rv
+            if stream:
+                pending.append(self.event("BOOKMARK", {"metadata": {
+                    "resourceVersion": str(pos_rv),
+                    "annotations": {"k8s.io/initial-events-end": "true"}}}, kind, api))
+        return pending, pos_rv
 
     def hard_close(self):
         self.close_connection = True
@@ -636,6 +787,11 @@ class CtlHandler(BaseHTTPRequestHandler):
                     return self.reply(404, {"error": "not found"})
             elif self.path == "/compact":
                 api.store.compact()
+            elif self.path == "/mode":
+                if body.get("wire") in ("auto", "json"):
+                    api.wire = body["wire"]
+                if body.get("watch_list") in ("refuse", "serve", "ignore"):
+                    api.watch_list = body["watch_list"]
             elif self.path == "/fault":
                 with api.fault_lock:
                     if body["name"] == "clear":
@@ -678,6 +834,8 @@ def main():
     ap.add_argument("--compact", action="store_true",
                     help="forget the event history at start (older versions expire)")
     ap.add_argument("--bookmark-interval", type=float, default=2.0)
+    ap.add_argument("--wire", choices=("auto", "json"), default="auto")
+    ap.add_argument("--watch-list", choices=("refuse", "serve", "ignore"), default="refuse")
     ap.add_argument("--pidfile")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
@@ -734,7 +892,11 @@ def main():
     srv.faults = {}
     srv.fault_lock = threading.Lock()
     srv.stats = {"requests": 0, "unauthorized": 0, "stalled": 0, "lists": {}, "watches": {},
-                 "watch_rvs": {}, "verbs": {}, "log": []}
+                 "watch_rvs": {}, "verbs": {}, "log": [], "accept": {}, "served": {},
+                 "bytes": {}, "events": {}, "list_modes": {}, "streams": {},
+                 "streams_refused": 0}
+    srv.wire = a.wire
+    srv.watch_list = a.watch_list
     srv.retry_after = 1
     srv.drop_gen = 0
     srv.stopping = False

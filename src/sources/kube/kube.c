@@ -15,6 +15,8 @@
 #include "sources/net/jitter.h"
 #include "sources/kube/kube.h"
 #include "sources/kube/kubeconfig.h"
+#include "sources/kube/kubepb.h"
+#include "sources/kube/kubereq.h"
 #include "sources/net/listcap.h"
 #include "sources/net/reflector.h"
 #include "util.h"
@@ -56,6 +58,10 @@ struct kube_reflector;
 struct request {
 	struct kube_reflector *rf;
 	bool watch;
+	bool stream;  /* a streaming list (sendInitialEvents) */
+	enum kube_wire wire; /* by the answer's Content-Type, once its headers are in */
+	char ctype[128];     /* the answer's Content-Type ("" if none) */
+	struct kubepb_watch pbw; /* a protobuf watch stream's frames */
 	CURL *easy;
 	struct curl_slist *headers;
 	char *body; /* list page, or the error answer */
@@ -81,6 +87,10 @@ struct kube_reflector {
 	struct reflector refl; /* list, watch, backoff (REFLECTOR_DONE: once mode, listed) */
 	char *cont; /* continue token of the next page */
 	char list_rv[KUBE_MAX_RV + 1];
+	struct kube_relist rl;       /* the reflector's resourceVersion rules */
+	struct kube_list_plan plan;  /* of the list being read */
+	bool list_paged;             /* it came in pages */
+	bool stream_refused;         /* the server refused this round's streaming list */
 	uint64_t list_started;
 	struct listcap cap;   /* the list being read */
 	unsigned retry_after; /* of the failure being handled */
@@ -105,7 +115,10 @@ struct kube_source {
 	struct diag_list *once_diags;
 	int once_result;
 	uint64_t rnd;
-	uint64_t reconnects, relists;
+	uint64_t reconnects, relists, streamed, protobuf;
+	char *content_type;     /* what svcnat asks for (kubereq.h) */
+	char accept[256];       /* the Accept header's value */
+	bool watch_list;        /* lists are streamed where the server does */
 	uint64_t first_list_started, last_list_usec;
 	unsigned watch_timeout; /* timeoutSeconds of the watch being started */
 	void (*on_request)(const char *method, const char *host, long code, double seconds,
@@ -172,6 +185,7 @@ static void request_free(struct kube_source *s, struct request *q)
 		curl_easy_cleanup(q->easy);
 	}
 	curl_slist_free_all(q->headers);
+	kubepb_watch_done(&q->pbw);
 	free(q->body);
 	free(q);
 }
@@ -272,7 +286,15 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 	struct request *q = userdata;
 	size_t n = size * nmemb;
 
-	if (n > 12 && !strncasecmp(data, "Retry-After:", 12)) {
+	if (n > 13 && !strncasecmp(data, "Content-Type:", 13)) {
+		size_t b = 13, e = n;
+
+		while (b < e && (data[b] == ' ' || data[b] == '\t'))
+			b++;
+		while (e > b && (data[e - 1] == '\r' || data[e - 1] == '\n' || data[e - 1] == ' '))
+			e--;
+		snprintf(q->ctype, sizeof(q->ctype), "%.*s", (int)(e - b), data + b);
+	} else if (n > 12 && !strncasecmp(data, "Retry-After:", 12)) {
 		unsigned long v = strtoul(data + 12, NULL, 10);
 
 		q->retry_after = v > 3600 ? 3600 : (unsigned)v;
@@ -280,16 +302,21 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 		/* The end of a header block: the status of this response is known. */
 		q->headers_done = true;
 		curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->http);
+		q->wire = kube_wire_of(q->ctype, q->rf->src->content_type);
 		/* curl hands over each header block (a 100 Continue too). */
 		if (q->watch && q->http >= 200)
 			report_request(q);
 		if (q->watch && q->http == 200 && !q->established) {
 			q->established = true;
+			if (q->wire == KUBE_WIRE_PROTOBUF)
+				q->rf->src->protobuf++;
 			watch_established(q->rf, q);
 		}
 	}
 	return n;
 }
+
+static void stream_complete(struct kube_reflector *rf);
 
 static size_t on_write(char *data, size_t size, size_t nmemb, void *userdata)
 {
@@ -301,9 +328,24 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *userdata)
 		curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->http);
 	if (!q->watch || q->http != 200)
 		return append(q, data, n, q->http == 200 ? KUBE_MAX_PAGE : ERROR_BODY_MAX);
-	q->verdict = kube_sink_watch_feed(&rf->sink, data, n, q->why, sizeof(q->why));
+	switch (q->wire) {
+	case KUBE_WIRE_PROTOBUF:
+		q->verdict = kubepb_watch_feed(&q->pbw, &rf->sink, data, n, q->why, sizeof(q->why));
+		break;
+	case KUBE_WIRE_JSON:
+		q->verdict = kube_sink_watch_feed(&rf->sink, data, n, q->why, sizeof(q->why));
+		break;
+	default:
+		snprintf(q->why, sizeof(q->why),
+			 "the watch was answered in Content-Type '%s', which svcnat does not read",
+			 q->ctype);
+		q->verdict = KUBE_WATCH_BROKEN;
+		break;
+	}
 	drain_diags(rf);
 	node_check(rf);
+	if (rf->sink.stream_synced)
+		stream_complete(rf);
 	if (q->announce && rf->sink.events + rf->sink.bookmarks != q->events_before) {
 		q->announce = false;
 		notify(rf->src, KUBE_SRC_CONNECTED,
@@ -351,7 +393,11 @@ static int prepare(struct kube_source *s, struct request *q, const char *url, lo
 	CURL *e = q->easy;
 	CURLcode cc = CURLE_OK;
 
-	h = curl_slist_append(NULL, "Accept: application/json");
+	_cleanup_free_ char *accept = NULL;
+
+	if (asprintf(&accept, "Accept: %s", s->accept) < 0)
+		return -ENOMEM;
+	h = curl_slist_append(NULL, accept);
 	if (h && !curl_slist_append(h, "User-Agent: svcnat/" PACKAGE_VERSION)) {
 		curl_slist_free_all(h);
 		h = NULL;
@@ -433,6 +479,8 @@ static int start_request(struct kube_reflector *rf, bool watch, const char *url,
 	q->started = loop_now_usec();
 	q->events_before = rf->sink.events + rf->sink.bookmarks;
 	q->timeout_s = watch ? s->watch_timeout : 0;
+	q->wire = kube_wire_of(NULL, s->content_type);
+	kubepb_watch_init(&q->pbw);
 	q->easy = curl_easy_init();
 	if (!q->easy) {
 		request_free(s, q);
@@ -470,10 +518,15 @@ static int issue_page(struct kube_reflector *rf)
 	uint64_t left = listcap_remaining_usec(&rf->cap, loop_now_usec()) / 1000;
 	char sel[512];
 
+	_cleanup_free_ char *query = NULL;
+	int r;
+
 	if (rf->cont && !(cont = kube_query_escape(rf->cont)))
 		return -ENOMEM;
-	if (asprintf(&url, "%s%s?limit=%u&%s%s%s", s->cfg.server, kube_res_path(rf->res), s->page,
-		     selector(rf, sel, sizeof(sel)), cont ? "&continue=" : "", cont ? cont : "") < 0)
+	r = kube_list_query(&rf->plan, cont, selector(rf, sel, sizeof(sel)), &query);
+	if (r < 0)
+		return r;
+	if (asprintf(&url, "%s%s?%s", s->cfg.server, kube_res_path(rf->res), query) < 0)
 		return -ENOMEM;
 	/* No page may outlast the list's own time cap. */
 	return start_request(rf, false, url, left < LIST_TIMEOUT_MS ? (long)left + 1 : LIST_TIMEOUT_MS);
@@ -484,26 +537,58 @@ static int start_list(struct kube_reflector *rf)
 	free(rf->cont);
 	rf->cont = NULL;
 	rf->list_rv[0] = '\0';
+	rf->list_paged = false;
 	rf->list_started = loop_now_usec();
+	kube_list_plan(rf->sink.rv, &rf->rl, rf->src->page, &rf->plan);
 	listcap_begin(&rf->cap, rf->list_started);
 	rf->refl.state = REFLECTOR_LISTING;
 	kube_sink_list_begin(&rf->sink);
 	return issue_page(rf);
 }
 
+static unsigned watch_timeout(struct kube_source *s)
+{
+	return WATCH_MIN_TIMEOUT_S + (unsigned)(jitter_next(&s->rnd) % WATCH_MIN_TIMEOUT_S);
+}
+
+/* A streaming list: a watch whose initial events are the list. */
+static int start_stream(struct kube_reflector *rf)
+{
+	struct kube_source *s = rf->src;
+	_cleanup_free_ char *url = NULL, *query = NULL;
+	unsigned timeout = watch_timeout(s);
+	char sel[512];
+	int r;
+
+	r = kube_watch_query(kube_stream_rv(rf->sink.rv, &rf->rl), timeout, true,
+			     selector(rf, sel, sizeof(sel)), &query);
+	if (r < 0)
+		return r;
+	if (asprintf(&url, "%s%s?%s", s->cfg.server, kube_res_path(rf->res), query) < 0)
+		return -ENOMEM;
+	rf->list_started = loop_now_usec();
+	rf->refl.state = REFLECTOR_LISTING;
+	kube_sink_stream_begin(&rf->sink);
+	s->watch_timeout = timeout;
+	(void)loop_timer_arm(rf->retry_timer, WATCH_ANSWER_USEC);
+	r = start_request(rf, true, url, (long)(timeout + WATCH_GRACE_S) * 1000);
+	if (r >= 0)
+		rf->req->stream = true;
+	return r;
+}
+
 static int start_watch(struct kube_reflector *rf)
 {
 	struct kube_source *s = rf->src;
-	_cleanup_free_ char *url = NULL, *rv = NULL;
-	unsigned timeout = WATCH_MIN_TIMEOUT_S + (unsigned)(jitter_next(&s->rnd) % WATCH_MIN_TIMEOUT_S);
+	_cleanup_free_ char *url = NULL, *query = NULL;
+	unsigned timeout = watch_timeout(s);
 	char sel[512];
+	int r;
 
-	rv = kube_query_escape(rf->sink.rv);
-	if (!rv)
-		return -ENOMEM;
-	if (asprintf(&url, "%s%s?watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%u&%s",
-		     s->cfg.server, kube_res_path(rf->res), rv, timeout,
-		     selector(rf, sel, sizeof(sel))) < 0)
+	r = kube_watch_query(rf->sink.rv, timeout, false, selector(rf, sel, sizeof(sel)), &query);
+	if (r < 0)
+		return r;
+	if (asprintf(&url, "%s%s?%s", s->cfg.server, kube_res_path(rf->res), query) < 0)
 		return -ENOMEM;
 	rf->refl.state = REFLECTOR_WATCHING;
 	kube_sink_watch_begin(&rf->sink);
@@ -518,7 +603,12 @@ static int connect_now(struct kube_reflector *rf)
 {
 	int r;
 
-	r = reflector_next_is_list(&rf->refl) ? start_list(rf) : start_watch(rf);
+	if (!reflector_next_is_list(&rf->refl))
+		r = start_watch(rf);
+	else if (rf->src->watch_list && !rf->src->once && !rf->stream_refused)
+		r = start_stream(rf);
+	else
+		r = start_list(rf);
 	if (r < 0)
 		fail(rf, "cannot start a request: %s", strerror(-r));
 	return r;
@@ -544,13 +634,43 @@ static void relist(struct kube_reflector *rf, const char *why)
 	(void)connect_now(rf);
 }
 
+/*
+ * A protobuf answer's body as the API's JSON, in place (a JSON one is left
+ * as it is).  0, or -EINVAL with the reason in why, -ENOMEM.
+ */
+static int body_to_json(struct kube_source *s, struct request *q, char *why, size_t whylen)
+{
+	char *json = NULL;
+	size_t len;
+	int r;
+
+	if (q->wire == KUBE_WIRE_JSON)
+		return 0;
+	if (q->wire == KUBE_WIRE_OTHER) {
+		snprintf(why, whylen, "answered in Content-Type '%.100s', which svcnat does not read",
+			 q->ctype);
+		return -EINVAL;
+	}
+	r = kubepb_to_json(q->body ? q->body : "", q->len, &json, &len, why, whylen);
+	if (r < 0)
+		return r;
+	free(q->body);
+	q->body = json;
+	q->len = len;
+	q->cap = len + 1;
+	q->wire = KUBE_WIRE_JSON;
+	s->protobuf++;
+	return 0;
+}
+
 /* A non-200 answer: what the server said, and what to do about it. */
 static void http_failed(struct kube_reflector *rf, struct request *q, const char *what)
 {
 	struct kube_status st = { 0 };
-	char msg[400] = "";
+	char msg[400] = "", pbwhy[200];
 
-	if (q->body && kube_status_parse(q->body, q->len, &st) == 0 && st.message[0])
+	if (q->body && body_to_json(rf->src, q, pbwhy, sizeof(pbwhy)) == 0 &&
+	    kube_status_parse(q->body, q->len, &st) == 0 && st.message[0])
 		snprintf(msg, sizeof(msg), ": %s", st.message);
 	if (q->http == 410) {
 		char why[400];
@@ -591,10 +711,54 @@ static bool all_listed(struct kube_source *s, bool with_node)
 
 static void list_complete(struct kube_reflector *rf);
 
+/*
+ * A list page answered other than 200.  As client-go's reflector and
+ * pager: an expired continue token lists again whole at the version first
+ * asked; a version that is gone (410, "Too large resource version") lists
+ * again at once with none, a consistent read; gone again, or anything
+ * else: a failure, retried with backoff.
+ */
+static void list_refused(struct kube_reflector *rf, struct request *q)
+{
+	struct kube_status st = { 0 };
+	char why[200];
+
+	if (q->http == 410 && rf->cont) {
+		rf->rl.full_list = true;
+		relist(rf, "the list's continue token expired");
+		return;
+	}
+	if (q->body && body_to_json(rf->src, q, why, sizeof(why)) == 0)
+		(void)kube_status_parse(q->body, q->len, &st);
+	if (kube_list_rv_gone(q->http, st.message) && rf->plan.rv[0] && !rf->rl.rv_unavailable) {
+		char v[sizeof(rf->plan.rv)];
+		long http = q->http;
+
+		snprintf(v, sizeof(v), "%s", rf->plan.rv);
+		rf->rl.rv_unavailable = true;
+		cancel_request(rf); /* frees q */
+		kube_sink_list_abort(&rf->sink);
+		rf->src->relists++;
+		notify(rf->src, KUBE_SRC_RELIST,
+		       "%s: list at resourceVersion '%s': HTTP %ld: listing again without one",
+		       kube_res_name(rf->res), v, http);
+		if (start_list(rf) < 0)
+			fail(rf, "list: cannot start a request");
+		return;
+	}
+	if (q->http == 410) {
+		/* Gone without a version asked for: listing again would loop. */
+		fail(rf, "list: HTTP 410 Gone");
+		return;
+	}
+	http_failed(rf, q, "list");
+}
+
 /* A page of a list is in (or the request failed). */
 static void list_done(struct kube_reflector *rf, struct request *q, CURLcode cc)
 {
 	struct kube_list_meta meta;
+	size_t wire_len = q->len;
 	char why[200];
 	int r;
 
@@ -603,16 +767,12 @@ static void list_done(struct kube_reflector *rf, struct request *q, CURLcode cc)
 		return;
 	}
 	if (q->http != 200) {
-		if (q->http == 410 && rf->cont) {
-			relist(rf, "the list's continue token expired");
-			return;
-		}
-		if (q->http == 410) {
-			/* Gone without a version asked for: listing again would loop. */
-			fail(rf, "list: HTTP 410 Gone");
-			return;
-		}
-		http_failed(rf, q, "list");
+		list_refused(rf, q);
+		return;
+	}
+	r = body_to_json(rf->src, q, why, sizeof(why));
+	if (r < 0) {
+		fail(rf, "list: %s", r == -ENOMEM ? strerror(ENOMEM) : why);
 		return;
 	}
 	r = kube_list_meta_parse(q->body ? q->body : "", q->len, &meta);
@@ -639,7 +799,7 @@ static void list_done(struct kube_reflector *rf, struct request *q, CURLcode cc)
 		     r == -EINVAL && rf->sink.list_why[0] ? rf->sink.list_why : strerror(-r));
 		return;
 	}
-	r = listcap_page(&rf->cap, q->len, rf->sink.pending.n_services + rf->sink.pending.n_slices,
+	r = listcap_page(&rf->cap, wire_len, rf->sink.pending.n_services + rf->sink.pending.n_slices,
 			 loop_now_usec(), why, sizeof(why));
 	if (r >= 0 && meta.cont)
 		r = listcap_next_page(&rf->cap, loop_now_usec(), why, sizeof(why));
@@ -652,6 +812,8 @@ static void list_done(struct kube_reflector *rf, struct request *q, CURLcode cc)
 	free(rf->cont);
 	rf->cont = TAKE_PTR(meta.cont);
 	kube_list_meta_done(&meta);
+	if (rf->cont)
+		rf->list_paged = true;
 	if (rf->cont) {
 		r = issue_page(rf);
 		if (r < 0)
@@ -659,6 +821,35 @@ static void list_done(struct kube_reflector *rf, struct request *q, CURLcode cc)
 		return;
 	}
 	list_complete(rf);
+}
+
+/* A list (or a streaming list) was applied: the reflector's bookkeeping. */
+static void listed(struct kube_reflector *rf, const char *how)
+{
+	struct kube_source *s = rf->src;
+
+	rf->rl.rv_unavailable = false;
+	rf->rl.full_list = false;
+	rf->stream_refused = false;
+	reflector_listed(&rf->refl);
+	node_check(rf);
+	if (!s->synced && all_listed(s, false)) {
+		s->synced = true;
+		s->last_list_usec = loop_now_usec() - s->first_list_started;
+	}
+	notify(s, KUBE_SRC_SYNCED, "%s %zu %s at resourceVersion '%s' in %.3f s", how,
+	       rf->sink.n_items, kube_res_name(rf->res), rf->sink.rv,
+	       (loop_now_usec() - rf->list_started) / 1e6);
+}
+
+/* The initial-events-end bookmark of a streaming list: its items are
+ * applied; the same stream goes on as the watch. */
+static void stream_complete(struct kube_reflector *rf)
+{
+	rf->sink.stream_synced = false;
+	rf->src->streamed++;
+	rf->refl.state = REFLECTOR_WATCHING;
+	listed(rf, "streamed");
 }
 
 /* The last page is in: apply the list, then watch from its version. */
@@ -677,14 +868,9 @@ static void list_complete(struct kube_reflector *rf)
 		fail(rf, "applying the list: %s", strerror(-r));
 		return;
 	}
-	reflector_listed(&rf->refl);
-	node_check(rf);
-	if (!s->synced && all_listed(s, false)) {
-		s->synced = true;
-		s->last_list_usec = loop_now_usec() - s->first_list_started;
-	}
-	notify(s, KUBE_SRC_SYNCED, "listed %zu %s at resourceVersion '%s' in %.3f s", rf->sink.n_items,
-	       kube_res_name(rf->res), rf->sink.rv, (loop_now_usec() - rf->list_started) / 1e6);
+	if (streq(rf->plan.rv, "0") && rf->list_paged)
+		rf->rl.paginated = true;
+	listed(rf, "listed");
 	if (s->once) {
 		rf->refl.state = REFLECTOR_DONE;
 		if (all_listed(s, true))
@@ -694,6 +880,57 @@ static void list_complete(struct kube_reflector *rf)
 	r = start_watch(rf);
 	if (r < 0)
 		fail(rf, "watch: %s", strerror(-r));
+}
+
+/* A streaming list the server did not stream: list instead, this round
+ * (the next relist tries the stream again, as client-go's ListAndWatch). */
+static void stream_fallback(struct kube_reflector *rf, const char *why)
+{
+	struct kube_source *s = rf->src;
+
+	cancel_request(rf);
+	kube_sink_list_abort(&rf->sink);
+	rf->stream_refused = true;
+	notify(s, KUBE_SRC_RETRY, "%.200s: %s: streaming list refused (%s): listing instead",
+	       s->cfg.server, kube_res_name(rf->res), why);
+	if (start_list(rf) < 0)
+		fail(rf, "list: cannot start a request");
+}
+
+/* A streaming list ended before its initial-events-end bookmark. */
+static void stream_done(struct kube_reflector *rf, struct request *q, CURLcode cc)
+{
+	char why[sizeof(q->why) + 64];
+
+	snprintf(why, sizeof(why), "%s", q->why);
+	if (q->verdict == KUBE_WATCH_NOSTREAM) {
+		stream_fallback(rf, why);
+		return;
+	}
+	if (q->verdict == KUBE_WATCH_EXPIRED || (q->http == 410 && q->verdict == KUBE_WATCH_OK)) {
+		/* rewatchResourceVersion(): from no version next */
+		rf->rl.rv_unavailable = true;
+		relist(rf, q->http == 410 ? "streaming list: HTTP 410 Gone" : why);
+		return;
+	}
+	if (q->verdict == KUBE_WATCH_BROKEN || q->verdict == KUBE_WATCH_NOMEM) {
+		fail(rf, "streaming list: %s", why);
+		return;
+	}
+	if (q->http && q->http != 200) {
+		if (kube_stream_refused(q->http)) {
+			snprintf(why, sizeof(why), "HTTP %ld", q->http);
+			stream_fallback(rf, why);
+		} else {
+			http_failed(rf, q, "streaming list");
+		}
+		return;
+	}
+	if (cc != CURLE_OK) {
+		fail(rf, "streaming list: %s", transfer_error(q, cc, why, sizeof(why)));
+		return;
+	}
+	stream_fallback(rf, "the stream ended before the k8s.io/initial-events-end bookmark");
 }
 
 static void watch_done(struct kube_reflector *rf, struct request *q, CURLcode cc)
@@ -706,6 +943,10 @@ static void watch_done(struct kube_reflector *rf, struct request *q, CURLcode cc
 	bool progress = reflector_watch_ended(&rf->refl, q->established, !quiet, lasted);
 	char why[sizeof(q->why) + 64];
 
+	if (q->stream && rf->refl.state == REFLECTOR_LISTING) {
+		stream_done(rf, q, cc);
+		return;
+	}
 	snprintf(why, sizeof(why), "%s", q->why);
 	if (v == KUBE_WATCH_EXPIRED || v == KUBE_WATCH_NOMEM) {
 		relist(rf, why);
@@ -754,7 +995,7 @@ static int on_retry_timer(struct loop *l, struct loop_timer *t, void *userdata)
 {
 	struct kube_reflector *rf = userdata;
 
-	if (rf->refl.state == REFLECTOR_WATCHING) {
+	if (rf->refl.state == REFLECTOR_WATCHING || (rf->req && rf->req->stream)) {
 		if (rf->req && !rf->req->established)
 			fail(rf, "watch: no answer within %llu s",
 			     (unsigned long long)(WATCH_ANSWER_USEC / 1000000));
@@ -812,6 +1053,22 @@ int kube_source_new(struct loop *l, struct merge *m, const struct kube_options *
 	s->fn = fn;
 	s->userdata = userdata;
 	s->page = o->page_size ? o->page_size : DEFAULT_PAGE;
+	s->watch_list = !o->no_watch_list;
+	s->content_type = strdup(o->content_type && *o->content_type ? o->content_type
+								      : KUBE_CT_DEFAULT);
+	if (!s->content_type)
+		return -ENOMEM;
+	if (!kube_content_type_valid(s->content_type)) {
+		diag_add(d, DIAG_ERROR, NULL, NULL, "--kube-api-content-type",
+			 "'%.100s' is not a content type svcnat reads (%s or %s)", s->content_type,
+			 KUBE_CT_PROTOBUF, KUBE_CT_JSON);
+		return -EINVAL;
+	}
+	/* kube-proxy sets no acceptContentTypes unless its configuration
+	 * does; svcnat has none: the header follows the content type. */
+	r = kube_accept_header(s->content_type, NULL, s->accept, sizeof(s->accept));
+	if (r < 0)
+		return r;
 	r = load_config(o, &s->cfg, d);
 	if (r < 0)
 		return r;
@@ -897,6 +1154,8 @@ void kube_source_get_status(const struct kube_source *s, struct kube_source_stat
 		.rv_services = s->rf[0].sink.rv,
 		.rv_slices = s->rf[1].sink.rv,
 		.relists = s->relists,
+		.streamed = s->streamed,
+		.protobuf = s->protobuf,
 		.reconnects = s->reconnects,
 		.last_list_usec = s->last_list_usec,
 		.last_error = s->last_error,
@@ -936,6 +1195,7 @@ void kube_source_free(struct kube_source *s)
 	}
 	curlloop_done(&s->curl);
 	kube_config_done(&s->cfg);
+	free(s->content_type);
 	free(s->label_q);
 	free(s->node_q);
 	free(s);

@@ -13,12 +13,17 @@
  *       both with kube-proxy's label selector (KUBE_PROXY_SELECTOR)
  *   /api/v1/nodes?fieldSelector=metadata.name=<node>   zone and addresses
  *
- * Protocol, per resource: a paged list (limit, continue) at one
- * resourceVersion SETs the resource's content; a watch from that
+ * Protocol, per resource, as client-go's reflector (kubereq.h has the
+ * rules): a streaming list (a watch with sendInitialEvents, complete at
+ * the initial-events-end bookmark) or, where the server refuses it, a
+ * paged list (limit, continue) from the watch cache (resourceVersion=0)
+ * SETs the resource's content; a watch from that
  * resourceVersion with allowWatchBookmarks applies ADDED/MODIFIED (ADD) and
  * DELETED (REMOVE), each once; BOOKMARK advances the version.  An expired
  * version (HTTP 410, an ERROR event with code 410, an expired continue
- * token) relists.  A dropped stream, a 5xx or 429 (Retry-After honoured), a
+ * token) relists, at the last version; a list whose version is gone too
+ * lists again at once with no version (a consistent read).  Answers are
+ * read by their Content-Type: protobuf (kubepb.h) or JSON.  A dropped stream, a 5xx or 429 (Retry-After honoured), a
  * garbage line or a refused request reconnects with capped, jittered
  * backoff, resuming the watch from the last version applied; a watch the
  * server ends normally (timeoutSeconds) resumes at once.  While the server
@@ -45,6 +50,10 @@ struct kube_options {
 	const char *node_name;  /* this node's Node object (--hostname); NULL: not followed */
 	const char *sa_dir;     /* in-cluster service account directory; NULL = KUBE_SA_DIR */
 	unsigned page_size;     /* list limit; 0 = 500 (client-go's pager) */
+	/* --kube-api-content-type (NULL: KUBE_CT_DEFAULT, protobuf), as
+	 * client-go's rest.Config ContentType (sources/kube/kubereq.h). */
+	const char *content_type;
+	bool no_watch_list; /* --feature-gates WatchListClient=false: list, never stream */
 	enum file_mode_check mode; /* the kubeconfig's and its files' (sources/file/cfgfile.h) */
 	/* Called once per HTTP request to the API server, when its status is
 	 * known: a watch at its response headers, anything else when done.
@@ -67,6 +76,8 @@ struct kube_source_status {
 	const char *rv_services; /* resourceVersion applied ("" before the first list) */
 	const char *rv_slices;
 	uint64_t relists;    /* lists after the first (expiry, resync) */
+	uint64_t streamed;   /* lists that came as a stream (sendInitialEvents) */
+	uint64_t protobuf;   /* answers read as protobuf */
 	uint64_t reconnects; /* connection attempts after a failure */
 	uint64_t events;     /* watch events applied (all resources) */
 	uint64_t bookmarks;

@@ -338,6 +338,11 @@ int kube_event_parse(const char *line, size_t len, struct kube_event *ret, char 
 		}
 		if (!copy_str(meta, "namespace", ev.ns, sizeof(ev.ns)))
 			ev.ns[0] = '\0';
+	} else {
+		const cJSON *ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+		const cJSON *end = cJSON_GetObjectItemCaseSensitive(ann, "k8s.io/initial-events-end");
+
+		ev.initial_end = cJSON_IsString(end) && streq(end->valuestring, "true");
 	}
 	r = 0;
 done:
@@ -618,6 +623,69 @@ void kube_sink_list_abort(struct kube_sink *s)
 	decoded_done(&s->pending);
 	s->pending = (struct decoded){ 0 };
 	s->listing = false;
+	s->streaming = false;
+}
+
+void kube_sink_stream_begin(struct kube_sink *s)
+{
+	kube_sink_list_begin(s);
+	kube_sink_watch_begin(s);
+	s->streaming = true;
+	s->stream_synced = false;
+}
+
+/* An ADDED event of a streaming list: one more item of the list. */
+static int stream_add(struct kube_sink *s, const struct kube_event *ev)
+{
+	_cleanup_(decoded_done) struct decoded dec = { 0 };
+	struct diag_list tmp;
+	size_t errs;
+	int r;
+
+	if (s->res == KUBE_RES_NODE) {
+		struct kube_node n;
+
+		if (kube_node_parse(ev->object.p, ev->object.len, &n) == 0 && !s->have_node) {
+			s->node = n;
+			s->have_node = true;
+		}
+		return 0;
+	}
+	diag_list_init(&tmp);
+	r = decode_object(ev->object.p, ev->object.len, kube_res_kind(s->res), NULL, NULL, "api",
+			  &dec, &tmp);
+	errs = diag_count(&tmp, DIAG_ERROR);
+	if (adopt_diags(s, &tmp) < 0 || r == -ENOMEM)
+		return -ENOMEM;
+	if (r < 0 || errs > 0)
+		/* rejected, as a list's bad item: not part of the list */
+		return 0;
+	if (s->pending.n_services + s->pending.n_slices + dec.n_services + dec.n_slices >
+	    s->max_items)
+		return -E2BIG;
+	return decoded_append(&s->pending, &dec);
+}
+
+/* One event of a streaming list before its end: 0, -EPROTONOSUPPORT (not
+ * a stream of the initial state), -E2BIG, -ENOMEM. */
+static int stream_apply(struct kube_sink *s, const struct kube_event *ev)
+{
+	int r;
+
+	if (ev->type == KUBE_EV_ADDED) {
+		r = stream_add(s, ev);
+		if (r >= 0)
+			s->events++;
+		return r;
+	}
+	if (ev->type != KUBE_EV_BOOKMARK || !ev->initial_end)
+		return -EPROTONOSUPPORT;
+	s->bookmarks++;
+	s->streaming = false;
+	r = kube_sink_list_commit(s, ev->rv);
+	if (r >= 0)
+		s->stream_synced = true;
+	return r;
 }
 
 /* An item that names a key only, for MERGE_REMOVE. */
@@ -689,6 +757,8 @@ int kube_sink_apply(struct kube_sink *s, const struct kube_event *ev)
 {
 	int r = 0;
 
+	if (s->streaming && ev->type != KUBE_EV_ERROR)
+		return stream_apply(s, ev);
 	switch (ev->type) {
 	case KUBE_EV_ADDED:
 	case KUBE_EV_MODIFIED:
@@ -751,6 +821,14 @@ static int watch_line(const char *line, size_t len, void *userdata)
 		return -EPROTO;
 	}
 	r = kube_sink_apply(f->s, &ev);
+	if (r == -EPROTONOSUPPORT) {
+		snprintf(f->why, f->whylen,
+			 "a %s event before the k8s.io/initial-events-end bookmark: the server "
+			 "did not stream the initial state (sendInitialEvents)",
+			 ev.type == KUBE_EV_BOOKMARK ? "BOOKMARK" : ev.type == KUBE_EV_DELETED ? "DELETED" : "MODIFIED");
+		f->verdict = KUBE_WATCH_NOSTREAM;
+		return r;
+	}
 	if (r == -E2BIG) {
 		snprintf(f->why, f->whylen,
 			 "a watch event for %s/%s: more than %zu %s, the limit (as for a list)",

@@ -118,6 +118,7 @@ struct kube_event {
 	char name[KUBE_MAX_NAME + 1];
 	char rv[KUBE_MAX_RV + 1];
 	struct kube_status status; /* ERROR */
+	bool initial_end; /* BOOKMARK annotated k8s.io/initial-events-end: "true" */
 };
 
 /*
@@ -161,6 +162,10 @@ struct kube_sink {
 	struct framer framer; /* the watch stream */
 	bool listing;
 	bool listed;           /* a list was applied at least once */
+	/* A streaming list (kube_sink_stream_begin): ADDED events go to
+	 * pending until the initial-events-end bookmark commits them as a
+	 * list; stream_synced then says so once (the caller clears it). */
+	bool streaming, stream_synced;
 	struct kube_node node; /* KUBE_RES_NODE: this node (n_addrs 0 and name "" if none) */
 	bool have_node, node_changed;
 	/* counters */
@@ -191,10 +196,21 @@ enum kube_watch_verdict {
 	KUBE_WATCH_EXPIRED, /* 410 Gone: relist */
 	KUBE_WATCH_BROKEN,  /* a garbage line or an ERROR event: reconnect from rv */
 	KUBE_WATCH_NOMEM,   /* relist */
+	KUBE_WATCH_NOSTREAM, /* a streaming list the server did not stream: list instead */
 };
 
 /* Start a new watch stream (drops a partial line of the last one). */
 void kube_sink_watch_begin(struct kube_sink *s);
+
+/*
+ * Start a streaming list (a watch with sendInitialEvents): as a list
+ * begins, and the watch stream too.  Its ADDED events are the list's items;
+ * the BOOKMARK with initial_end commits them (MERGE_SET at its version) and
+ * sets stream_synced; the watch goes on as any.  Any other event before it
+ * (the server did not stream the initial state): KUBE_WATCH_NOSTREAM.
+ * kube_sink_list_abort() ends it.
+ */
+void kube_sink_stream_begin(struct kube_sink *s);
 
 /*
  * Feed watch bytes as they arrive; every complete event is applied.  Returns
