@@ -235,6 +235,12 @@ static void test_refused(void **state)
 	/* a Service whose spec.clusterIP is "1\0x" */
 	static const char nul[] = "k8s\0\x0a\x0d\x0a\x02v1\x12\x07Service"
 				  "\x12\x07\x12\x05\x1a\x03" "1\0x";
+	/* spec.ports[1].port as a string (wire type 2): the error names it */
+	static const char badport[] = "k8s\0\x0a\x0d\x0a\x02v1\x12\x07Service\x12\x0b"
+				      "\x12\x09\x0a\x02\x18\x50\x0a\x03\x1a\x01x";
+	/* a truncated length inside metadata.name */
+	static const char cut[] = "k8s\0\x0a\x0d\x0a\x02v1\x12\x07Service\x12\x04"
+				  "\x0a\x02\x0a\x05";
 	struct side x;
 	char *json = NULL, why[256];
 	size_t n;
@@ -254,6 +260,12 @@ static void test_refused(void **state)
 	assert_int_equal(kubepb_to_json(nul, sizeof(nul) - 1, &json, &n, why, sizeof(why)),
 			 -EINVAL);
 	assert_string_equal(why, "a protobuf Service with a NUL byte in a string");
+	assert_int_equal(kubepb_to_json(badport, sizeof(badport) - 1, &json, &n, why, sizeof(why)),
+			 -EINVAL);
+	assert_string_equal(why, "a protobuf Service that does not decode at spec.ports[1].port");
+	assert_int_equal(kubepb_to_json(cut, sizeof(cut) - 1, &json, &n, why, sizeof(why)),
+			 -EINVAL);
+	assert_string_equal(why, "a protobuf Service that does not decode at metadata.name");
 	assert_null(json);
 	assert_true(kubepb_content_type("application/vnd.kubernetes.protobuf;stream=watch"));
 	assert_true(kubepb_content_type("application/vnd.kubernetes.protobuf"));
@@ -270,7 +282,7 @@ static void test_refused(void **state)
 	kubepb_watch_reset(&x.w);
 	assert_int_equal(kubepb_watch_feed(&x.w, &x.s, "\0\0\0\2\x0a\xff", 6, why, sizeof(why)),
 			 KUBE_WATCH_BROKEN);
-	assert_string_equal(why, "a protobuf watch event that does not decode");
+	assert_string_equal(why, "a protobuf watch event that does not decode at type");
 	/* an event without a type: refused as the JSON one is */
 	kubepb_watch_reset(&x.w);
 	assert_int_equal(kubepb_watch_feed(&x.w, &x.s, "\0\0\0\0", 4, why, sizeof(why)),

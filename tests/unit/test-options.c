@@ -552,6 +552,12 @@ static void ck_kubeconfig(const struct svcnat_options *o, bool flag)
 	assert_string_equal(o->kubeconfig, flag ? "/nonexistent/flag.conf" : "/nonexistent/file.conf");
 }
 
+static void ck_content_type(const struct svcnat_options *o, bool flag)
+{
+	assert_string_equal(o->kube_content_type,
+			    flag ? "application/vnd.kubernetes.protobuf" : "application/json");
+}
+
 static const struct kp_case kp_cases[] = {
 	{ "hostnameOverride: File-Node\n", "--hostname-override=flag-node", ck_hostname },
 	{ "bindAddress: 198.18.0.7\n", "--bind-address=198.18.0.8", ck_bind },
@@ -591,7 +597,42 @@ static const struct kp_case kp_cases[] = {
 	{ "logging:\n  format: json\n", "--logging-format=text", ck_log_format },
 	{ "clientConnection:\n  kubeconfig: /nonexistent/file.conf\n",
 	  "--kubeconfig=/nonexistent/flag.conf", ck_kubeconfig },
+	{ "clientConnection:\n  contentType: application/json\n",
+	  "--kube-api-content-type=application/vnd.kubernetes.protobuf", ck_content_type },
 };
+
+/* --kube-api-content-type: kube-proxy's default unless given; only the
+ * types svcnat reads; WatchListClient in the feature gates. */
+static void test_kube_content_type(void **state)
+{
+	struct svcnat_options o;
+	char svc[256];
+
+	(void)state;
+	snprintf(svc, sizeof(svc), "%s", write_tmp("svc.json", "{\"kind\": \"List\", \"items\": []}"));
+	assert_int_equal(parse(&o, "--config", svc, NULL), 0);
+	assert_null(o.kube_content_type);
+	assert_false(o.kube_no_watch_list);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--kube-api-content-type", "application/json",
+			       "--feature-gates", "WatchListClient=false", NULL),
+			 0);
+	assert_string_equal(o.kube_content_type, "application/json");
+	assert_true(o.kube_no_watch_list);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--kube-api-content-type=application/json",
+			       "--kube-api-content-type=", NULL),
+			 0);
+	assert_null(o.kube_content_type);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--kube-api-content-type", "application/cbor",
+			       NULL),
+			 2);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--kube-api-content-type", "text/plain", NULL),
+			 2);
+	options_done(&o);
+}
 
 /* Whether two "--name=value" flags name the same option. */
 static bool same_flag(const char *a, const char *b)
@@ -1117,6 +1158,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kube_proxy_flags),
+		cmocka_unit_test(test_kube_content_type),
 		cmocka_unit_test(test_nodeport_keywords),
 		cmocka_unit_test(test_detect_local_flags),
 		cmocka_unit_test(test_refusals),

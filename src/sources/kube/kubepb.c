@@ -299,6 +299,109 @@ static bool wire_has_nul(const ProtobufCMessageDescriptor *d, const uint8_t *p, 
 	return false;
 }
 
+/* Whether wire type wt can carry field f (packed repeated scalars come as
+ * length-delimited). */
+static bool wire_type_fits(const ProtobufCFieldDescriptor *f, unsigned wt)
+{
+	switch (f->type) {
+	case PROTOBUF_C_TYPE_STRING:
+	case PROTOBUF_C_TYPE_BYTES:
+	case PROTOBUF_C_TYPE_MESSAGE:
+		return wt == 2;
+	default:
+		return wt == 0 || (wt == 2 && f->label == PROTOBUF_C_LABEL_REPEATED);
+	}
+}
+
+#define WHERE_MAX_FIELDS 64
+
+/*
+ * Where message d's wire in p fails to read, as the API's field path
+ * ("spec.ports[1].port") in buf: protobuf-c's unpack says only that it
+ * failed.  True when the fault was found (buf may be "" at the top: the
+ * first key); false when the walk sees nothing wrong.
+ */
+static bool wire_where(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len,
+		       unsigned depth, char *buf, size_t blen)
+{
+	unsigned seen[WHERE_MAX_FIELDS] = { 0 };
+	const char *last = NULL;
+	const uint8_t *e = p + len;
+	uint64_t key, n;
+
+	buf[0] = '\0';
+	while (p && p < e) {
+		const ProtobufCFieldDescriptor *f;
+		unsigned wt, idx = 0;
+
+		if (!wire_varint(&p, e, &key) || key >> 3 == 0 || key >> 3 > UINT32_MAX) {
+			snprintf(buf, blen, "%s%s", last ? "after " : "", last ? last : "");
+			return true;
+		}
+		wt = (unsigned)(key & 7);
+		f = protobuf_c_message_descriptor_get_field(d, (unsigned)(key >> 3));
+		if (f) {
+			size_t fi = (size_t)(f - d->fields);
+
+			last = f->name;
+			if (fi < WHERE_MAX_FIELDS)
+				idx = seen[fi]++;
+			if (!wire_type_fits(f, wt)) {
+				snprintf(buf, blen, "%s", f->name);
+				return true;
+			}
+		}
+		switch (wt) {
+		case 0:
+			if (!wire_varint(&p, e, &n))
+				goto bad;
+			continue;
+		case 1:
+		case 5:
+			n = wt == 1 ? 8 : 4;
+			if (n > (uint64_t)(e - p))
+				goto bad;
+			p += n;
+			continue;
+		case 2:
+			if (!wire_varint(&p, e, &n) || n > (uint64_t)(e - p))
+				goto bad;
+			break;
+		default:
+			goto bad;
+		}
+		if (f && f->type == PROTOBUF_C_TYPE_MESSAGE && depth < 16) {
+			char sub[160];
+
+			if (wire_where(f->descriptor, p, (size_t)n, depth + 1, sub, sizeof(sub))) {
+				if (f->label == PROTOBUF_C_LABEL_REPEATED && !is_map_entry(f->descriptor))
+					snprintf(buf, blen, "%s[%u]%s%s", f->name, idx,
+						 sub[0] ? "." : "", sub);
+				else
+					snprintf(buf, blen, "%s%s%s", f->name, sub[0] ? "." : "", sub);
+				return true;
+			}
+		}
+		p += n;
+	}
+	return false;
+bad:
+	snprintf(buf, blen, "%s", last ? last : "");
+	return true;
+}
+
+/* why for a message of type what that protobuf-c did not unpack. */
+static void undecodable(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len,
+			const char *what, char *why, size_t whylen)
+{
+	char where[200];
+
+	if (wire_where(d, p, len, 0, where, sizeof(where)) && where[0])
+		snprintf(why, whylen, "a protobuf %s that does not decode at %s", what, where);
+	else
+		snprintf(why, whylen, "a protobuf %s that does not decode", what);
+}
+
 /* The JSON object of message raw of type kind; typed: with kind and
  * apiVersion members, as the API writes an object. */
 static int object_json(const uint8_t *raw, size_t len, const char *kind, const char *api_version,
@@ -319,7 +422,7 @@ static int object_json(const uint8_t *raw, size_t len, const char *kind, const c
 	}
 	m = protobuf_c_message_unpack(d, NULL, len, raw);
 	if (!m) {
-		snprintf(why, whylen, "a protobuf %s that does not decode", kind);
+		undecodable(d, raw, len, kind, why, whylen);
 		return -EINVAL;
 	}
 	/* kind and apiVersion first, where the API writes them */
@@ -397,7 +500,8 @@ int kubepb_event_to_json(const void *buf, size_t len, const char *kind, char **r
 
 	ev = svcnat__k8s__watch_event__unpack(NULL, len, buf);
 	if (!ev) {
-		snprintf(why, whylen, "a protobuf watch event that does not decode");
+		undecodable(&svcnat__k8s__watch_event__descriptor, buf, len, "watch event", why,
+			    whylen);
 		return -EINVAL;
 	}
 	line = cJSON_CreateObject();
