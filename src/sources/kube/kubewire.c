@@ -672,12 +672,9 @@ static int stream_apply(struct kube_sink *s, const struct kube_event *ev)
 {
 	int r;
 
-	if (ev->type == KUBE_EV_ADDED) {
-		r = stream_add(s, ev);
-		if (r >= 0)
-			s->events++;
-		return r;
-	}
+	/* the list's items, not events applied */
+	if (ev->type == KUBE_EV_ADDED)
+		return stream_add(s, ev);
 	if (ev->type != KUBE_EV_BOOKMARK || !ev->initial_end)
 		return -EPROTONOSUPPORT;
 	s->bookmarks++;

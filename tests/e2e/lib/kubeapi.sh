@@ -77,10 +77,10 @@ kapi_start() {
 			>>"$KAPI_DIR/server.log" 2>&1 &
 	fi
 	KAPI_PID=$!
-	deadline=$((SECONDS + 20))
+	deadline=$((SECONDS + 60))
 	until [ -s "$KAPI_DIR/pid" ] && kapi_stats >/dev/null 2>&1; do
 		kill -0 "$KAPI_PID" 2>/dev/null || { cat "$KAPI_DIR/server.log" >&2; fail "kubeapi.py exited"; }
-		[ $SECONDS -lt $deadline ] || fail "kubeapi.py did not start within 20 s"
+		[ $SECONDS -lt $deadline ] || fail "kubeapi.py did not start within 60 s"
 		sleep 0.1
 	done
 }
