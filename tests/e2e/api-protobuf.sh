@@ -76,8 +76,13 @@ daemon_stop() {
 	kill -TERM "$DAEMON" 2>/dev/null
 	wait "$DAEMON" 2>/dev/null
 	DAEMON=
-	in_ns node "$SVCNAT" --cleanup --backend="$BACKEND" >/dev/null 2>&1
-	lacks_rules 198.19.0.10 || fail "--cleanup left the rules"
+	wait_for 60 "--cleanup removed the rules" cleaned
+}
+
+# cleaned: --cleanup ran (it waits for the shared xtables lock) and the rules are gone
+cleaned() {
+	in_ns node "$SVCNAT" --cleanup --backend="$BACKEND" --lock-wait 30000 >/dev/null 2>&1
+	lacks_rules 198.19.0.10
 }
 
 # sync_then IP...: this daemon synced, and the services' rules are in
