@@ -428,6 +428,11 @@ bool backend_has_ipv6(const struct backend *b)
 	return b && b->w->ops->ipv6;
 }
 
+size_t backend_kept_bytes(const struct backend *b)
+{
+	return b && b->w->ops->kept_bytes ? b->w->ops->kept_bytes(b->w) : 0;
+}
+
 int backend_apply_families(struct backend *b, const struct ruleset *rs,
 			   const struct ruleset *rs6, struct apply_result *res,
 			   struct diag_list *d)

@@ -100,6 +100,10 @@ int backend_apply_families(struct backend *b, const struct ruleset *rs,
  * ip6tables tools or tables are there). */
 bool backend_has_ipv6(const struct backend *b);
 
+/* The bytes b's writer keeps between syncs (writer_ops.kept_bytes), 0
+ * when it keeps nothing or b is NULL. */
+size_t backend_kept_bytes(const struct backend *b);
+
 /*
  * Print what a sync would add ("+" lines) and remove ("-" lines), in
  * iptables-save rule syntax.  Returns 0 when equal, 1 when different, -errno.

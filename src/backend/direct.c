@@ -1112,10 +1112,21 @@ static void direct_free(struct writer *w)
 	free(dw);
 }
 
+static size_t direct_kept_bytes(const struct writer *w)
+{
+	const struct direct_writer *dw = (const struct direct_writer *)w;
+	size_t n = 0;
+
+	for (size_t f = 0; f < 2; f++)
+		for (size_t t = 0; t < RS_NTABLES; t++)
+			n += xtk_bytes(&dw->kept[f][t]);
+	return n;
+}
+
 #define DIRECT_OPS                                                                           \
 	.name = "direct", .needs_xtables_lock = true, .prepare = direct_prepare,              \
 	.commit = direct_commit, .put_back = direct_put_back, .reset = direct_reset,          \
-	.read = direct_read, .free = direct_free
+	.read = direct_read, .free = direct_free, .kept_bytes = direct_kept_bytes
 
 /* Where the kernel has no ip6_tables: IPv4 only. */
 static const struct writer_ops direct_ops = { DIRECT_OPS, .ipv6 = false };

@@ -133,6 +133,10 @@ struct writer_ops {
 		    struct ruleset *out, struct diag_list *d);
 
 	void (*free)(struct writer *w);
+
+	/* The bytes the writer keeps from sync to sync (what it read or
+	 * wrote, to compare the next plan with); NULL: it keeps nothing. */
+	size_t (*kept_bytes)(const struct writer *w);
 };
 
 /* Each writer's state starts with this. */

@@ -958,6 +958,9 @@ static int update_run(struct run *u, const struct desired *d, const struct plan_
 			return e;
 	}
 	ruleset_sort(st->rs);
+	/* The rule arrays grew while the plan was made: what is kept until
+	 * the next update needs no room to grow. */
+	ruleset_compact(st->rs);
 	if (u->full)
 		finish_full(u, s, info);
 	else
@@ -1025,4 +1028,22 @@ int plan_store_update(struct plan_store *st, const struct desired *d,
 	if (stats)
 		fill_stats(st, stats);
 	return 0;
+}
+
+size_t plan_store_bytes(const struct plan_store *st)
+{
+	size_t n;
+
+	if (!st)
+		return 0;
+	n = sizeof(*st) + ruleset_bytes(st->rs) + st->n_recs * sizeof(*st->recs) +
+	    st->n_tail * sizeof(*st->tail);
+	for (size_t i = 0; i < st->n_recs; i++) {
+		const struct port_rec *r = &st->recs[i];
+
+		n += (r->key ? strlen(r->key) + 1 : 0) + r->n_chains * sizeof(*r->chains);
+		for (size_t k = 0; k < SEG_N; k++)
+			n += r->n_seg[k] * sizeof(*r->seg[k]);
+	}
+	return n;
 }

@@ -60,4 +60,11 @@ int plan_store_update(struct plan_store *st, const struct desired *d,
  */
 const struct ruleset *plan_store_ruleset(const struct plan_store *st);
 
+/*
+ * The heap bytes the store holds between updates: its plan
+ * (ruleset_bytes()) and the per-port records with their copies of the
+ * shared chains' rules.  0 for NULL.
+ */
+size_t plan_store_bytes(const struct plan_store *st);
+
 #endif

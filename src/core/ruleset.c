@@ -22,6 +22,7 @@ struct arena_chunk {
 struct rs_arena {
 	struct arena_chunk *head;
 	size_t bytes; /* handed out */
+	size_t held;  /* in chunks (their headers too) */
 };
 
 static char *arena_alloc(struct rs_arena *a, size_t n)
@@ -36,6 +37,7 @@ static char *arena_alloc(struct rs_arena *a, size_t n)
 			return NULL;
 		c->size = size;
 		c->used = 0;
+		a->held += sizeof(*c) + size;
 		c->next = a->head;
 		a->head = c;
 	}
@@ -179,6 +181,48 @@ static void index_remove(struct chain_index *ix, const struct rs_chain *c)
 size_t ruleset_arena_bytes(const struct ruleset *rs)
 {
 	return rs->arena->bytes;
+}
+
+size_t ruleset_bytes(const struct ruleset *rs)
+{
+	const struct ruleset_priv *p;
+	size_t n;
+
+	if (!rs)
+		return 0;
+	p = priv(rs);
+	n = sizeof(*p) + sizeof(*rs->arena) + rs->arena->held;
+	for (size_t t = 0; t < RS_NTABLES; t++) {
+		n += rs->t[t].cap * sizeof(*rs->t[t].chains) + p->idx[t].cap * sizeof(*p->idx[t].slots);
+		for (size_t i = 0; i < rs->t[t].n; i++)
+			n += sizeof(struct rs_chain) +
+			     rs->t[t].chains[i]->cap_rules * sizeof(struct rs_rule);
+	}
+	return n;
+}
+
+void ruleset_compact(struct ruleset *rs)
+{
+	for (size_t t = 0; rs && t < RS_NTABLES; t++) {
+		for (size_t i = 0; i < rs->t[t].n; i++) {
+			struct rs_chain *c = rs->t[t].chains[i];
+			struct rs_rule *nr;
+
+			if (c->cap_rules <= c->n_rules)
+				continue;
+			if (!c->n_rules) {
+				free(c->rules);
+				c->rules = NULL;
+				c->cap_rules = 0;
+				continue;
+			}
+			nr = realloc(c->rules, c->n_rules * sizeof(*nr));
+			if (nr) {
+				c->rules = nr;
+				c->cap_rules = c->n_rules;
+			}
+		}
+	}
 }
 
 static struct rs_chain *index_find(const struct chain_index *ix, const char *name)

@@ -250,6 +250,20 @@ int ruleset_move_chain(struct ruleset *dst, struct ruleset *src, struct rs_chain
  * ruleset). */
 size_t ruleset_arena_bytes(const struct ruleset *rs);
 
+/*
+ * The heap bytes rs holds: its chains and their rule arrays (as
+ * allocated, spare room included), the tables' arrays and name indexes,
+ * and the arena's chunks.  What malloc adds per block is not counted.
+ */
+size_t ruleset_bytes(const struct ruleset *rs);
+
+/*
+ * Give back the spare room of every chain's rule array (each holds
+ * exactly its rules afterwards; appending still works).  Nothing else
+ * changes; a failed shrink keeps the larger array.
+ */
+void ruleset_compact(struct ruleset *rs);
+
 /* Append a zeroed rule; NULL on ENOMEM.  The pointer is valid until the
  * next append to the same chain. */
 struct rs_rule *rs_chain_append(struct rs_chain *c);

@@ -113,6 +113,24 @@ static void update_sync_metrics(struct daemon *dm, const struct sync_report *rep
 			    (double)ar->chains_replaced);
 	metrics_counter_add(dm->metrics, "svcnat_sync_chains_changed_total", "op=\"deleted\"",
 			    (double)ar->chains_deleted);
+	metrics_gauge_set(dm->metrics, "svcnat_memory_bytes", "part=\"plan_store\"",
+			  (double)rep->plan_store_bytes);
+	metrics_gauge_set(dm->metrics, "svcnat_memory_bytes", "part=\"kernel_state\"",
+			  (double)rep->kept_bytes);
+}
+
+/* svcnat_memory_bytes{part="other"}: the resident memory that neither the
+ * plan stores nor the writer's kept state account for. */
+static void memory_other(struct daemon *dm)
+{
+	double rss = 0, plan = 0, kept = 0;
+
+	if (metrics_get(dm->metrics, "process_resident_memory_bytes", NULL, &rss) < 0)
+		return;
+	metrics_get(dm->metrics, "svcnat_memory_bytes", "part=\"plan_store\"", &plan);
+	metrics_get(dm->metrics, "svcnat_memory_bytes", "part=\"kernel_state\"", &kept);
+	metrics_gauge_set(dm->metrics, "svcnat_memory_bytes", "part=\"other\"",
+			  rss > plan + kept ? rss - plan - kept : 0);
 }
 
 /* Each part of the sync: a histogram each, and one line at -v. */
@@ -222,6 +240,7 @@ static int h_metrics(void *userdata, struct http_response *resp)
 	sourceset_metrics(dm->sources);
 	metrics_update_process(dm->metrics);
 	kpmetrics_nfacct(dm->kpm, dm->o->pipeline.plan.nfacct);
+	memory_other(dm);
 	f = open_memstream(&buf, &len);
 	if (!f)
 		return -ENOMEM;

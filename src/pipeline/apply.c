@@ -214,6 +214,13 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 		ruleset_free(rs);
 		ruleset_free(rs2[PLAN_V6]);
 	}
+	rep->plan_store_bytes = plan_store_bytes(p->store[PLAN_V4]) + plan_store_bytes(p->store[PLAN_V6]);
+	rep->kept_bytes = backend_kept_bytes(p->backend);
+	/* What the sync freed (the plan's and the writer's working copies:
+	 * the first sync's are as large as the tables) goes back to the
+	 * system instead of staying in malloc's free lists until the next. */
+	if (!p->c->sync_once)
+		malloc_trim(0);
 	rep->total_seconds = monotonic_seconds() - t0;
 	return r;
 }

@@ -73,6 +73,10 @@ struct sync_report {
 	double resolve_seconds;
 	size_t ports_resolved;
 	size_t ports_planned;
+	/* Heap bytes kept for the next sync once this one is done: the plan
+	 * stores' (plan_store_bytes()) and the writer's (backend_kept_bytes()). */
+	size_t plan_store_bytes;
+	size_t kept_bytes;
 };
 
 /* The pipeline's state is its own: callers use the functions below. */

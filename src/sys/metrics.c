@@ -462,6 +462,9 @@ static const struct {
 	{ "svcnat_dispatch_trees", NULL },
 	{ "svcnat_conntrack_entries_deleted_total", NULL },
 	{ "svcnat_conntrack_errors_total", NULL },
+	{ "svcnat_memory_bytes", "part=\"plan_store\"" },
+	{ "svcnat_memory_bytes", "part=\"kernel_state\"" },
+	{ "svcnat_memory_bytes", "part=\"other\"" },
 	{ "process_cpu_seconds_total", NULL },
 	{ "process_resident_memory_bytes", NULL },
 	{ "process_virtual_memory_bytes", NULL },
@@ -609,6 +612,8 @@ int metrics_declare_svcnat(struct metrics *m)
 		  "Stale UDP conntrack entries deleted" },
 		{ "svcnat_conntrack_errors_total", METRIC_COUNTER,
 		  "Failed conntrack cleanups" },
+		{ "svcnat_memory_bytes", METRIC_GAUGE,
+		  "Resident memory by what holds it: the plan stores (plan_store), what the writer keeps of the kernel's tables (kernel_state), and the rest of process_resident_memory_bytes (other: sources, merge, allocator slack, code)" },
 	};
 
 	r = metrics_declare(m, "kubeproxy_sync_proxy_rules_duration_seconds", METRIC_HISTOGRAM,

@@ -250,6 +250,25 @@ static void check_stamps(const struct ruleset *rs, struct ruleset **prev, size_t
 	*prev = copy;
 }
 
+/* The store's byte count covers at least its chains and their rules, and
+ * the kept rule arrays have no spare room. */
+static void check_bytes(const struct plan_store *st)
+{
+	const struct ruleset *rs = plan_store_ruleset(st);
+	size_t least = 0;
+
+	for (size_t t = 0; t < RS_NTABLES; t++) {
+		for (size_t i = 0; i < rs->t[t].n; i++) {
+			const struct rs_chain *c = rs->t[t].chains[i];
+
+			assert_int_equal(c->cap_rules, c->n_rules);
+			least += sizeof(*c) + c->n_rules * sizeof(*c->rules);
+		}
+	}
+	assert_true(ruleset_bytes(rs) >= least);
+	assert_true(plan_store_bytes(st) > ruleset_bytes(rs));
+}
+
 static void equivalence(bool dual, uint64_t seed)
 {
 	struct resolve_opts ro = { .hostname = "node-a", .family = dual ? 0 : AF_INET };
@@ -342,6 +361,7 @@ static void equivalence(bool dual, uint64_t seed)
 					 "--- full\n%s--- store\n%s", step, f ? 6 : 4, a, b);
 			assert_memory_equal(&st_full, &st_inc, sizeof(st_full));
 			check_stamps(plan_store_ruleset(store[f]), &kept[f], &reused, &chains);
+			check_bytes(store[f]);
 			trees += st_full.dispatch_trees > 0;
 			compact += strstr(a, ":KUBE-SVC-") && !strstr(a, ":KUBE-SEP-");
 			planned += info.ports_planned;
@@ -373,6 +393,70 @@ static void equivalence(bool dual, uint64_t seed)
 	merge_free(m);
 }
 
+/* plan_store_bytes() grows with the services planned and shrinks when
+ * they go. */
+static void test_bytes(void **state)
+{
+	struct resolve_opts ro = { .hostname = "node-a", .family = AF_INET };
+	struct plan_store *st = plan_store_new();
+	struct merge *m = merge_new();
+	struct node node = { .n_local = 1, .dispatch = DISPATCH_AUTO, .hostname = "node-a",
+			     .zone = "zone-a" };
+	size_t bytes[3];
+	int src;
+
+	(void)state;
+	rng = 7;
+	assert_non_null(st);
+	assert_non_null(m);
+	assert_int_equal(plan_store_bytes(NULL), 0);
+	set_ip(&node.ips[0], false, 0, 1);
+	node.local[0] = node.ips[0];
+	assert_int_equal(ipnet_parse("198.18.64.0/18", &node.cidrs[0]), 0);
+	src = merge_source_register(m, "all");
+	assert_true(src >= 0);
+	for (int phase = 0; phase < 3; phase++) {
+		struct plan_settings ps;
+		struct merge_snapshot *snap;
+		struct desired d = { 0 };
+		struct diag_list dl;
+
+		/* 0: every service and slice; 1: the slices gone; 2: all gone */
+		for (unsigned i = 0; i < N_SVC && phase != 1; i++) {
+			struct service *s = make_svc(i, false);
+
+			assert_int_equal(merge_update(m, src, phase ? MERGE_REMOVE : MERGE_ADD, &s, 1,
+						      NULL, 0), 0);
+			service_unref(s);
+		}
+		for (unsigned k = 0; k < N_EPS && phase != 2; k++) {
+			struct epslice *e = make_eps(k, false);
+
+			assert_int_equal(merge_update(m, src, phase ? MERGE_REMOVE : MERGE_ADD, NULL,
+						      0, &e, 1), 0);
+			epslice_unref(e);
+		}
+		assert_true(merge_flush(m) >= 0);
+		snap = merge_snapshot_get(m);
+		assert_non_null(snap);
+		diag_list_init(&dl);
+		assert_int_equal(resolve_build(snap, &ro, &d, &dl), 0);
+		node_settings(&node, AF_INET, false, &ps);
+		assert_int_equal(plan_store_update(st, &d, &ps, NULL, false, NULL, NULL, &dl), 0);
+		check_bytes(st);
+		bytes[phase] = plan_store_bytes(st);
+		desired_free(&d);
+		diag_list_done(&dl);
+		merge_snapshot_unref(snap);
+	}
+	printf("# plan store: %zu bytes with %u services, %zu without slices, %zu empty\n",
+	       bytes[0], N_SVC, bytes[1], bytes[2]);
+	assert_true(bytes[0] > bytes[1]);
+	assert_true(bytes[1] > bytes[2]);
+	plan_store_free(st);
+	merge_free(m);
+}
+
 static void test_equivalence_ipv4(void **state)
 {
 	(void)state;
@@ -388,6 +472,7 @@ static void test_equivalence_dual(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bytes),
 		cmocka_unit_test(test_equivalence_ipv4),
 		cmocka_unit_test(test_equivalence_dual),
 	};

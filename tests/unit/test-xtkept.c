@@ -220,6 +220,9 @@ static void keep(struct xtk_table *kp, const struct tb *t)
 					 t->eoff[t->ch[c].tail_idx], (uint32_t)t->ch[c].n_rules,
 					 10 + c),
 				 0);
+	/* the chain records, the mapping (none: the bytes are the test's) */
+	assert_int_equal(xtk_bytes(kp), kp->cap_ch * sizeof(*kp->ch));
+	assert_true(xtk_bytes(kp) >= t->k.n_ch * sizeof(*kp->ch));
 }
 
 /* xtk_same() of each of the kernel's planned chains (KUBE-A, -B, -C). */

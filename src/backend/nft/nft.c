@@ -489,10 +489,15 @@ static void nft_free(struct writer *w)
 
 /* iptables-nft takes no xtables lock either: the generation check makes
  * the transaction safe on its own.  One batch: nothing to put back. */
+static size_t nft_kept_bytes(const struct writer *w)
+{
+	return nftread_state_bytes(((const struct nft_writer *)w)->st);
+}
+
 #define NFT_OPS                                                                              \
 	.name = "nft", .needs_xtables_lock = false, .one_commit = true, .prepare = nft_prepare, \
 	.commit = nft_commit, .put_back = NULL, .reset = nft_reset, .read = nft_read,         \
-	.free = nft_free
+	.free = nft_free, .kept_bytes = nft_kept_bytes
 
 /* Without IPv6 in the kernel: ip filter and ip nat only. */
 static const struct writer_ops nft_ops = { NFT_OPS, .ipv6 = false };

@@ -447,6 +447,16 @@ static int take_rules(struct nftread_family *fam, struct nftread_chain *ch, cons
 	ch->c->n_rules = 0;
 	ch->lazy = NULL;
 	ch->n_lazy = 0;
+	/* Kept until the chain changes again: exactly the room its rules
+	 * take, not what doubling the array would leave. */
+	if (pc->n_rules && ch->c->cap_rules != pc->n_rules) {
+		struct rs_rule *nr = realloc(ch->c->rules, pc->n_rules * sizeof(*nr));
+
+		if (!nr)
+			return -ENOMEM;
+		ch->c->rules = nr;
+		ch->c->cap_rules = pc->n_rules;
+	}
 	for (size_t j = 0; j < pc->n_rules; j++) {
 		struct rs_rule *slot = rs_chain_append(ch->c);
 

@@ -698,6 +698,31 @@ void nftread_state_free(struct nftread_state *st)
 	free(st);
 }
 
+size_t nftread_state_bytes(const struct nftread_state *st)
+{
+	size_t n;
+
+	if (!st)
+		return 0;
+	n = sizeof(*st);
+	for (int f = 0; f < 2; f++) {
+		const struct nftread_family *fam = &st->f[f];
+
+		n += ruleset_bytes(fam->rs);
+		for (size_t t = 0; t < RS_NTABLES; t++) {
+			const struct nftread_table *tb = &fam->t[t];
+
+			n += tb->cap * sizeof(*tb->chains) + tb->cap_refs * sizeof(*tb->refs) +
+			     tb->cap_touched * sizeof(*tb->touched) +
+			     tb->cap_others * sizeof(*tb->others);
+			for (size_t i = 0; i < tb->n; i++)
+				n += tb->chains[i].cap_handles * sizeof(*tb->chains[i].handles) +
+				     tb->chains[i].lazy_len;
+		}
+	}
+	return n;
+}
+
 static const char *family_word(enum writer_family f)
 {
 	return f == WRITER_IPV6 ? "ip6" : "ip";

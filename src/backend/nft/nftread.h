@@ -95,6 +95,11 @@ struct nftread_state {
 struct nftread_state *nftread_state_new(void);
 void nftread_state_free(struct nftread_state *st);
 
+/* The heap bytes st holds: each family's rules (ruleset_bytes()), chain
+ * records, rule handles, name lists and the kept bytes of chains not yet
+ * decoded (lazy).  0 for NULL. */
+size_t nftread_state_bytes(const struct nftread_state *st);
+
 /*
  * Read family f's two tables into st, consistently (again while the
  * generation moves), replacing what st held of f.  When another family of

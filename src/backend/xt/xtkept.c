@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <linux/netfilter_ipv4/ip_tables.h>
 #include <linux/netfilter_ipv6/ip6_tables.h>
@@ -18,6 +20,24 @@ void xtk_done(struct xtk_table *kp)
 	xtt_big_free(kp->map, kp->map_len);
 	free(kp->ch);
 	memset(kp, 0, sizeof(*kp));
+}
+
+size_t xtk_bytes(const struct xtk_table *kp)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = kp->cap_ch * sizeof(*kp->ch);
+	_cleanup_free_ unsigned char *vec = NULL;
+	size_t pages;
+
+	if (!kp->map || !kp->map_len)
+		return n;
+	pages = (kp->map_len + page - 1) / page;
+	vec = malloc(pages);
+	/* Without the page map, the whole mapping. */
+	if (!vec || mincore(kp->map, kp->map_len, vec) < 0)
+		return n + kp->map_len;
+	for (size_t i = 0; i < pages; i++)
+		n += (vec[i] & 1) ? page : 0;
+	return n;
 }
 
 int xtk_add(struct xtk_table *kp, uint32_t name_at, uint32_t first, uint32_t end,

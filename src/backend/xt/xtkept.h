@@ -51,6 +51,10 @@ struct xtk_table {
 /* Free everything kept; kp is empty afterwards.  NULL-safe. */
 void xtk_done(struct xtk_table *kp);
 
+/* The bytes kp holds: its mapping's resident pages (the mapping is sized
+ * for the largest table the write could have made) and its chain records. */
+size_t xtk_bytes(const struct xtk_table *kp);
+
 /* Append a chain (names in strcmp order, the caller's duty).  0 or -ENOMEM. */
 int xtk_add(struct xtk_table *kp, uint32_t name_at, uint32_t first, uint32_t end,
 	    uint32_t n_rules, uint64_t stamp);
