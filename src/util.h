@@ -136,4 +136,23 @@ static inline double monotonic_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*
+ * A job split in parts run at once (sys/par.c's par_run): part i of n is
+ * fn(arg, i).  The pure code that splits its work (the planner, the
+ * writers' encoders) is handed one, so it needs no threads of its own; a
+ * NULL runner or n of 1 means one part on the calling thread.
+ */
+typedef void (*par_part_fn)(void *arg, unsigned i);
+typedef void (*par_runner)(unsigned n, par_part_fn fn, void *arg);
+
+static inline void par_call(par_runner run, unsigned n, par_part_fn fn, void *arg)
+{
+	if (run && n > 1) {
+		run(n, fn, arg);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++)
+		fn(arg, i);
+}
+
 #endif

@@ -183,7 +183,9 @@ int backend_new(const struct backend_options *o, struct backend **ret, struct di
 				      .lock_wait_ms = b->o.lock_wait_ms,
 				      .restore_cmd = b->o.restore_cmd,
 				      .keep_dir = b->runtime_dir,
-				      .verbose = b->o.verbose };
+				      .verbose = b->o.verbose,
+				      .threads = b->o.threads,
+				      .par = b->o.par };
 	if (kind == BACKEND_NFT && (!o || o->kind == BACKEND_AUTO)) {
 		/* auto: restore stays the fallback where the kernel's nf_tables
 		 * cannot be used in process (but not for a missing capability,

@@ -18,6 +18,7 @@
 
 #include "core/diag.h"
 #include "core/ruleset.h"
+#include "util.h"
 
 enum backend_kind {
 	BACKEND_AUTO,
@@ -38,6 +39,10 @@ struct backend_options {
 	 * "": nowhere (every start reads the tables). */
 	const char *runtime_dir;
 	bool verbose;
+	/* Parts a writer may split a big table's encoding into, run by par
+	 * (NULL or 1: one, on the calling thread; the bytes are the same). */
+	unsigned threads;
+	par_runner par;
 };
 
 struct apply_result {

@@ -101,6 +101,11 @@ struct otable {
 	unsigned hook_entry[NF_INET_NUMHOOKS];
 	unsigned underflow[NF_INET_NUMHOOKS];
 	size_t hint; /* the first allocation: the expected size */
+	/* A part's window into the table (encode_parts()): buf and cmap
+	 * point into the table's own, sized exactly, never grown; base is
+	 * the table offset of the window's first byte. */
+	uint32_t base;
+	bool window;
 };
 
 struct dsync {
@@ -131,6 +136,9 @@ struct dsync {
 	size_t n_reused; /* planned chains taken as kept, unread */
 	size_t n_stamped; /* chains of the new table that can be taken so next time */
 	size_t n_planned;
+	unsigned threads; /* parts the user chains may be encoded in */
+	par_runner par;
+	unsigned parts;   /* they were encoded in, for the verbose note */
 };
 
 static int dfail(struct dsync *s, const char *what, const char *chain, int err, bool commit)
@@ -389,7 +397,7 @@ static int plan_builtin(struct dsync *s, struct xtt_chain *kc, bool *changed)
 
 static uint32_t o_off(const struct otable *o)
 {
-	return (uint32_t)(o->len - sizeof(struct ipt_replace));
+	return (uint32_t)(o->len - sizeof(struct ipt_replace)) + o->base;
 }
 
 /* Room for n entries of size bytes in all (their counters set by the
@@ -398,6 +406,8 @@ static unsigned char *o_reserve(struct otable *o, size_t size, size_t n)
 {
 	unsigned char *e;
 
+	if (o->window && (o->len + size > o->cap || o->n_ent + n > o->cap_cmap))
+		return NULL; /* the sizing pass and the encoding disagree */
 	if (o->len + size > o->cap) {
 		size_t ncap = o->cap ? o->cap : o->hint + size;
 		unsigned char *nb;
@@ -454,7 +464,7 @@ static void set_verdict(const struct xt_fam *f, unsigned char *e, int v)
 
 static uint32_t verdict_at(const struct otable *o, const struct xt_fam *f, unsigned char *e)
 {
-	return (uint32_t)(verdict_of(f, e) - o->buf - sizeof(struct ipt_replace));
+	return (uint32_t)(verdict_of(f, e) - o->buf - sizeof(struct ipt_replace)) + o->base;
 }
 
 /*
@@ -515,21 +525,33 @@ static int emit_copy(struct dsync *s, size_t idx, const char *chain)
 	return emit_copy_run(s, idx, 1, chain);
 }
 
-static int emit_rule(struct dsync *s, const char *chain, const struct rs_rule *r, size_t ruleno)
+/* Planned rule r, rule ruleno of chain, into buf; its size in *ret_len. */
+static int encode_rule(struct dsync *s, const char *chain, const struct rs_rule *r, size_t ruleno,
+		       struct xt_entry_buf *buf, size_t *ret_len)
 {
-	struct xt_entry_buf buf;
 	const char *why = NULL;
-	uint32_t off = o_off(&s->o);
-	unsigned char *e;
-	size_t len;
 
-	if ((s->f->af == AF_INET6 ? xt_entry_build6(r, false, &buf, &why)
-				  : xt_entry_build(r, false, &buf, &why)) < 0) {
+	if ((s->f->af == AF_INET6 ? xt_entry_build6(r, false, buf, &why)
+				  : xt_entry_build(r, false, buf, &why)) < 0) {
 		diag_add(s->d, DIAG_ERROR, "direct", s->tname, chain, "rule %zu: %s", ruleno + 1,
 			 why ? why : "cannot be encoded");
 		return -EINVAL;
 	}
-	len = xt_fam_next_offset(s->f, buf.b);
+	*ret_len = xt_fam_next_offset(s->f, buf->b);
+	return 0;
+}
+
+static int emit_rule(struct dsync *s, const char *chain, const struct rs_rule *r, size_t ruleno)
+{
+	struct xt_entry_buf buf;
+	uint32_t off = o_off(&s->o);
+	unsigned char *e;
+	size_t len;
+	int k;
+
+	k = encode_rule(s, chain, r, ruleno, &buf, &len);
+	if (k < 0)
+		return k;
 	e = o_entry(&s->o, len, SIZE_MAX);
 	if (!e)
 		return -ENOMEM;
@@ -693,6 +715,211 @@ static int fix_jumps(struct dsync *s)
 	return 0;
 }
 
+/*
+ * --- the user chains in parts ---
+ *
+ * A big table's user chains are encoded by s->threads parts at once, each
+ * a run of consecutive chains.  A first pass sizes each part (its rules
+ * are encoded and their lengths summed), so that each part then writes
+ * its chains straight into its own window of the table at their final
+ * offsets: no part's output is copied or moved afterwards.  The bytes are
+ * those of one part encoding all, and so are the errors (the first
+ * part's in chain order).
+ */
+
+/* Below this many rules in the user chains, one part encodes them. */
+#define PAR_MIN_RULES 4096
+#define MAX_PARTS 16
+
+struct epart {
+	struct dsync w;          /* the part's view of the table's sync */
+	struct apply_result res; /* its counters, added to the table's */
+	struct diag_list d;
+	size_t from, to;         /* its chains, s->oc[from..to) */
+	size_t bytes, n_ent;     /* the first pass's sizes */
+	int r;
+};
+
+struct ejob {
+	struct dsync *s;
+	struct epart *p;
+	bool sizing;
+};
+
+static size_t oc_rules(const struct ochain *oc)
+{
+	if (oc->pc)
+		return oc->pc->n_rules;
+	return oc->k->fate == F_EMPTY ? 0 : oc->k->n_rules;
+}
+
+/* What emit_user_chain() will write of oc: bytes and entries. */
+static int chain_size(struct dsync *s, const struct ochain *oc, size_t *bytes, size_t *n_ent)
+{
+	size_t b = s->f->size + XT_ALIGN(sizeof(struct xt_error_target)) + s->f->size +
+		   XT_ALIGN(sizeof(struct xt_standard_target));
+
+	*n_ent += 2 + oc_rules(oc);
+	if (oc->pc) {
+		for (size_t j = 0; j < oc->pc->n_rules; j++) {
+			struct xt_entry_buf buf;
+			size_t len;
+			int r = encode_rule(s, oc->name, &oc->pc->rules[j], j, &buf, &len);
+
+			if (r < 0)
+				return r;
+			b += len;
+		}
+	} else if (oc_rules(oc)) {
+		size_t idx = oc->k->first_idx, n = oc->k->n_rules;
+		uint32_t to_end = idx + n < s->k.n_ent ? s->k.eoff[idx + n] : s->k.info.size;
+
+		b += to_end - s->k.eoff[idx];
+	}
+	*bytes += b;
+	return 0;
+}
+
+static void epart_run(void *arg, unsigned i)
+{
+	struct ejob *j = arg;
+	struct epart *p = &j->p[i];
+
+	for (size_t c = p->from; c < p->to && p->r >= 0; c++)
+		p->r = j->sizing ? chain_size(&p->w, &j->s->oc[c], &p->bytes, &p->n_ent)
+				 : emit_user_chain(&p->w, &j->s->oc[c]);
+}
+
+/* The first failed part's error and messages, in chain order. */
+static int parts_failed(struct dsync *s, struct epart *p, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (p[i].r >= 0)
+			continue;
+		return diag_list_move(s->d, &p[i].d) < 0 ? -ENOMEM : p[i].r;
+	}
+	return 0;
+}
+
+/* Add what part p wrote besides the bytes: jumps to fix, kept chains, counters. */
+static int part_merge(struct dsync *s, struct epart *p)
+{
+	const struct otable *o = &p->w.o;
+
+	if (o->len != o->cap || o->n_ent != o->cap_cmap) {
+		diag_add(s->d, DIAG_ERROR, "direct", s->tname, NULL,
+			 "a part of the table came out %zu bytes long, sized %zu (a bug)",
+			 o->len - sizeof(struct ipt_replace), o->cap - sizeof(struct ipt_replace));
+		return -EPROTO;
+	}
+	if (GROW(s->o.fx, s->o.cap_fx, s->o.n_fx + o->n_fx) < 0)
+		return -ENOMEM;
+	if (o->n_fx)
+		memcpy(s->o.fx + s->o.n_fx, o->fx, o->n_fx * sizeof(*o->fx));
+	s->o.n_fx += o->n_fx;
+	for (size_t i = 0; i < p->w.nk.n_ch; i++) {
+		const struct xtk_chain *c = &p->w.nk.ch[i];
+		int r = xtk_add(&s->nk, c->name_at, c->first, c->end, c->n_rules, c->stamp);
+
+		if (r < 0)
+			return r;
+	}
+	s->n_stamped += p->w.n_stamped;
+	s->res->rules_written += p->res.rules_written;
+	return 0;
+}
+
+static void parts_done(struct epart *p, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		free(p[i].w.o.fx);
+		xtk_done(&p[i].w.nk);
+		diag_list_done(&p[i].d);
+	}
+}
+
+/* How many parts, and which chains each: about as many rules each. */
+static unsigned parts_split(struct dsync *s, struct epart *p)
+{
+	size_t total = 0, acc = 0, c = 0;
+	unsigned n = s->threads < MAX_PARTS ? s->threads : MAX_PARTS;
+
+	for (size_t i = 0; i < s->n_oc; i++)
+		total += oc_rules(&s->oc[i]) + 2;
+	if (n < 2 || !s->par || total < PAR_MIN_RULES || s->n_oc < n)
+		return 1;
+	for (unsigned i = 0; i < n; i++) {
+		size_t goal = total / n * (i + 1);
+
+		p[i].from = c;
+		while (c < s->n_oc && (i == n - 1 || acc < goal))
+			acc += oc_rules(&s->oc[c++]) + 2;
+		p[i].to = c;
+	}
+	return n;
+}
+
+static int emit_user_chains(struct dsync *s)
+{
+	struct epart p[MAX_PARTS];
+	struct ejob job = { .s = s, .p = p, .sizing = true };
+	size_t len, ent;
+	unsigned n;
+	int r;
+
+	memset(p, 0, sizeof(p));
+	n = s->parts = parts_split(s, p);
+	if (n == 1) {
+		for (size_t i = 0; i < s->n_oc; i++) {
+			r = emit_user_chain(s, &s->oc[i]);
+			if (r < 0)
+				return r;
+		}
+		return 0;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		p[i].w = *s;
+		p[i].w.o = (struct otable){ 0 };
+		p[i].w.nk = (struct xtk_table){ 0 };
+		p[i].w.n_stamped = 0;
+		p[i].w.res = &p[i].res;
+		p[i].w.d = &p[i].d;
+		diag_list_init(&p[i].d);
+	}
+	par_call(s->par, n, epart_run, &job);
+	r = parts_failed(s, p, n);
+	for (unsigned i = 0; i < n && r >= 0; i++)
+		if (!o_reserve(&s->o, p[i].bytes, p[i].n_ent))
+			r = -ENOMEM;
+	if (r < 0) {
+		parts_done(p, n);
+		return r;
+	}
+	/* The windows, from the first part's first byte on. */
+	len = s->o.len;
+	ent = s->o.n_ent;
+	for (unsigned i = n; i-- > 0;) {
+		len -= p[i].bytes;
+		ent -= p[i].n_ent;
+		p[i].w.o = (struct otable){
+			.buf = s->o.buf + len - sizeof(struct ipt_replace),
+			.len = sizeof(struct ipt_replace),
+			.cap = sizeof(struct ipt_replace) + p[i].bytes,
+			.cmap = s->o.cmap + ent,
+			.cap_cmap = p[i].n_ent,
+			.base = (uint32_t)(len - sizeof(struct ipt_replace)),
+			.window = true,
+		};
+	}
+	job.sizing = false;
+	par_call(s->par, n, epart_run, &job);
+	r = parts_failed(s, p, n);
+	for (unsigned i = 0; i < n && r >= 0; i++)
+		r = part_merge(s, &p[i]);
+	parts_done(p, n);
+	return r;
+}
+
 static int build_table(struct dsync *s)
 {
 	struct ipt_replace *repl;
@@ -710,11 +937,9 @@ static int build_table(struct dsync *s)
 		return r;
 	if (!s->oc_sorted)
 		qsort_safe(s->oc, s->n_oc, sizeof(*s->oc), oc_cmp);
-	for (size_t i = 0; i < s->n_oc; i++) {
-		r = emit_user_chain(s, &s->oc[i]);
-		if (r < 0)
-			return r;
-	}
+	r = emit_user_chains(s);
+	if (r < 0)
+		return r;
 	r = emit_error(s, NULL);
 	if (r < 0)
 		return r;
@@ -993,6 +1218,7 @@ static struct dsync dsync_start(struct direct_writer *dw, const struct writer_ta
 				const struct ruleset *plan, struct diag_list *d)
 {
 	return (struct dsync){ .fd = dw->fd[tab->family], .verbose = dw->w.cfg.verbose,
+			       .threads = dw->w.cfg.threads, .par = dw->w.cfg.par,
 			       .f = fam_of(tab->family), .t = tab->table,
 			       .table = rs_table_name(tab->table), .tname = writer_table_name(tab),
 			       .rs = plan, .d = d };
@@ -1049,9 +1275,9 @@ static int direct_commit(struct writer *w, const struct writer_table *tabs, size
 	if (r >= 0 && s->verbose)
 		diag_add(d, DIAG_NOTE, "direct", s->tname, NULL,
 			 "read and compared in %.3f s (%zu of %zu planned chains as kept), built "
-			 "%zu bytes in %.3f s, replaced in %.3f s",
-			 s->t_read, s->n_reused, s->n_planned, s->o.len, s->t_build,
-			 monotonic_seconds() - t0);
+			 "%zu bytes in %.3f s (%u part%s), replaced in %.3f s",
+			 s->t_read, s->n_reused, s->n_planned, s->o.len, s->t_build, s->parts,
+			 s->parts == 1 ? "" : "s", monotonic_seconds() - t0);
 	return r;
 }
 

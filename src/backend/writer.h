@@ -67,6 +67,8 @@ struct writer_config {
 	/* Where a writer keeps what it knows of the tables for the next
 	 * process (keepfile.h); NULL: nowhere. */
 	const char *keep_dir;
+	unsigned threads;        /* backend_options' */
+	par_runner par;
 };
 
 struct writer;

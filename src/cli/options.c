@@ -15,6 +15,7 @@
 #include "cli/options.h"
 #include "sources/etcd/etcdwire.h"
 #include "sys/host.h"
+#include "sys/par.h"
 #include "util.h"
 
 void options_init(struct svcnat_options *o)
@@ -362,6 +363,8 @@ primary_later:
 		break;
 	}
 	o->backend.verbose = o->log_verbosity >= 4;
+	o->backend.threads = par_threads();
+	o->backend.par = par_run;
 	return 0;
 }
 
