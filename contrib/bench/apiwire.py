@@ -72,16 +72,17 @@ def main():
             res["lists"][wire] = {"bytes": nbytes, "per_object": nbytes / objs,
                                   "wall_s": min(walls), "rss_mib": mib}
         slices = [i for i in lst["items"] if i.get("kind") == "EndpointSlice"]
-        for wire, ct in WIRES:
+        for wi, (wire, ct) in enumerate(WIRES):
             b.sh(b.svcnat, "--cleanup", "--backend", a.backend, check=False)
             log = os.path.join(b.work, "daemon-%s.log" % wire)
-            p = b.daemon(["--kubeconfig", b.kc, "--kube-api-content-type", ct], log)
+            p = b.daemon(["--kubeconfig", b.kc, "--kube-api-content-type", ct, "--v=2"], log)
             _, pos = api.wait_line(log, r"sync \(initial\)", 0, 900)
             s0 = stats(b)
             lat = []
             for k in range(a.events):
                 sl = json.loads(json.dumps(slices[k % len(slices)]))
-                sl["endpoints"][0]["addresses"] = ["198.18.127.%d" % (10 + k % 200)]
+                # each wire's changes move to addresses of its own: a change each time
+                sl["endpoints"][0]["addresses"] = ["198.18.127.%d" % (10 + 100 * wi + k % 100)]
                 ev = os.path.join(b.work, "event.json")
                 with open(ev, "w") as f:
                     json.dump(sl, f)
