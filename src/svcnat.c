@@ -3,6 +3,7 @@
  * svcnat: parse the command line (cli/options.c), then run its mode
  * (cli/modes.c).  Exit codes: sys/exitcode.h.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "cli/modes.h"
 #include "cli/options.h"
+#include "sys/exitcode.h"
 #include "sys/log.h"
 #include "util.h"
 
@@ -72,6 +74,24 @@ static void setup_logging(const struct svcnat_options *o, bool parse_failed)
 	log_setup(f, o->log_verbosity, quiet ? LOG_LEVEL_WARNING : LOG_LEVEL_INFO);
 	/* checked while parsing: cannot fail here */
 	(void)log_set_vmodule(o->vmodule);
+}
+
+/*
+ * klog's --log-file: used only with --logtostderr=false (else a warning,
+ * as klog ignores it); opened before any other side effect.  0, or -errno
+ * from log_open_file (the caller names the flag and exits 2).
+ */
+static int setup_log_file(const struct svcnat_options *o)
+{
+	int fd;
+
+	if (!o->log_file || o->logtostderr)
+		return 0;
+	fd = log_open_file(o->log_file);
+	if (fd < 0)
+		return fd;
+	log_set_file(fd, o->alsologtostderr);
+	return 0;
 }
 
 /*
@@ -170,14 +190,25 @@ int main(int argc, char **argv)
 {
 	struct svcnat_options o;
 	bool diff = false, done = false, huge;
-	int code, held, saved_fd = -1;
+	int code, held, saved_fd = -1, file_err = 0;
 
 	huge = heap_hugepages(argv);
 	options_init(&o);
 	held = stderr_hold(&saved_fd);
 	code = options_parse(argc, argv, &o, &diff, &done);
 	setup_logging(&o, code != 0);
+	if (!code && !done)
+		file_err = setup_log_file(&o);
 	stderr_replay(held, saved_fd);
+	if (file_err) {
+		log_err("--log-file %s: %s", o.log_file,
+			file_err == -EINVAL ? "not a regular file" : strerror(-file_err));
+		code = EXIT_USAGE;
+		goto out;
+	}
+	if (!code && o.log_file && o.logtostderr)
+		log_warn("--log-file %s has no effect with --logtostderr=true (klog's default): "
+			 "logging to standard error", o.log_file);
 	if (code || done)
 		goto out;
 	if (huge)

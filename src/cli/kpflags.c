@@ -44,12 +44,11 @@ static const struct {
 	/*
 	 * klog's flags, which kube-proxy took before Kubernetes 1.26 and refuses
 	 * since ("unknown flag"): svcnat still starts, and says so.
+	 * --log-file, --logtostderr and --alsologtostderr are svcnat's own
+	 * (cli/options.c), with klog's meaning.
 	 */
 #define KLOG_GONE "removed from kube-proxy in Kubernetes 1.26; svcnat logs to standard error"
-	{ "logtostderr", optional_argument, KLOG_GONE },
-	{ "alsologtostderr", optional_argument, KLOG_GONE },
 	{ "log-dir", required_argument, KLOG_GONE " (redirect it, or use kube-log-runner)" },
-	{ "log-file", required_argument, KLOG_GONE " (redirect it, or use kube-log-runner)" },
 	{ "log-file-max-size", required_argument, KLOG_GONE },
 	{ "skip-headers", optional_argument, KLOG_GONE },
 	{ "skip-log-headers", optional_argument, KLOG_GONE },

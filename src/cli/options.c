@@ -22,6 +22,7 @@ void options_init(struct svcnat_options *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->mode = MODE_DAEMON;
+	o->logtostderr = true; /* klog's default */
 	plan_settings_init(&o->plan);
 	/* lock_path, lock_wait_ms and commit_retries left 0: the backend's
 	 * defaults (backend.h). */
@@ -52,6 +53,7 @@ void options_done(struct svcnat_options *o)
 	free(o->pod_interface_prefix);
 	free(o->kp_config);
 	free(o->vmodule);
+	free(o->log_file);
 	free(o->min_sync_period);
 	free(o->sync_period);
 	free(o->healthz_bind_address);
@@ -135,6 +137,9 @@ static const struct option long_options[] = {
 	{ "write-config-to", required_argument, NULL, OPT_WRITE_CONFIG },
 	{ "log-flush-frequency", required_argument, NULL, OPT_LOG_FLUSH },
 	{ "vmodule", required_argument, NULL, OPT_VMODULE },
+	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
+	{ "logtostderr", optional_argument, NULL, OPT_LOGTOSTDERR },
+	{ "alsologtostderr", optional_argument, NULL, OPT_ALSOLOGTOSTDERR },
 	{ NULL, 0, NULL, 0 },
 };
 

@@ -77,6 +77,9 @@ struct svcnat_options {
 	int log_verbosity;            /* klog's -v N (a bare -v is 4, -vv 5, ...) */
 	int log_format;               /* enum log_format_opt: --logging-format */
 	char *vmodule;                /* --vmodule (sys/log.h), or NULL */
+	char *log_file;               /* klog's --log-file, or NULL */
+	bool logtostderr;             /* klog's --logtostderr (default true) */
+	bool alsologtostderr;         /* klog's --alsologtostderr */
 	char **configs;               /* --config, in order (registration order = precedence) */
 	size_t n_configs;
 	char *hostname;               /* --hostname or the machine's (lowercased) */

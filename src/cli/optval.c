@@ -615,6 +615,15 @@ int opt_apply(struct pstate *ps, int c, const char *arg)
 		else
 			r = opt_set_str(&o->vmodule, arg);
 		break;
+	case OPT_LOG_FILE:
+		r = opt_set_str(&o->log_file, arg);
+		break;
+	case OPT_LOGTOSTDERR:
+		r = set_bool(ps, arg, &o->logtostderr);
+		break;
+	case OPT_ALSOLOGTOSTDERR:
+		r = set_bool(ps, arg, &o->alsologtostderr);
+		break;
 	case OPT_LOG_FLUSH:
 		r = set_flush_frequency(ps, arg);
 		break;

@@ -74,6 +74,9 @@ enum opt_id {
 	OPT_LOG_FLUSH,
 	OPT_VMODULE,
 	OPT_KUBE_CONTENT_TYPE,
+	OPT_LOG_FILE,
+	OPT_LOGTOSTDERR,
+	OPT_ALSOLOGTOSTDERR,
 	OPT_IGNORED = 0x400, /* + index in kpflags.c's ignored flags */
 };
 

@@ -5,6 +5,7 @@
  * (k8s.io/component-base/logs/json/json.go, zap's JSON encoder).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <math.h>
 #include <stdint.h>
@@ -31,7 +32,9 @@ static struct {
 	struct vmodule vmodule[LOG_VMODULE_MAX];
 	size_t n_vmodule;
 	int vmodule_max; /* the highest level any pattern gives */
-} log_state = { LOG_FORMAT_PLAIN, 0, LOG_LEVEL_INFO, -1, { { "", 0, false } }, 0, 0 };
+	int file_fd;     /* --log-file, or -1 */
+	bool file_also_stderr;
+} log_state = { LOG_FORMAT_PLAIN, 0, LOG_LEVEL_INFO, -1, { { "", 0, false } }, 0, 0, -1, false };
 
 /* A bounded line buffer: what does not fit is cut, never overrun. */
 struct lbuf {
@@ -675,6 +678,19 @@ static double now_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static void write_all(int fd, const char *buf, size_t len)
+{
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(fd, buf + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+}
+
 /* The line, a newline and the journal's prefix, in one write(2). */
 static void emit(int level, int v, const char *file, int line, const char *err, const char *msg,
 		 bool quote, const struct log_field *f, size_t n)
@@ -702,17 +718,48 @@ static void emit(int level, int v, const char *file, int line, const char *err, 
 	}
 	len = strlen(buf);
 	buf[len++] = '\n';
-	for (size_t off = 0; off < len;) {
-		ssize_t w = write(STDERR_FILENO, buf + off, len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		off += (size_t)w;
+	if (log_state.file_fd < 0) {
+		write_all(STDERR_FILENO, buf, len);
+	} else {
+		/* klog's output(): the file, and stderr from -stderrthreshold on */
+		write_all(log_state.file_fd, buf + pre, len - pre);
+		if (log_state.file_also_stderr || level <= LOG_LEVEL_ERR)
+			write_all(STDERR_FILENO, buf, len);
 	}
 	free(heap);
 	errno = saved;
+}
+
+void log_set_file(int fd, bool also_stderr)
+{
+	if (log_state.file_fd >= 0 && log_state.file_fd != fd)
+		close(log_state.file_fd);
+	log_state.file_fd = fd;
+	log_state.file_also_stderr = also_stderr;
+}
+
+int log_open_file(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	/* O_NONBLOCK: a FIFO without a reader must not hang the start */
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int r = -EINVAL;
+
+		close(fd);
+		return r;
+	}
+	if (fcntl(fd, F_SETFL, O_APPEND) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return fd;
 }
 
 void log_vfull(int level, int v, const char *file, int line, const char *fmt, va_list ap)

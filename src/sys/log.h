@@ -77,6 +77,20 @@ void log_setup(enum log_format format, int verbosity, int min_level);
 /* log_setup in the current format: max_level the least severe level
  * written, LOG_LEVEL_DEBUG for the details too. */
 void log_init(const char *ident, int max_level);
+
+/*
+ * klog's --log-file with --logtostderr=false: every line goes to fd (the
+ * log takes it; -1 = back to standard error only), and to standard error
+ * too when also_stderr (--alsologtostderr) or when it is an error (klog's
+ * -stderrthreshold, default ERROR).
+ */
+void log_set_file(int fd, bool also_stderr);
+/*
+ * Opens path for log_set_file: O_APPEND, close-on-exec, created 0600; not
+ * a directory, FIFO or other non-regular file.  The fd, or -errno
+ * (-EISDIR, -EINVAL for a non-regular file, open(2)'s).
+ */
+int log_open_file(const char *path);
 int log_get_verbosity(void);
 enum log_format log_get_format(void);
 

@@ -7,7 +7,8 @@
 # logging.format (every stderr line a JSON object with ts, caller, msg),
 # and klog's verbosity: -v 2 adds each sync's summary (kube-proxy's
 # "SyncProxyRules complete"), -v 4 the details, -v 0 neither; --vmodule
-# raises one source file's verbosity.  A one-shot
+# raises one source file's verbosity; klog's --log-file with
+# --logtostderr=false writes the lines to the file.  A one-shot
 # mode's errors stay plain "error: ..." lines unless --logging-format is
 # given.  The daemon runs alone in a namespace of its own (lib/daemon-ns.sh).
 . "$(dirname "$0")/lib/daemon-ns.sh"
@@ -46,7 +47,7 @@ run() {
 	shift
 	legacy_config 3
 	dn_start direct "${ARGS[@]}" "$@"
-	wait_for 30 "$name: the first sync" grep -q 'sync (initial)' "$TMP/log"
+	wait_for 30 "$name: the first sync" grep -q 'sync (initial)' "${RUN_LOG:-$TMP/log}"
 	legacy_config 4
 	wait_for 30 "$name: the change in the kernel" sh -c \
 		"iptables-legacy-save -t nat | grep -c -- '-A KUBE-NODEPORTS .*default/s[0-9]*\"' | grep -qx 4"
@@ -160,4 +161,14 @@ grep -q '"msg":"--log-dir: accepted and ignored: removed from kube-proxy' "$TMP/
 "$SVCNAT" --no-such-flag >/dev/null 2>"$TMP/usage.err"
 [ $? = 2 ] || fail "--no-such-flag: not exit 2"
 grep -q "^Try 'svcnat --help'" "$TMP/usage.err" || fail "usage error: $(cat "$TMP/usage.err")"
+# klog's --log-file: the lines in the file with --logtostderr=false ...
+RUN_LOG=$TMP/own.log run lfile --logtostderr=false --log-file "$TMP/own.log"
+all_klog "$TMP/own.log"
+grep -q 'sync.c:[0-9]*\] sync (initial): ' "$TMP/own.log" || fail "--log-file: no first sync in the file"
+grep -q 'sync (initial)' "$TMP/lfile.log" && fail "--logtostderr=false: the sync line on stderr too"
+[ "$(stat -c %a "$TMP/own.log")" = 600 ] || fail "--log-file: mode $(stat -c %a "$TMP/own.log")"
+# ... and only a warning with --logtostderr=true (the default)
+run lwarn --log-file "$TMP/unused.log"
+grep -q '^W.*--log-file .* has no effect with --logtostderr=true' "$TMP/lwarn.log" || fail "no --log-file warning"
+[ -e "$TMP/unused.log" ] && fail "--log-file made a file with --logtostderr=true"
 echo "ok"

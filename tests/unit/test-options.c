@@ -171,6 +171,20 @@ static void test_kube_proxy_flags(void **state)
 	options_done(&o);
 	assert_int_equal(parse(&o, "--config", svc, "--vmodule", "sync", NULL), 2);
 	options_done(&o);
+	/* klog's --log-file / --logtostderr (default true) / --alsologtostderr */
+	assert_int_equal(parse(&o, "--config", svc, NULL), 0);
+	assert_true(o.logtostderr);
+	assert_false(o.alsologtostderr);
+	assert_null(o.log_file);
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--logtostderr=false", "--alsologtostderr",
+			       "--log-file", "/x/y.log", NULL), 0);
+	assert_false(o.logtostderr);
+	assert_true(o.alsologtostderr);
+	assert_string_equal(o.log_file, "/x/y.log");
+	options_done(&o);
+	assert_int_equal(parse(&o, "--config", svc, "--logtostderr=maybe", NULL), 2);
+	options_done(&o);
 	/* --log-flush-frequency: a duration above zero, accepted (every line is written at once) */
 	assert_int_equal(parse(&o, "--config", svc, "--log-flush-frequency=5s", NULL), 0);
 	options_done(&o);
