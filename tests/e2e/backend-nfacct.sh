@@ -42,6 +42,13 @@ sysctl -qw net.ipv4.ip_forward=1
 unshare -n sleep 300 &
 PEER=$!
 trap 'kill $PEER 2>/dev/null; rm -rf "$BK_TMP"' EXIT
+# Until unshare has made its namespace, $PEER's is still this one: wait
+# (bounded) before a veth end is moved there.
+for _ in $(seq 1 100); do
+	[ "$(readlink /proc/$PEER/ns/net)" != "$(readlink /proc/self/ns/net)" ] && break
+	sleep 0.05
+done
+[ "$(readlink /proc/$PEER/ns/net)" != "$(readlink /proc/self/ns/net)" ] || fail "the peer namespace was not made"
 ip link add nfa0 type veth peer name nfa1 netns "$PEER" || fail "veth"
 ip addr add 198.18.0.1/32 dev nfa0
 ip link set nfa0 up
