@@ -80,7 +80,7 @@ static int request(const char *name, uint8_t cmd, uint16_t flags, mnl_cb_t cb, v
 
 	if (!name || !name[0] || strlen(name) > NFACCT_NAME_MAXLEN)
 		return -EINVAL;
-	buf = malloc(MNL_SOCKET_BUFFER_SIZE);
+	buf = calloc(1, MNL_SOCKET_BUFFER_SIZE); /* attribute padding is sent too */
 	a = nfacct_alloc();
 	if (!buf || !a)
 		return -ENOMEM;
