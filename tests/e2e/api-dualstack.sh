@@ -31,10 +31,7 @@ web() {
 }
 
 # apply JSON...: create or update these objects on the server
-apply() {
-	k8s_list "$@" >"$E2E_TMP/apply.json"
-	kapi_apply "$E2E_TMP/apply.json"
-}
+apply() { kapi_apply_objects "$@"; }
 
 wait_for_context() { echo "; last probe: $(summary "$E2E_TMP/poll" 2>/dev/null); daemon log: $(tail -n 20 "$E2E_TMP/daemon.log")"; }
 

@@ -31,10 +31,7 @@ web() {
 		{"name":"http","protocol":"TCP","port":80,"targetPort":8080}]'
 }
 
-apply() {
-	k8s_list "$@" >"$E2E_TMP/apply.json"
-	kapi_apply "$E2E_TMP/apply.json"
-}
+apply() { kapi_apply_objects "$@"; }
 
 # ago SECONDS: that long before now, as the EndpointSlice controller writes it
 ago() { date -u -d "-$1 seconds" +%Y-%m-%dT%H:%M:%S.%NZ; }

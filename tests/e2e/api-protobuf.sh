@@ -30,10 +30,7 @@ svc() { # name ip
 		{\"name\":\"http\",\"protocol\":\"TCP\",\"port\":80,\"targetPort\":8080}]"
 }
 
-apply() {
-	k8s_list "$@" >"$E2E_TMP/apply.json"
-	kapi_apply "$E2E_TMP/apply.json"
-}
+apply() { kapi_apply_objects "$@"; }
 
 wait_for_context() { echo "; stats: $(kapi_stats | head -c 1500); daemon log: $(tail -n 15 "$E2E_TMP/daemon.log")"; }
 

@@ -36,10 +36,7 @@ svc() { # name ip
 }
 
 # apply JSON...: create or update these objects on the server
-apply() {
-	k8s_list "$@" >"$E2E_TMP/apply.json"
-	kapi_apply "$E2E_TMP/apply.json"
-}
+apply() { kapi_apply_objects "$@"; }
 
 # wait_for (lib/wait.sh): what a failure shows
 wait_for_context() { echo "; last probe: $(cat "$E2E_TMP/poll" 2>/dev/null); daemon log: $(tail -n 30 "$E2E_TMP/daemon.log")"; }

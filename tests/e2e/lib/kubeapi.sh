@@ -15,6 +15,7 @@
 #   kapi_stop [SIG]            stop it (default TERM) and wait
 #   kapi_ctl PATH [JSON]       POST JSON (GET without) to the control port
 #   kapi_apply FILE|-          create or update the objects of a file (or stdin)
+#   kapi_apply_objects JSON... create or update these objects (a List of them)
 #   kapi_delete KIND NS NAME
 #   kapi_fault NAME [COUNT]
 #   kapi_stats                 the control port's /stats JSON
@@ -112,6 +113,11 @@ kapi_ctl() {
 kapi_apply() {
 	_kapi_curl -f -X POST --data-binary "@$1" "http://$KAPI_CTL/apply" >/dev/null ||
 		fail "kubeapi: apply $1 refused"
+}
+
+kapi_apply_objects() {
+	k8s_list "$@" >"$E2E_TMP/apply.json"
+	kapi_apply "$E2E_TMP/apply.json"
 }
 
 kapi_delete() {
