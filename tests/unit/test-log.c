@@ -4,6 +4,7 @@
  * JSON lines, the one-shot modes' plain lines; escaping of odd bytes.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -12,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <cmocka.h>
@@ -289,6 +292,111 @@ static void test_vmodule(void **state)
 	assert_false(log_enabled_file(LOG_LEVEL_INFO, 2, "src/daemon/sync.c"));
 }
 
+/* The whole of a file, NUL-terminated, into buf ("" when it is absent). */
+static const char *slurp(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(buf, 1, size - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+/* klog's --log-file, --logtostderr=false and --alsologtostderr. */
+static void test_log_file(void **state)
+{
+	char dir[] = "/tmp/svcnat-test-log.XXXXXX";
+	char path[128], errpath[128], fifo[128], buf[8192];
+	int saved_err, errfd, fd;
+	struct stat st;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/svcnat.log", dir);
+	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+
+	/* Standard error goes to a file of ours for the test's time. */
+	fflush(stderr);
+	saved_err = dup(STDERR_FILENO);
+	errfd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(saved_err >= 0 && errfd >= 0);
+	assert_true(dup2(errfd, STDERR_FILENO) >= 0);
+	close(errfd);
+	unsetenv("JOURNAL_STREAM");
+	log_setup(LOG_FORMAT_TEXT, 0, LOG_LEVEL_INFO);
+
+	/* Created 0600, and written: info to the file only, an error to
+	 * both (klog's -stderrthreshold=ERROR). */
+	fd = log_open_file(path);
+	assert_true(fd >= 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	log_set_file(fd, false);
+	log_info("first line %d", 1);
+	log_err("an error %d", 2);
+	slurp(path, buf, sizeof(buf));
+	assert_int_equal(count(buf, "] first line 1\n"), 1);
+	assert_int_equal(count(buf, "] an error 2\n"), 1);
+	assert_int_equal(buf[0], 'I'); /* klog's header, as on stderr */
+	slurp(errpath, buf, sizeof(buf));
+	assert_int_equal(count(buf, "first line 1"), 0);
+	assert_int_equal(count(buf, "] an error 2\n"), 1);
+
+	/* Opened again (a restart): appended, the first lines kept;
+	 * --alsologtostderr: info goes to stderr too. */
+	fd = log_open_file(path);
+	assert_true(fd >= 0);
+	log_set_file(fd, true);
+	log_info("second line");
+	slurp(path, buf, sizeof(buf));
+	assert_int_equal(count(buf, "first line 1"), 1);
+	assert_int_equal(count(buf, "] second line\n"), 1);
+	assert_true(strstr(buf, "first line 1") < strstr(buf, "second line"));
+	slurp(errpath, buf, sizeof(buf));
+	assert_int_equal(count(buf, "] second line\n"), 1);
+
+	/* Back to standard error only: the file is left as it is. */
+	log_set_file(-1, false);
+	log_info("third line");
+	slurp(path, buf, sizeof(buf));
+	assert_int_equal(count(buf, "third line"), 0);
+	slurp(errpath, buf, sizeof(buf));
+	assert_int_equal(count(buf, "] third line\n"), 1);
+
+	/* Bad paths: no such directory, a directory, a FIFO (without a
+	 * reader: refused at once rather than hanging the start), a device. */
+	snprintf(buf, sizeof(buf), "%s/nope/svcnat.log", dir);
+	assert_int_equal(log_open_file(buf), -ENOENT);
+	assert_int_equal(log_open_file(dir), -EISDIR);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	fd = log_open_file(fifo);
+	assert_true(fd == -EINVAL || fd == -ENXIO);
+	assert_int_equal(unlink(fifo), 0);
+	/* a device opens, but is no log file */
+	assert_int_equal(log_open_file("/dev/null"), -EINVAL);
+
+	fflush(stderr);
+	assert_true(dup2(saved_err, STDERR_FILENO) >= 0);
+	close(saved_err);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(unlink(errpath), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* xorshift: the same odd strings every run */
 static uint32_t rnd(uint32_t *s)
 {
@@ -374,6 +482,7 @@ int main(void)
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_verbosity),
 		cmocka_unit_test(test_vmodule),
+		cmocka_unit_test(test_log_file),
 		cmocka_unit_test(test_escaping_random),
 	};
 
