@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The first sync on one thread and on every core, beside the kernel's floor.
+
+For each size and writer, in one run: `svcnat --once -v` into empty tables
+(each run in a fresh network namespace) with SVCNAT_THREADS=1 and with
+SVCNAT_THREADS=N (default: the CPUs online), its wall time and its CPU time
+(user + sys) and peak RSS (contrib/bench/runin), and the kernel's own part
+as svcnat's verbose notes report it: the legacy nat table's IPT_SO_SET_REPLACE
+("replaced in"), or the nf_tables batch's commit ("committed in").  That part
+is the floor no writer goes below.  Beside them the restore tool of the same
+rules (`svcnat --dry-run` text): iptables-legacy-restore for direct,
+iptables-nft-restore for nft (minutes at 10,000 x 10: --nft-restore-size
+gives it a smaller cluster, and the report says which), and `floor --raw`
+(read the loaded legacy nat table and replace it with the same bytes).
+
+The 1-minute load average is printed with each figure: on a shared machine,
+compare the two thread counts of the same run, and CPU time more than wall.
+
+    sudo python3 contrib/bench/cores.py --builddir BUILD [--sizes 10000x10]
+        [--backends direct,nft] [--reps 3] [--threads N] [--nft-restore-size 2000x10]
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NODE_ARGS = ["--node-ip", "198.18.0.1", "--hostname", "node-a",
+             "--cluster-cidr", "198.18.64.0/18"]
+
+
+class Bench:
+    def __init__(self, a):
+        self.a = a
+        self.work = tempfile.mkdtemp(prefix="svcnat-cores-")
+        self.lock = os.path.join(self.work, "xtables.lock")
+        open(self.lock, "w").close()
+        b = a.builddir
+        self.svcnat = os.path.join(b, "svcnat")
+        self.runin = os.path.join(b, "contrib/bench/runin")
+        self.floor = os.path.join(b, "contrib/bench/floor")
+        self.ns_seq = 0
+        for p in (self.svcnat, self.runin):
+            if not os.access(p, os.X_OK):
+                sys.exit("cores.py: no %s (build first)" % p)
+
+    def netns(self):
+        self.ns_seq += 1
+        name = "svcnat-cores-%d-%d" % (os.getpid(), self.ns_seq)
+        subprocess.run(["ip", "netns", "add", name], check=True)
+        subprocess.run(["ip", "-n", name, "link", "set", "lo", "up"], check=True)
+        return name
+
+    def run(self, cmd, ns, env=None, stdin=None, stdout=None, timeout=1800):
+        jf = os.path.join(self.work, "runin.json")
+        full = [self.runin, "-t", str(timeout), "-o", jf, "-n", ns, "-l", self.lock, "--"] + cmd
+        e = dict(os.environ)
+        e.update(env or {})
+        fin = open(stdin) if stdin else subprocess.DEVNULL
+        fout = open(stdout, "w") if stdout else subprocess.DEVNULL
+        try:
+            p = subprocess.run(full, env=e, stdin=fin, stdout=fout, stderr=subprocess.PIPE,
+                               text=True)
+        finally:
+            if stdin:
+                fin.close()
+            if stdout:
+                fout.close()
+        with open(jf) as f:
+            r = json.load(f)
+        os.unlink(jf)
+        if p.returncode != 0:
+            raise RuntimeError("%s failed (%d): %s" % (os.path.basename(cmd[0]), p.returncode,
+                                                       p.stderr[-500:]))
+        r["stderr"] = p.stderr
+        r["cpu"] = r["user_s"] + r["sys_s"]
+        r["load"] = os.getloadavg()[0]
+        return r
+
+    def config(self, n, m):
+        path = os.path.join(self.work, "c%dx%d.json" % (n, m))
+        if not os.path.exists(path):
+            subprocess.run([sys.executable, os.path.join(HERE, "gen.py"), "-n", str(n), "-m",
+                            str(m), "-o", path], check=True)
+        return path
+
+    def dry_run(self, cfg):
+        out = cfg + ".txt"
+        if not os.path.exists(out):
+            with open(out, "w") as f:
+                subprocess.run([self.svcnat, "--dry-run", "--config", cfg] + NODE_ARGS,
+                               stdout=f, check=True)
+        return out
+
+    def svcnat_once(self, cfg, backend, threads):
+        ns = self.netns()
+        try:
+            r = self.run([self.svcnat, "--once", "-v", "--backend", backend, "--config", cfg] +
+                         NODE_ARGS, ns, env={"SVCNAT_THREADS": str(threads)})
+            if backend == "direct":
+                m = re.search(r"direct: nat: .*built (\d+) bytes in ([0-9.]+) s"
+                              r"(?: \((\d+) parts?\))?, replaced in ([0-9.]+) s", r["stderr"])
+                r["kernel"] = float(m.group(4)) if m else None
+                r["encode"] = float(m.group(2)) if m else None
+                r["parts"] = int(m.group(3)) if m and m.group(3) else None
+                if self.a.raw_floor and os.access(self.floor, os.X_OK):
+                    f = self.run([self.floor, "--raw", "nat"], ns)
+                    r["raw_floor"] = f["seconds"]
+                    r["raw_floor_cpu"] = f["cpu"]
+            else:
+                m = re.search(r"encoded \d+ messages \(\d+ bytes\) in ([0-9.]+) s, "
+                              r"committed in ([0-9.]+) s, kept state updated in ([0-9.]+) s",
+                              r["stderr"])
+                r["encode"] = float(m.group(1)) if m else None
+                r["kernel"] = float(m.group(2)) if m else None
+                r["kept"] = float(m.group(3)) if m else None
+            m = re.search(r" in ([0-9.]+)s \(plan ([0-9.]+)s\)", r["stderr"])
+            r["plan"] = float(m.group(2)) if m else None
+            return r
+        finally:
+            subprocess.run(["ip", "netns", "del", ns], check=False)
+
+    def restore(self, cfg, backend):
+        ns = self.netns()
+        tool = "iptables-legacy-restore" if backend == "direct" else "iptables-nft-restore"
+        try:
+            return self.run([tool, "-w"], ns, stdin=self.dry_run(cfg))
+        finally:
+            subprocess.run(["ip", "netns", "del", ns], check=False)
+
+
+def med(rs, key):
+    v = [r[key] for r in rs if r.get(key) is not None]
+    return statistics.median(v) if v else None
+
+
+def fmt(v, unit="s"):
+    return "-" if v is None else "%.3f %s" % (v, unit)
+
+
+def size(s):
+    n, m = s.split("x")
+    return int(n), int(m)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--builddir", default=".")
+    ap.add_argument("--sizes", default="10000x10")
+    ap.add_argument("--backends", default="direct,nft")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--nft-restore-size", default="2000x10",
+                    help="iptables-nft-restore's cluster (it takes minutes at 10000x10)")
+    ap.add_argument("--no-restore", action="store_true")
+    ap.add_argument("--raw-floor", action="store_true",
+                    help="also floor --raw (replace the loaded nat table with itself)")
+    ap.add_argument("--json", help="keep every sample here")
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("cores.py: needs root (network namespaces)")
+    b = Bench(a)
+    out = []
+    print("load average at the start: %.2f %.2f %.2f" % os.getloadavg())
+    print("| size | writer | threads | wall | CPU (user+sys) | peak RSS | plan | encode "
+          "| kernel's part (floor) | wall / floor | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for s in a.sizes.split(","):
+        n, m = size(s)
+        cfg = b.config(n, m)
+        for be in a.backends.split(","):
+            row = {"size": s, "backend": be}
+            for t in sorted({1, a.threads}):
+                rs = []
+                # Alternate nothing: the reps of one count run back to back,
+                # the two counts one after the other in the same run.
+                for _ in range(a.reps):
+                    rs.append(b.svcnat_once(cfg, be, t))
+                w, c, k = med(rs, "seconds"), med(rs, "cpu"), med(rs, "kernel")
+                row[t] = rs
+                print("| %s | %s | %d | %s | %s | %.0f MiB | %s | %s | %s | %s | %.1f-%.1f |" % (
+                    s, be, t, fmt(w), fmt(c), med(rs, "maxrss_kb") / 1024, fmt(med(rs, "plan")),
+                    fmt(med(rs, "encode")), fmt(k), "%.2fx" % (w / k) if k else "-",
+                    min(r["load"] for r in rs), max(r["load"] for r in rs)))
+                if be == "direct" and a.raw_floor:
+                    print("| %s | floor --raw (nat read + replaced with itself) | %d | %s | %s "
+                          "| - | - | - | - | - | - |" % (s, t, fmt(med(rs, "raw_floor")),
+                                                      fmt(med(rs, "raw_floor_cpu"))))
+            if not a.no_restore:
+                rsz = s if be == "direct" else a.nft_restore_size
+                rcfg = b.config(*size(rsz))
+                r = b.restore(rcfg, be)
+                row["restore"] = dict(r, size=rsz)
+                print("| %s | %s | restore | %s | %s | %.0f MiB | - | - | - | - | %.1f |" % (
+                    rsz, "iptables-legacy-restore" if be == "direct" else
+                    "iptables-nft-restore", fmt(r["seconds"]), fmt(r["cpu"]),
+                    r["maxrss_kb"] / 1024, r["load"]))
+            out.append(row)
+    print("load average at the end: %.2f %.2f %.2f" % os.getloadavg())
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
