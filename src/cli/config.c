@@ -48,6 +48,7 @@ void config_pipeline(const struct svcnat_options *o, struct pipeline_config *ret
 		.etcd_cert = o->etcd_cert,
 		.etcd_key = o->etcd_key,
 		.kube_content_type = o->kube_content_type,
+		.kube_accept_content_types = o->kube_accept_content_types,
 		.kube_no_watch_list = o->kube_no_watch_list,
 		/* The daemon plans again and again: it keeps the chain names
 		 * and plans between syncs. */

@@ -8,6 +8,7 @@
 #include "cli/configz.h"
 #include "core/duration.h"
 #include "core/model.h"
+#include "sources/kube/kubereq.h"
 #include "util.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
@@ -159,8 +160,9 @@ static bool add_top(cJSON *c, const struct svcnat_options *o)
 		ipaddr_fmt(&o->bind_address, bind, sizeof(bind));
 	return win && add_bool(win, "RunAsService", false) &&
 	       cJSON_AddNullToObject(c, "FeatureGates") &&
-	       add_str(cc, "Kubeconfig", o->kubeconfig) && add_str(cc, "AcceptContentTypes", "") &&
-	       add_str(cc, "ContentType", "application/vnd.kubernetes.protobuf") &&
+	       add_str(cc, "Kubeconfig", o->kubeconfig) && add_str(cc, "AcceptContentTypes", o->kube_accept_content_types) &&
+	       add_str(cc, "ContentType", o->kube_content_type ? o->kube_content_type
+							       : KUBE_CT_DEFAULT) &&
 	       add_num(cc, "QPS", 5) && add_num(cc, "Burst", 10) &&
 	       add_str(c, "HostnameOverride", o->hostname) && add_str(c, "BindAddress", bind) &&
 	       add_str(c, "HealthzBindAddress", o->healthz_bind_address ? o->healthz_bind_address

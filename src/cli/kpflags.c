@@ -11,6 +11,7 @@
 
 #include "cli/kpflags.h"
 #include "cli/kpconfig.h"
+#include "sources/kube/kubereq.h"
 #include "util.h"
 
 /*
@@ -255,6 +256,27 @@ static bool kp_zero(const struct kpfield *f, const char *dflt)
 	return f->null || !f->value[0] || in_csv("0,0s,false,0.0", f->value) || (dflt && in_csv(dflt, f->value));
 }
 
+/*
+ * clientConnection.acceptContentTypes has no flag in kube-proxy either:
+ * the Accept header's value of every request as given
+ * (cmd/kube-proxy/app/server.go, createClient).  0 or -EINVAL (printed).
+ */
+static int kp_accept_types(struct pstate *ps, const struct kpfield *f)
+{
+	const char *why = NULL;
+
+	if (f->null || !f->value[0]) {
+		ps->o->kube_accept_content_types = (free(ps->o->kube_accept_content_types), NULL);
+		return 0;
+	}
+	if (!kube_accept_valid(f->value, &why)) {
+		fprintf(stderr, "svcnat: %s (line %u): '%.100s' is not %s\n", ps->name, f->line,
+			f->value, why);
+		return -EINVAL;
+	}
+	return opt_set_str(&ps->o->kube_accept_content_types, f->value);
+}
+
 static int kp_field(struct pstate *ps, const struct option *all, const struct kpconfig *kc,
 		    const struct kpfield *f)
 {
@@ -270,6 +292,8 @@ static int kp_field(struct pstate *ps, const struct option *all, const struct kp
 			break;
 	}
 	snprintf(ps->name, sizeof(ps->name), "%s: %s", kc->path, f->path);
+	if (streq(f->path, "clientConnection.acceptContentTypes"))
+		return kp_accept_types(ps, f);
 	if (i == ARRAY_SIZE(kp_fields)) {
 		fprintf(stderr, "svcnat: warning: %s (line %u): not a KubeProxyConfiguration field "
 			"svcnat knows; ignored\n", ps->name, f->line);

@@ -66,6 +66,7 @@ void options_done(struct svcnat_options *o)
 	free(o->kubeconfig);
 	free(o->master);
 	free(o->kube_content_type);
+	free(o->kube_accept_content_types);
 	memset(o, 0, sizeof(*o));
 }
 

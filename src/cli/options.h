@@ -107,6 +107,9 @@ struct svcnat_options {
 	char *master;                 /* --master URL */
 	bool kube;                    /* follow the API (kubeconfig, master or in-cluster) */
 	char *kube_content_type;      /* --kube-api-content-type, NULL: protobuf (kube-proxy's) */
+	/* clientConnection.acceptContentTypes (no flag, as in kube-proxy):
+	 * the Accept header's value; NULL: the content type's, then any */
+	char *kube_accept_content_types;
 	bool kube_no_watch_list;      /* --feature-gates WatchListClient=false */
 	char **args;                  /* positional arguments (etcd-load FILE) */
 	size_t n_args;

@@ -193,6 +193,7 @@ static int setup_network(struct daemon *dm)
 		.kubeconfig = dm->o->pipeline.kubeconfig,
 		.master = dm->o->pipeline.master,
 		.content_type = dm->o->pipeline.kube_content_type,
+		.accept_content_types = dm->o->pipeline.kube_accept_content_types,
 		.no_watch_list = dm->o->pipeline.kube_no_watch_list,
 		.node_name = dm->o->pipeline.hostname,
 		.mode = dm->o->pipeline.file_mode,

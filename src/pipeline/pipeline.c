@@ -170,6 +170,7 @@ int pipeline_read_sources(struct pipeline *p, struct diag_list *d)
 			.kubeconfig = p->c->kubeconfig,
 			.master = p->c->master,
 			.content_type = p->c->kube_content_type,
+			.accept_content_types = p->c->kube_accept_content_types,
 			.no_watch_list = p->c->kube_no_watch_list,
 			.node_name = p->c->hostname,
 			.mode = p->c->file_mode,

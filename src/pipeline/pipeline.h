@@ -48,6 +48,7 @@ struct pipeline_config {
 	const char *etcd_cert;
 	const char *etcd_key;
 	const char *kube_content_type; /* NULL: protobuf (sources/kube/kubereq.h) */
+	const char *kube_accept_content_types; /* the Accept header; NULL: from the type */
 	bool kube_no_watch_list;      /* list, never stream (WatchListClient=false) */
 	bool keep_plans;              /* plans are made again and again: keep the chain
 				       * names and each family's plan between syncs */

@@ -9,6 +9,8 @@
 #    WatchList) refused, and reads protobuf lists and watch frames;
 #  - --kube-api-content-type application/json with --feature-gates
 #    WatchListClient=false: JSON only, no streaming list: the same rules;
+#  - clientConnection.acceptContentTypes (a KubeProxyConfiguration) is the
+#    Accept header as given;
 #  - a server that answers JSON to a protobuf client: read as JSON;
 #  - a server that streams lists: synced at the k8s.io/initial-events-end
 #    bookmark with no list request, then followed over the same watch; one
@@ -126,6 +128,16 @@ diff "$E2E_TMP/rules.pb" "$E2E_TMP/rules.json" >&2 || fail "rules differ between
 grep -qF "'application/json, */*'" <<<"$(stat 'sorted(s["accept"])')" || fail "Accept: $(stat 's["accept"]')"
 [ "$(stat 's["streams_refused"]')" = "$r0" ] || fail "a streaming list with WatchListClient=false"
 [ "$(stat 's["served"].get("json", {}).get("list", 0)')" -ge 3 ] || fail "JSON lists: $(stat 's["served"]')"
+daemon_stop
+
+say "clientConnection.acceptContentTypes: the Accept header as given"
+printf 'apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nclientConnection:\n  acceptContentTypes: application/json\n' \
+	>"$E2E_TMP/kp-accept.yaml"
+j0=$(stat 's["served"].get("json", {}).get("list", 0)')
+daemon_start --config "$E2E_TMP/kp-accept.yaml"
+sync_then 198.19.0.10 198.19.0.11 198.19.0.12
+grep -qF "'application/json'" <<<"$(stat 'sorted(s["accept"])')" || fail "Accept: $(stat 's["accept"]')"
+[ "$(stat 's["served"].get("json", {}).get("list", 0)')" -gt "$j0" ] || fail "JSON lists: $(stat 's["served"]')"
 daemon_stop
 
 say "a JSON-only server: the protobuf client reads JSON"

@@ -111,6 +111,8 @@ static void test_defaults(void **state)
 		{ "Logging.format", "text" },
 		{ "Logging.verbosity", "0" },
 		{ "ClientConnection.QPS", "5" },
+		{ "ClientConnection.ContentType", "application/vnd.kubernetes.protobuf" },
+		{ "ClientConnection.AcceptContentTypes", "" },
 		{ "HostnameOverride", "node-z" },
 	};
 	cJSON *root, *c = render(&root, "--config", svcdir, "--hostname", "node-z", NULL);
@@ -142,6 +144,8 @@ static void test_file_and_flags(void **state)
 		{ "Logging.format", "json" },
 		{ "Logging.verbosity", "2" },
 		{ "HostnameOverride", "node-k" },
+		{ "ClientConnection.ContentType", "application/json" },
+		{ "ClientConnection.AcceptContentTypes", "application/json, */*;q=0.5" },
 	};
 	char path[128];
 	FILE *f;
@@ -161,7 +165,9 @@ static void test_file_and_flags(void **state)
 	      "logging: {format: json, verbosity: 2}\n"
 	      "iptables: {masqueradeBit: 15, masqueradeAll: true, localhostNodePorts: false,\n"
 	      "  syncPeriod: 1m, minSyncPeriod: 2s}\n"
-	      "conntrack: {maxPerCore: 0, tcpCloseWaitTimeout: 30m}\n",
+	      "conntrack: {maxPerCore: 0, tcpCloseWaitTimeout: 30m}\n"
+	      "clientConnection: {contentType: application/json,\n"
+	      "  acceptContentTypes: 'application/json, */*;q=0.5'}\n",
 	      f);
 	fclose(f);
 	c = render(&root, "--config", svcdir, "--config", path, "--min-sync-period", "500ms", NULL);

@@ -47,6 +47,47 @@ static void test_accept(void **state)
 	assert_false(kube_content_type_valid(NULL));
 }
 
+/* clientConnection.acceptContentTypes: sent as given when svcnat can
+ * read one of the answers it allows and it is a valid header value. */
+static void test_accept_valid(void **state)
+{
+	static const struct {
+		const char *v;
+		bool ok;
+	} cases[] = {
+		{ "application/json", true },
+		{ "application/vnd.kubernetes.protobuf,application/json", true },
+		{ "application/cbor, Application/JSON;q=0.9", true },
+		{ "application/cbor,\t*/*;q=0.1", true },
+		{ "application/*", true },
+		{ "application/cbor", false },
+		{ "application/json-patch+json", false },
+		{ "application/jsonx", false },
+		{ "text/*", false },
+		{ ",", false },
+		{ "application/json\r\nX-Evil: 1", false },
+		{ "application/json\x7f", false },
+	};
+	char big[KUBE_ACCEPT_MAX + 2];
+	const char *why;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		why = NULL;
+		if (kube_accept_valid(cases[i].v, &why) != cases[i].ok)
+			fail_msg("'%s': want %s", cases[i].v, cases[i].ok ? "valid" : "refused");
+		assert_true(cases[i].ok == !why);
+	}
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	memcpy(big, "*/*,", 4);
+	assert_false(kube_accept_valid(big, &why));
+	assert_string_equal(why, "at most 200 bytes long");
+	big[KUBE_ACCEPT_MAX] = '\0';
+	assert_true(kube_accept_valid(big, NULL));
+	assert_false(kube_accept_valid(NULL, NULL));
+}
+
 static void test_wire_of(void **state)
 {
 	static const struct {
@@ -251,7 +292,8 @@ static void test_stream_sink(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_accept),      cmocka_unit_test(test_wire_of),
+		cmocka_unit_test(test_accept),      cmocka_unit_test(test_accept_valid),
+		cmocka_unit_test(test_wire_of),
 		cmocka_unit_test(test_list_query),  cmocka_unit_test(test_watch_query),
 		cmocka_unit_test(test_refusals),    cmocka_unit_test(test_stream_sink),
 	};

@@ -648,6 +648,47 @@ static void test_kube_content_type(void **state)
 	options_done(&o);
 }
 
+/* clientConnection.acceptContentTypes: no flag (kube-proxy has none);
+ * taken as given, refused (exit 2) when svcnat could not send it or read
+ * any answer it allows. */
+static void test_kpconfig_accept_types(void **state)
+{
+	static const struct {
+		const char *yaml, *want;
+		int rc;
+	} cases[] = {
+		{ "clientConnection:\n  acceptContentTypes: application/json\n", "application/json", 0 },
+		{ "clientConnection:\n  acceptContentTypes: 'application/vnd.kubernetes.protobuf, "
+		  "application/json'\n",
+		  "application/vnd.kubernetes.protobuf, application/json", 0 },
+		{ "clientConnection:\n  acceptContentTypes: \"\"\n", NULL, 0 },
+		{ "clientConnection:\n  acceptContentTypes: null\n", NULL, 0 },
+		{ "clientConnection:\n  acceptContentTypes: application/cbor\n", NULL, 2 },
+		{ "clientConnection:\n  acceptContentTypes: \"application/json\\r\\nX: y\"\n", NULL, 2 },
+	};
+	char svc[256];
+
+	(void)state;
+	snprintf(svc, sizeof(svc), "%s", write_tmp("svc.json", "{\"kind\": \"List\", \"items\": []}"));
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct svcnat_options o;
+		char text[512], kp[256];
+		int r;
+
+		snprintf(text, sizeof(text), "apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+					     "kind: KubeProxyConfiguration\n%s", cases[i].yaml);
+		snprintf(kp, sizeof(kp), "%s", write_tmp("accept.yaml", text));
+		r = parse(&o, "--config", kp, "--config", svc, NULL);
+		if (r != cases[i].rc)
+			fail_msg("case %zu: exit %d, want %d", i, r, cases[i].rc);
+		if (r == 0 && cases[i].want)
+			assert_string_equal(o.kube_accept_content_types, cases[i].want);
+		else if (r == 0)
+			assert_null(o.kube_accept_content_types);
+		options_done(&o);
+	}
+}
+
 /* Whether two "--name=value" flags name the same option. */
 static bool same_flag(const char *a, const char *b)
 {
@@ -1179,6 +1220,7 @@ int main(void)
 		cmocka_unit_test(test_kpconfig_file),
 		cmocka_unit_test(test_kpconfig_each_field),
 		cmocka_unit_test(test_kpconfig_refusals),
+		cmocka_unit_test(test_kpconfig_accept_types),
 		cmocka_unit_test(test_feature_gates),
 		cmocka_unit_test(test_kpconfig_parse),
 		cmocka_unit_test(test_bind_addresses),

@@ -1064,9 +1064,20 @@ int kube_source_new(struct loop *l, struct merge *m, const struct kube_options *
 			 KUBE_CT_PROTOBUF, KUBE_CT_JSON);
 		return -EINVAL;
 	}
-	/* kube-proxy sets no acceptContentTypes unless its configuration
-	 * does; svcnat has none: the header follows the content type. */
-	r = kube_accept_header(s->content_type, NULL, s->accept, sizeof(s->accept));
+	/* kube-proxy sends clientConnection.acceptContentTypes when given
+	 * (cmd/kube-proxy/app/server.go, createClient), else the header
+	 * follows the content type. */
+	if (o->accept_content_types && *o->accept_content_types) {
+		const char *why = NULL;
+
+		if (!kube_accept_valid(o->accept_content_types, &why)) {
+			diag_add(d, DIAG_ERROR, NULL, NULL, "clientConnection.acceptContentTypes",
+				 "'%.100s' is not %s", o->accept_content_types, why);
+			return -EINVAL;
+		}
+	}
+	r = kube_accept_header(s->content_type, o->accept_content_types, s->accept,
+			       sizeof(s->accept));
 	if (r < 0)
 		return r;
 	r = load_config(o, &s->cfg, d);

@@ -53,6 +53,10 @@ struct kube_options {
 	/* --kube-api-content-type (NULL: KUBE_CT_DEFAULT, protobuf), as
 	 * client-go's rest.Config ContentType (sources/kube/kubereq.h). */
 	const char *content_type;
+	/* clientConnection.acceptContentTypes: the Accept header's value as
+	 * given (NULL or "": the content type's, then any), as client-go's
+	 * rest.Config AcceptContentTypes; checked by kube_accept_valid(). */
+	const char *accept_content_types;
 	bool no_watch_list; /* --feature-gates WatchListClient=false: list, never stream */
 	enum file_mode_check mode; /* the kubeconfig's and its files' (sources/file/cfgfile.h) */
 	/* Called once per HTTP request to the API server, when its status is

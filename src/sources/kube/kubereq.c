@@ -25,6 +25,43 @@ int kube_accept_header(const char *content_type, const char *accept, char *buf, 
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/* Whether the media range at mt (up to a ',', ';', blank or the end) is
+ * one whose answer svcnat reads.  A wildcard gets the server's default,
+ * JSON. */
+static bool accept_readable(const char *mt)
+{
+	static const char *const readable[] = { KUBE_CT_JSON, KUBE_CT_PROTOBUF, "application/*",
+						"*/*" };
+	size_t n = strcspn(mt, ",; \t");
+
+	for (size_t i = 0; i < ARRAY_SIZE(readable); i++)
+		if (n == strlen(readable[i]) && !strncasecmp(mt, readable[i], n))
+			return true;
+	return false;
+}
+
+bool kube_accept_valid(const char *accept, const char **ret_why)
+{
+	const char *why = NULL, *p;
+	bool readable = false;
+
+	if (!accept || strlen(accept) > KUBE_ACCEPT_MAX)
+		why = "at most 200 bytes long";
+	for (p = accept; !why && *p; p++)
+		if (((unsigned char)*p < 0x20 && *p != '\t') || *p == 0x7f)
+			why = "free of control characters (an HTTP header's value)";
+	for (p = accept; !why && p; p = strchr(p, ',')) {
+		p += strspn(p, ", \t");
+		readable = readable || accept_readable(p);
+	}
+	if (!why && !readable)
+		why = "a list naming " KUBE_CT_JSON " or " KUBE_CT_PROTOBUF
+		      " (the answers svcnat reads)";
+	if (why && ret_why)
+		*ret_why = why;
+	return !why;
+}
+
 /* Whether media type mt (then parameters, blanks or the end) is want. */
 static bool media_is(const char *mt, const char *want)
 {

@@ -50,6 +50,19 @@ bool kube_content_type_valid(const char *ct);
  */
 int kube_accept_header(const char *content_type, const char *accept, char *buf, size_t len);
 
+/* The longest acceptContentTypes svcnat sends (the Accept header's value). */
+#define KUBE_ACCEPT_MAX 200
+
+/*
+ * Whether accept (a clientConnection.acceptContentTypes value: media
+ * types separated by commas, each with optional parameters) can be sent
+ * and answered: at most KUBE_ACCEPT_MAX bytes, no control characters, and
+ * one of its types is one svcnat reads (JSON, protobuf, or a wildcard the
+ * server answers with its default, JSON).  On false, *ret_why (if not
+ * NULL) says what it must be instead.
+ */
+bool kube_accept_valid(const char *accept, const char **ret_why);
+
 enum kube_wire {
 	KUBE_WIRE_JSON,
 	KUBE_WIRE_PROTOBUF,
