@@ -113,6 +113,97 @@ static int join_sequence(yaml_document_t *doc, const yaml_node_t *n, const char 
 	return 0;
 }
 
+/* The value node under key in a mapping node, NULL when absent. */
+static const yaml_node_t *map_get(yaml_document_t *doc, const yaml_node_t *map, const char *key)
+{
+	yaml_node_pair_t *p;
+
+	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		const char *k = scalar(yaml_document_get_node(doc, p->key));
+
+		if (k && streq(k, key))
+			return yaml_document_get_node(doc, p->value);
+	}
+	return NULL;
+}
+
+/*
+ * component-base's logging.vmodule (logs/api/v1 VModuleConfiguration): a
+ * list of {filePattern, verbosity}, validated as its Validate does (a
+ * pattern, without '=' or ','; a verbosity of 0 to 2^32-1), joined into
+ * klog's --vmodule text "PATTERN=N,...".  Other keys of an item are
+ * warned about (kube-proxy's lenient decoding drops them).
+ */
+static int join_vmodule(yaml_document_t *doc, const yaml_node_t *n, const char *file,
+			const char *path, char **ret, struct diag_list *d)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, i = 0;
+	yaml_node_item_t *it;
+
+	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++, i++) {
+		const yaml_node_t *e = yaml_document_get_node(doc, *it);
+		const yaml_node_t *pat, *verb;
+		const char *ps, *vs;
+		unsigned long long v = 0;
+		char *end = NULL, *nb;
+		yaml_node_pair_t *p;
+		int w;
+
+		if (!e || e->type != YAML_MAPPING_NODE) {
+			diag_add(d, DIAG_ERROR, file, NULL, path,
+				 "line %lu: item %zu: a mapping {filePattern, verbosity} expected",
+				 e ? (unsigned long)e->start_mark.line + 1 : 0UL, i);
+			return -EINVAL;
+		}
+		for (p = e->data.mapping.pairs.start; p < e->data.mapping.pairs.top; p++) {
+			const char *k = scalar(yaml_document_get_node(doc, p->key));
+
+			if (!k || (!streq(k, "filePattern") && !streq(k, "verbosity")))
+				diag_add(d, DIAG_WARNING, file, NULL, path,
+					 "line %lu: item %zu: unknown key '%s' ignored",
+					 (unsigned long)e->start_mark.line + 1, i, k ? k : "?");
+		}
+		pat = map_get(doc, e, "filePattern");
+		verb = map_get(doc, e, "verbosity");
+		ps = pat && !is_null(pat) ? scalar(pat) : "";
+		vs = verb && !is_null(verb) ? scalar(verb) : "0";
+		if (!ps || !*ps || (pat && has_nul(pat))) {
+			diag_add(d, DIAG_ERROR, file, NULL, path,
+				 "line %lu: item %zu: filePattern: a file pattern is required",
+				 (unsigned long)e->start_mark.line + 1, i);
+			return -EINVAL;
+		}
+		if (strpbrk(ps, "=,")) {
+			diag_add(d, DIAG_ERROR, file, NULL, path,
+				 "line %lu: item %zu: filePattern '%s': must not contain an equal "
+				 "sign or a comma", (unsigned long)e->start_mark.line + 1, i, ps);
+			return -EINVAL;
+		}
+		if (vs && vs[0] >= '0' && vs[0] <= '9') {
+			errno = 0;
+			v = strtoull(vs, &end, 10);
+		}
+		if (!vs || !end || *end || errno || v > 0xffffffffULL) {
+			diag_add(d, DIAG_ERROR, file, NULL, path,
+				 "line %lu: item %zu: verbosity '%s': a number from 0 to 4294967295",
+				 (unsigned long)e->start_mark.line + 1, i, vs ? vs : "(not a number)");
+			return -EINVAL;
+		}
+		w = snprintf(NULL, 0, "%s%s=%llu", len ? "," : "", ps, v);
+		nb = realloc(buf, len + (size_t)w + 1);
+		if (!nb)
+			return -ENOMEM;
+		buf = nb;
+		snprintf(buf + len, (size_t)w + 1, "%s%s=%llu", len ? "," : "", ps, v);
+		len += (size_t)w;
+	}
+	if (!buf && !(buf = strdup("")))
+		return -ENOMEM;
+	*ret = TAKE_PTR(buf);
+	return 0;
+}
+
 /* Flatten a mapping into c->fields, keys joined by '.'. */
 static int walk(yaml_document_t *doc, const yaml_node_t *map, const char *prefix,
 		struct kpconfig *c, struct diag_list *d)
@@ -148,12 +239,20 @@ static int walk(yaml_document_t *doc, const yaml_node_t *map, const char *prefix
 		}
 		if (!prefix[0] && (streq(key, "kind") || streq(key, "apiVersion")))
 			continue;
+		if (streq(path, "logging.vmodule") && v->type != YAML_SEQUENCE_NODE && !is_null(v)) {
+			diag_add(d, DIAG_ERROR, c->path, NULL, path,
+				 "line %u: a list of {filePattern, verbosity} expected", line);
+			return -EINVAL;
+		}
 		switch (v->type) {
 		case YAML_SCALAR_NODE:
 			r = add_field(c, path, is_null(v) ? "" : scalar(v), is_null(v), line);
 			break;
 		case YAML_SEQUENCE_NODE:
-			r = join_sequence(doc, v, c->path, path, &joined, d);
+			if (streq(path, "logging.vmodule"))
+				r = join_vmodule(doc, v, c->path, path, &joined, d);
+			else
+				r = join_sequence(doc, v, c->path, path, &joined, d);
 			if (r >= 0)
 				r = add_field(c, path, joined, !joined[0], line);
 			break;
@@ -171,19 +270,6 @@ static int walk(yaml_document_t *doc, const yaml_node_t *map, const char *prefix
 			return r;
 	}
 	return 0;
-}
-
-static const yaml_node_t *top_value(yaml_document_t *doc, const yaml_node_t *map, const char *key)
-{
-	yaml_node_pair_t *p;
-
-	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		const char *k = scalar(yaml_document_get_node(doc, p->key));
-
-		if (k && streq(k, key))
-			return yaml_document_get_node(doc, p->value);
-	}
-	return NULL;
 }
 
 /* Text that starts as JSON does: '{' or '[' after white space. */
@@ -228,10 +314,10 @@ int kpconfig_parse(const char *name, const char *text, size_t len, struct kpconf
 	root = yaml_document_get_root_node(&doc);
 	if (!root || root->type != YAML_MAPPING_NODE)
 		return 0;
-	kind = scalar(top_value(&doc, root, "kind"));
+	kind = scalar(map_get(&doc, root, "kind"));
 	if (!kind || !streq(kind, KIND))
 		return 0;
-	api = scalar(top_value(&doc, root, "apiVersion"));
+	api = scalar(map_get(&doc, root, "apiVersion"));
 	c = calloc(1, sizeof(*c));
 	if (!c || !(c->path = strdup(name)) || !(c->api_version = strdup(api ? api : "")))
 		return -ENOMEM;

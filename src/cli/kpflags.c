@@ -227,6 +227,7 @@ static const struct {
 	{ "logging.verbosity", "v", NULL, NULL },
 	{ "logging.format", "logging-format", NULL, NULL },
 	{ "logging.flushFrequency", "log-flush-frequency", NULL, NULL },
+	{ "logging.vmodule", "vmodule", NULL, NULL },
 	{ "featureGates.", NULL, NULL, NULL },
 	{ "clientConnection.kubeconfig", "kubeconfig", NULL, NULL },
 	{ "clientConnection.contentType", "kube-api-content-type", NULL, NULL },
@@ -316,8 +317,10 @@ static int kp_field(struct pstate *ps, const struct option *all, const struct kp
 	opt = find_option(all, kp_fields[i].flag);
 	if (!opt)
 		return -EINVAL;
-	/* Flags on the command line override the file. */
-	if (o->given & opt_given_bit(opt->val))
+	/* Flags on the command line override the file (component-base's
+	 * logging flags too: kube-proxy's copyLogsFromFlags).  --vmodule
+	 * is set before the file is read only by the command line. */
+	if ((o->given & opt_given_bit(opt->val)) || (streq(opt->name, "vmodule") && o->vmodule))
 		return 0;
 	return opt_apply(ps, opt->val, f->value);
 }
@@ -335,7 +338,8 @@ static void warn_flags_over_file(struct pstate *ps, const struct option *all, co
 		bool seen = false;
 
 		if (!flag || streq(flag, "hostname-override") || streq(flag, "v") ||
-		    streq(flag, "logging-format") || streq(flag, "log-flush-frequency"))
+		    streq(flag, "logging-format") || streq(flag, "log-flush-frequency") ||
+		    streq(flag, "vmodule"))
 			continue;
 		for (size_t k = 0; k < i; k++)
 			seen = seen || (kp_fields[k].flag && streq(kp_fields[k].flag, flag));
@@ -412,6 +416,13 @@ int kpflags_apply_config(struct pstate *ps, const struct option *all)
 		}
 		warn_flags_over_file(ps, all, o->kp_config);
 		drop_config(o, i);
+	}
+	/* component-base's LoggingConfiguration Validate: vmodule is the text
+	 * format's (the flags are checked as the file's fields). */
+	if (o->vmodule && o->vmodule[0] && o->log_format == LOG_FORMAT_OPT_JSON) {
+		fprintf(stderr, "svcnat: vmodule '%s': only supported for the text log format, "
+			"not json\n", o->vmodule);
+		return EXIT_USAGE;
 	}
 	return 0;
 }

@@ -561,6 +561,10 @@ static void ck_log_format(const struct svcnat_options *o, bool flag)
 {
 	assert_int_equal(o->log_format, flag ? LOG_FORMAT_OPT_TEXT : LOG_FORMAT_OPT_JSON);
 }
+static void ck_vmodule(const struct svcnat_options *o, bool flag)
+{
+	assert_string_equal(o->vmodule, flag ? "kube*=5" : "sync=4,src/daemon/tele*=2");
+}
 static void ck_kubeconfig(const struct svcnat_options *o, bool flag)
 {
 	assert_string_equal(o->kubeconfig, flag ? "/nonexistent/flag.conf" : "/nonexistent/file.conf");
@@ -609,6 +613,9 @@ static const struct kp_case kp_cases[] = {
 	{ "conntrack:\n  tcpBeLiberal: true\n", "--conntrack-tcp-be-liberal=false", ck_ct_liberal },
 	{ "logging:\n  verbosity: 4\n", "--v=0", ck_verbosity },
 	{ "logging:\n  format: json\n", "--logging-format=text", ck_log_format },
+	{ "logging:\n  vmodule:\n  - filePattern: sync\n    verbosity: 4\n"
+	  "  - {filePattern: \"src/daemon/tele*\", verbosity: 2}\n",
+	  "--vmodule=kube*=5", ck_vmodule },
 	{ "clientConnection:\n  kubeconfig: /nonexistent/file.conf\n",
 	  "--kubeconfig=/nonexistent/flag.conf", ck_kubeconfig },
 	{ "clientConnection:\n  contentType: application/json\n",
@@ -723,7 +730,10 @@ static void test_kpconfig_each_field(void **state)
 		for (size_t j = 0; j < ARRAY_SIZE(kp_cases); j++) {
 			if (same_flag(kp_cases[i].flag, kp_cases[j].flag) ||
 			    (strstr(kp_cases[i].yaml, "detectLocalMode") &&
-			     same_flag(kp_cases[j].flag, "--detect-local-mode=")))
+			     same_flag(kp_cases[j].flag, "--detect-local-mode=")) ||
+			    /* vmodule is the text format's: refused with json */
+			    (strstr(kp_cases[i].yaml, "format: json") &&
+			     same_flag(kp_cases[j].flag, "--vmodule=")))
 				continue;
 			assert_int_equal(parse(&o, "--config", kp, "--config", svc, kp_cases[j].flag,
 					       NULL), 0);
@@ -731,6 +741,97 @@ static void test_kpconfig_each_field(void **state)
 			options_done(&o);
 		}
 		ck_strict = true;
+	}
+}
+
+/*
+ * The logging block as component-base's LoggingConfiguration reads it:
+ * vmodule a list of {filePattern, verbosity} (klog's --vmodule), only with
+ * the text format; verbosity; format text or json; flushFrequency a
+ * duration or a number of nanoseconds; options.* accepted when zero (as
+ * kubeadm writes them).
+ */
+static void test_kpconfig_logging(void **state)
+{
+	static const char *const head = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+					"kind: KubeProxyConfiguration\nlogging:\n";
+	static const struct {
+		const char *yaml;
+		int exit;
+		const char *vmodule; /* with exit 0: o.vmodule, NULL for none */
+		int verbosity, format;
+	} cases[] = {
+		/* kubeadm's ConfigMap */
+		{ "  flushFrequency: 0\n  options:\n    json:\n      infoBufferSize: \"0\"\n"
+		  "    text:\n      infoBufferSize: \"0\"\n  verbosity: 0\n",
+		  0, NULL, 0, LOG_FORMAT_OPT_UNSET },
+		{ "  format: text\n  verbosity: 3\n  flushFrequency: 5s\n"
+		  "  vmodule:\n  - filePattern: sync\n    verbosity: 4\n"
+		  "  - filePattern: \"kube*\"\n",
+		  0, "sync=4,kube*=0", 3, LOG_FORMAT_OPT_TEXT },
+		{ "  flushFrequency: 5000000000\n  format: json\n  vmodule: []\n", 0, NULL, 0,
+		  LOG_FORMAT_OPT_JSON },
+		/* JSON's spelling of the list */
+		{ "  vmodule: [{\"filePattern\": \"daemon\", \"verbosity\": 6}]\n", 0, "daemon=6", 0,
+		  LOG_FORMAT_OPT_UNSET },
+		/* component-base's Validate */
+		{ "  format: json\n  vmodule:\n  - filePattern: sync\n    verbosity: 4\n", 2, NULL, 0, 0 },
+		{ "  vmodule:\n  - verbosity: 4\n", 2, NULL, 0, 0 },
+		{ "  vmodule:\n  - filePattern: \"\"\n    verbosity: 4\n", 2, NULL, 0, 0 },
+		{ "  vmodule:\n  - filePattern: a=b\n    verbosity: 4\n", 2, NULL, 0, 0 },
+		{ "  vmodule:\n  - filePattern: a,b\n    verbosity: 4\n", 2, NULL, 0, 0 },
+		{ "  vmodule:\n  - filePattern: sync\n    verbosity: -1\n", 2, NULL, 0, 0 },
+		{ "  vmodule:\n  - filePattern: sync\n    verbosity: many\n", 2, NULL, 0, 0 },
+		{ "  vmodule:\n  - filePattern: sync\n    verbosity: 4294967296\n", 2, NULL, 0, 0 },
+		{ "  vmodule:\n  - sync=4\n", 2, NULL, 0, 0 },
+		{ "  vmodule: sync=4\n", 2, NULL, 0, 0 },
+		{ "  format: xml\n", 2, NULL, 0, 0 },
+		{ "  verbosity: loud\n", 2, NULL, 0, 0 },
+		{ "  flushFrequency: soon\n", 2, NULL, 0, 0 },
+	};
+	char svc[256];
+
+	(void)state;
+	snprintf(svc, sizeof(svc), "%s", write_tmp("svc.json", "{\"kind\": \"List\", \"items\": []}"));
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct svcnat_options o;
+		char text[1024], kp[256];
+
+		snprintf(text, sizeof(text), "%s%s", head, cases[i].yaml);
+		snprintf(kp, sizeof(kp), "%s", write_tmp("logging.yaml", text));
+		print_message("logging case %zu\n", i);
+		assert_int_equal(parse(&o, "--config", kp, "--config", svc, NULL), cases[i].exit);
+		if (cases[i].exit == 0) {
+			if (cases[i].vmodule)
+				assert_string_equal(o.vmodule, cases[i].vmodule);
+			else
+				assert_true(!o.vmodule || !o.vmodule[0]);
+			assert_int_equal(o.log_verbosity, cases[i].verbosity);
+			assert_int_equal(o.log_format, cases[i].format);
+		}
+		options_done(&o);
+	}
+	/* The flags win over the file (kube-proxy's copyLogsFromFlags); json
+	 * with a vmodule is refused whichever says which. */
+	{
+		struct svcnat_options o;
+		char text[512], kp[256];
+
+		snprintf(text, sizeof(text), "%s  format: text\n  vmodule:\n  - filePattern: sync\n"
+			 "    verbosity: 4\n", head);
+		snprintf(kp, sizeof(kp), "%s", write_tmp("logging.yaml", text));
+		assert_int_equal(parse(&o, "--config", kp, "--config", svc, "--vmodule=kube*=5", NULL), 0);
+		assert_string_equal(o.vmodule, "kube*=5");
+		options_done(&o);
+		assert_int_equal(parse(&o, "--vmodule=kube*=5", "--config", kp, "--config", svc, NULL), 0);
+		assert_string_equal(o.vmodule, "kube*=5");
+		options_done(&o);
+		assert_int_equal(parse(&o, "--config", kp, "--config", svc, "--logging-format=json", NULL),
+				 2);
+		options_done(&o);
+		assert_int_equal(parse(&o, "--config", svc, "--vmodule=sync=4", "--logging-format=json",
+				       NULL), 2);
+		options_done(&o);
 	}
 }
 
@@ -1221,6 +1322,7 @@ int main(void)
 		cmocka_unit_test(test_kpconfig_each_field),
 		cmocka_unit_test(test_kpconfig_refusals),
 		cmocka_unit_test(test_kpconfig_accept_types),
+		cmocka_unit_test(test_kpconfig_logging),
 		cmocka_unit_test(test_feature_gates),
 		cmocka_unit_test(test_kpconfig_parse),
 		cmocka_unit_test(test_bind_addresses),
