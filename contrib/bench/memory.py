@@ -38,6 +38,13 @@ def status(pid):
     return {k: int(st[k].split()[0]) * 1024 for k in ("VmRSS", "VmHWM")}
 
 
+def cpu_seconds(pid):
+    """User + system CPU seconds of the process so far (/proc/PID/stat)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def metrics(pid):
     """The daemon's /metrics, through its own network namespace."""
     try:
@@ -94,15 +101,21 @@ def run_one(svcnat, backend, base, change, changes, log):
     res = {}
     try:
         m, parts = wait_syncs(p, 1, 1800)
-        res["first"] = dict(status(p.pid), parts=parts, sync_s=m.get(
-            "kubeproxy_sync_proxy_rules_duration_seconds_sum"))
+        sum0 = m.get("kubeproxy_sync_proxy_rules_duration_seconds_sum")
+        # the daemon's own process (unshare and sh exec into it)
+        res["first"] = dict(status(p.pid), parts=parts, sync_s=sum0, cpu_s=cpu_seconds(p.pid),
+                            load=os.getloadavg()[0])
+        cpu0 = res["first"]["cpu_s"]
         for k in range(changes):
             src = change if k % 2 == 0 else base
             shutil.copyfile(src, live + ".tmp")
             os.rename(live + ".tmp", live)
             m, parts = wait_syncs(p, k + 2, 900)
         if changes:
-            res["changed"] = dict(status(p.pid), parts=parts)
+            total = m.get("kubeproxy_sync_proxy_rules_duration_seconds_sum")
+            res["changed"] = dict(status(p.pid), parts=parts, load=os.getloadavg()[0],
+                                  sync_s=(total - sum0) / changes if total and sum0 else None,
+                                  cpu_s=(cpu_seconds(p.pid) - cpu0) / changes)
     finally:
         p.send_signal(signal.SIGTERM)
         try:
@@ -145,9 +158,15 @@ def main():
                             a.changes, log)
                 rows.append((backend, label, r))
                 f = r["first"]
-                print("%s %s: first sync %.2f s, RSS %s MiB, HWM %s MiB" % (
-                    backend, label, f["sync_s"] or 0, mib(f["VmRSS"]), mib(f["VmHWM"])),
-                    file=sys.stderr, flush=True)
+                print("%s %s: first sync %.2f s (daemon CPU %.2f s so far, load %.1f), "
+                      "RSS %s MiB, HWM %s MiB" % (
+                          backend, label, f["sync_s"] or 0, f["cpu_s"], f["load"],
+                          mib(f["VmRSS"]), mib(f["VmHWM"])), file=sys.stderr, flush=True)
+                if "changed" in r:
+                    c = r["changed"]
+                    print("%s %s: one-change sync %.3f s (daemon CPU %.3f s per change, "
+                          "load %.1f)" % (backend, label, c["sync_s"] or 0, c["cpu_s"], c["load"]),
+                          file=sys.stderr, flush=True)
         names = []
         for _, _, r in rows:
             for k in r["first"]["parts"]:
@@ -156,7 +175,8 @@ def main():
         print("%d services x %d endpoints, MiB (svcnat_memory_bytes{part} after the first sync)"
               % (a.n, a.m))
         hdr = ["writer", "build", "RSS first", "HWM first"] + names + (
-            ["RSS after %d changes" % a.changes, "HWM after"] if a.changes else [])
+            ["RSS after %d changes" % a.changes, "HWM after", "one-change sync s"]
+            if a.changes else [])
         print("| " + " | ".join(hdr) + " |")
         print("|" + "---|" * len(hdr))
         for backend, label, r in rows:
@@ -164,7 +184,9 @@ def main():
             cells = [backend, label, mib(f["VmRSS"]), mib(f["VmHWM"])]
             cells += ["%.1f" % (f["parts"][k] / MIB) if k in f["parts"] else "-" for k in names]
             if a.changes:
-                cells += [mib(r["changed"]["VmRSS"]), mib(r["changed"]["VmHWM"])]
+                c = r["changed"]
+                cells += [mib(c["VmRSS"]), mib(c["VmHWM"]),
+                          "-" if c["sync_s"] is None else "%.3f" % c["sync_s"]]
             print("| " + " | ".join(cells) + " |")
     finally:
         shutil.rmtree(work, ignore_errors=True)

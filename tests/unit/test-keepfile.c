@@ -542,6 +542,92 @@ static void test_nft_round_trip(void **state)
 	keepbuf_done(&b);
 }
 
+/* a and b, built alike, hold the same chains and rules. */
+static void assert_same_rules(const struct nftread_state *a, const struct nftread_state *b)
+{
+	for (int f = 0; f < 2; f++)
+		for (int t = 0; t < RS_NTABLES; t++) {
+			const struct nftread_table *ta = &a->f[f].t[t], *tb = &b->f[f].t[t];
+
+			assert_int_equal(ta->n, tb->n);
+			for (size_t i = 0; i < ta->n; i++) {
+				const struct rs_chain *x = ta->chains[i].c, *y = tb->chains[i].c;
+
+				assert_string_equal(x->name, y->name);
+				assert_int_equal(x->n_rules, y->n_rules);
+				for (size_t k = 0; k < x->n_rules; k++)
+					assert_true(x->rules[k].t.kind == OWNED_T_FOREIGN
+							    ? y->rules[k].t.kind == OWNED_T_FOREIGN
+							    : rs_rule_equal(&x->rules[k], &y->rules[k]));
+			}
+		}
+}
+
+/* Between syncs svcnat's own chains wait as bytes of their own: the same
+ * bytes a kept file holds, fewer than the decoded rules, decoded again to
+ * the same rules. */
+static void test_nft_pack(void **state)
+{
+	_cleanup_(nftread_state_freep) struct nftread_state *st = sample_state();
+	_cleanup_(nftread_state_freep) struct nftread_state *ref = sample_state();
+	_cleanup_(nftread_state_freep) struct nftread_state *back = NULL;
+	struct keepbuf b0 = { 0 }, b1 = { 0 }, scratch = { 0 };
+	struct nftread_chain *svc = nftread_find(st, WRITER_IPV4, RS_NAT, "KUBE-SVC-A");
+	struct nftread_chain *pre = nftread_find(st, WRITER_IPV4, RS_NAT, "PREROUTING");
+	const struct rs_chain *orig = nftread_find(ref, WRITER_IPV4, RS_NAT, "KUBE-SVC-A")->c;
+	size_t before = nftread_state_bytes(st);
+
+	(void)state;
+	assert_int_equal(nftkeep_encode(st, &b0), 0);
+	/* Nothing decoded since the last pack: nothing to do. */
+	nftkeep_pack(st);
+	assert_null(svc->lazy);
+	st->unpacked = true;
+	nftkeep_pack(st);
+	assert_false(st->unpacked);
+	assert_non_null(svc->lazy);
+	assert_non_null(svc->lazy_own);
+	assert_int_equal(svc->n_lazy, 4);
+	assert_int_equal(svc->c->n_rules, 0);
+	assert_null(svc->c->rules);
+	assert_null(pre->lazy); /* built-in chains stay decoded */
+	assert_int_equal(pre->c->n_rules, 1);
+	assert_true(nftread_state_bytes(st) < before);
+	assert_int_equal(nftkeep_chain_same(svc, orig, &scratch), 1);
+	/* The kept file is byte for byte the same. */
+	assert_int_equal(nftkeep_encode(st, &b1), 0);
+	assert_int_equal(b1.n, b0.n);
+	assert_memory_equal(b1.p, b0.p, b0.n);
+	assert_int_equal(nftkeep_materialize(st), 0);
+	assert_true(st->unpacked);
+	assert_null(svc->lazy);
+	assert_null(svc->lazy_own);
+	assert_same_rules(ref, st);
+	/* A plan's chain taken as bytes, none decoded, handles untouched. */
+	assert_int_equal(nftkeep_chain_take(svc, orig, &scratch), 0);
+	assert_int_equal(svc->n_lazy, 4);
+	assert_int_equal(svc->c->n_rules, 0);
+	assert_int_equal(nftkeep_chain_same(svc, orig, &scratch), 1);
+	assert_int_equal(nftkeep_chain_take(pre, orig, &scratch), -ENOTSUP);
+	assert_int_equal(pre->c->n_rules, 1);
+	assert_int_equal(nftkeep_chain_rules(st, WRITER_IPV4, svc), 0);
+	assert_int_equal(svc->c->n_rules, 4);
+	for (size_t k = 0; k < 4; k++)
+		assert_true(rs_rule_equal(&svc->c->rules[k], &orig->rules[k]));
+	/* A packed state kept and taken back. */
+	st->unpacked = true;
+	nftkeep_pack(st);
+	keepbuf_done(&b1);
+	assert_int_equal(nftkeep_encode(st, &b1), 0);
+	assert_int_equal(decode_copy(b1.p, b1.n, &back), 0);
+	assert_int_equal(nftkeep_materialize(back), 0);
+	assert_int_equal(nftkeep_materialize(st), 0);
+	assert_same_state(st, back);
+	keepbuf_done(&b0);
+	keepbuf_done(&b1);
+	keepbuf_done(&scratch);
+}
+
 static void test_nft_unknown_kind(void **state)
 {
 	_cleanup_(nftread_state_freep) struct nftread_state *st = sample_state();
@@ -616,6 +702,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_damaged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unsafe, setup, teardown),
 		cmocka_unit_test(test_nft_round_trip),
+		cmocka_unit_test(test_nft_pack),
 		cmocka_unit_test(test_nft_unknown_kind),
 		cmocka_unit_test(test_nft_damaged),
 	};

@@ -522,6 +522,10 @@ static void nft_reset(struct writer *w)
 	x->batch = NULL;
 	x->plan[0] = x->plan[1] = NULL;
 	x->checked[0] = x->checked[1] = false;
+	/* What the transaction decoded (or read) of svcnat's chains waits
+	 * for the next one as bytes again. */
+	if (x->st)
+		nftkeep_pack(x->st);
 }
 
 static int nft_read(struct writer *w, const struct writer_table *tab, const struct ruleset *plan,

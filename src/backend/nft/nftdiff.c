@@ -441,12 +441,25 @@ static struct nftread_chain *add_chain(struct nftread_family *fam, enum rs_table
 	return &tb->chains[lo];
 }
 
-/* Chain ch now holds pc's rules (copied into fam's arena), handles unknown. */
-static int take_rules(struct nftread_family *fam, struct nftread_chain *ch, const struct rs_chain *pc)
+/* Chain ch now holds pc's rules, handles unknown: a user chain as bytes
+ * (nftkeep_chain_take()), else copied into fam's arena. */
+static int take_rules(struct nftread_family *fam, struct nftread_chain *ch, const struct rs_chain *pc,
+		      struct keepbuf *scratch)
 {
+	int k;
+
+	ch->stale = true;
+	ch->gone = false;
+	ch->stamp = pc->stamp;
+	/* Stale handles are never read (a reload comes first). */
+	free(ch->handles);
+	ch->handles = NULL;
+	ch->cap_handles = 0;
+	k = nftkeep_chain_take(ch, pc, scratch);
+	if (k != -ENOTSUP)
+		return k;
 	ch->c->n_rules = 0;
-	ch->lazy = NULL;
-	ch->n_lazy = 0;
+	nftread_chain_unlazy(ch);
 	/* Kept until the chain changes again: exactly the room its rules
 	 * take, not what doubling the array would leave. */
 	if (pc->n_rules && ch->c->cap_rules != pc->n_rules) {
@@ -466,14 +479,13 @@ static int take_rules(struct nftread_family *fam, struct nftread_chain *ch, cons
 		if (owned_rule_copy_strings(fam->rs, slot) < 0)
 			return -ENOMEM;
 	}
-	ch->stale = true;
-	ch->gone = false;
-	ch->stamp = pc->stamp;
 	return 0;
 }
 
 int nftdiff_committed(struct nftread_state *st, const struct ruleset *const plans[2], uint32_t genid)
 {
+	_cleanup_(keepbuf_done) struct keepbuf scratch = { 0 };
+
 	for (int f = 0; f < 2; f++) {
 		struct nftread_family *fam = &st->f[f];
 
@@ -499,18 +511,16 @@ int nftdiff_committed(struct nftread_state *st, const struct ruleset *const plan
 					if (!ch &&
 					    !(ch = add_chain(fam, (enum rs_table)t, name, pc->builtin)))
 						return -ENOMEM;
-					if (take_rules(fam, ch, pc) < 0)
+					if (take_rules(fam, ch, pc, &scratch) < 0)
 						return -ENOMEM;
 				} else if (ch && ch->c->builtin) {
 					ch->c->n_rules = 0; /* svcnat's jumps removed */
-					ch->lazy = NULL;
-					ch->n_lazy = 0;
+					nftread_chain_unlazy(ch);
 					ch->stale = true;
 					ch->stamp = 0;
 				} else if (ch) {
 					ch->c->n_rules = 0;
-					ch->lazy = NULL;
-					ch->n_lazy = 0;
+					nftread_chain_unlazy(ch);
 					ch->stale = true;
 					ch->stamp = 0;
 					ch->gone = !nftread_referenced(st, (enum writer_family)f,

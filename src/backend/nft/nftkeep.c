@@ -545,6 +545,7 @@ int nftkeep_decode(void *buf, size_t off, size_t len, struct nftread_state **ret
 		return -ENOMEM;
 	}
 	st->keep_buf = buf;
+	st->keep_len = off + len;
 	for (int f = 0; f < 2; f++) {
 		struct nftread_family *fam = &st->f[f];
 		uint8_t read = keepread_u8(&x.r);
@@ -593,10 +594,71 @@ int nftkeep_chain_rules(struct nftread_state *st, enum writer_family f, struct n
 	k = rules_get(st->f[f].rs, ch, ch->lazy, ch->lazy_len, ch->n_lazy);
 	if (k < 0)
 		return k;
-	ch->lazy = NULL;
-	ch->lazy_len = 0;
-	ch->n_lazy = 0;
+	nftread_chain_unlazy(ch);
+	st->unpacked = true;
 	return 0;
+}
+
+/* pc's rules as bytes of ch's own (its decoded rules dropped). */
+static int chain_pack_from(struct nftread_chain *ch, const struct rs_chain *pc,
+			   struct keepbuf *scratch)
+{
+	uint8_t *own;
+	int k;
+
+	scratch->n = 0;
+	scratch->err = 0;
+	for (size_t j = 0; j < pc->n_rules && !scratch->err; j++)
+		if ((k = rule_put(scratch, &pc->rules[j])) < 0)
+			return k;
+	if (scratch->err)
+		return scratch->err == -ENOMEM ? -ENOMEM : -ENOTSUP;
+	if (pc->n_rules > MAX_RULES || !scratch->n)
+		return -ENOTSUP;
+	own = malloc(scratch->n);
+	if (!own)
+		return -ENOMEM;
+	memcpy(own, scratch->p, scratch->n);
+	nftread_chain_unlazy(ch);
+	ch->lazy_own = own;
+	ch->lazy = own;
+	ch->lazy_len = scratch->n;
+	ch->n_lazy = (uint32_t)pc->n_rules;
+	/* The rules live on as the bytes: the array goes (its strings stay in
+	 * the family's arena until the state is read again). */
+	ch->c->n_rules = 0;
+	free(ch->c->rules);
+	ch->c->rules = NULL;
+	ch->c->cap_rules = 0;
+	return 0;
+}
+
+int nftkeep_chain_pack(struct nftread_chain *ch, struct keepbuf *scratch)
+{
+	if (ch->lazy || ch->c->builtin || !ch->c->n_rules)
+		return 0;
+	return chain_pack_from(ch, ch->c, scratch);
+}
+
+int nftkeep_chain_take(struct nftread_chain *ch, const struct rs_chain *pc, struct keepbuf *scratch)
+{
+	if (ch->c->builtin || !pc->n_rules)
+		return -ENOTSUP;
+	return chain_pack_from(ch, pc, scratch);
+}
+
+void nftkeep_pack(struct nftread_state *st)
+{
+	struct keepbuf scratch = { 0 };
+
+	if (!st->unpacked)
+		return;
+	st->unpacked = false;
+	for (int f = 0; f < 2; f++)
+		for (int t = 0; st->f[f].read && t < RS_NTABLES; t++)
+			for (size_t i = 0; i < st->f[f].t[t].n; i++)
+				(void)nftkeep_chain_pack(&st->f[f].t[t].chains[i], &scratch);
+	keepbuf_done(&scratch);
 }
 
 int nftkeep_materialize(struct nftread_state *st)

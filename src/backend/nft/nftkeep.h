@@ -51,4 +51,27 @@ int nftkeep_chain_rules(struct nftread_state *st, enum writer_family f, struct n
 /* Every lazy chain of st decoded.  0 or as nftkeep_chain_rules(). */
 int nftkeep_materialize(struct nftread_state *st);
 
+/*
+ * Between syncs a user chain needs its rules only to be compared with a
+ * plan (nftkeep_chain_same()) or, when it differs, diffed (decoded
+ * then): they wait as these bytes, a fraction of the decoded rules.
+ * scratch: a buffer reused between calls.
+ *
+ * nftkeep_chain_pack(): decoded user chain ch's rules become bytes of its
+ * own (ch lazy, ch->c holds none).  0, also when there is nothing to
+ * pack (a built-in, lazy or empty chain); -ENOTSUP (a rule this format
+ * does not keep) or -ENOMEM: ch is left as it was.
+ *
+ * nftkeep_chain_take(): user chain ch holds pc's rules from now on, as
+ * bytes, none decoded (handles and flags untouched).  0; -ENOTSUP (a
+ * built-in chain, no rules, or a rule this format does not keep) or
+ * -ENOMEM: ch is left as it was.
+ *
+ * nftkeep_pack(): every decoded user chain of st packed; one that cannot
+ * be stays decoded.
+ */
+int nftkeep_chain_pack(struct nftread_chain *ch, struct keepbuf *scratch);
+int nftkeep_chain_take(struct nftread_chain *ch, const struct rs_chain *pc, struct keepbuf *scratch);
+void nftkeep_pack(struct nftread_state *st);
+
 #endif

@@ -672,8 +672,10 @@ static int rule_cb(const struct nlmsghdr *nlh, void *data)
 static void family_done(struct nftread_family *fam)
 {
 	for (int t = 0; t < RS_NTABLES; t++) {
-		for (size_t i = 0; i < fam->t[t].n; i++)
+		for (size_t i = 0; i < fam->t[t].n; i++) {
 			free(fam->t[t].chains[i].handles);
+			free(fam->t[t].chains[i].lazy_own);
+		}
 		free(fam->t[t].chains);
 		free(fam->t[t].refs);
 		free(fam->t[t].others);
@@ -681,6 +683,15 @@ static void family_done(struct nftread_family *fam)
 	}
 	ruleset_free(fam->rs);
 	memset(fam, 0, sizeof(*fam));
+}
+
+void nftread_chain_unlazy(struct nftread_chain *ch)
+{
+	free(ch->lazy_own);
+	ch->lazy_own = NULL;
+	ch->lazy = NULL;
+	ch->lazy_len = 0;
+	ch->n_lazy = 0;
 }
 
 struct nftread_state *nftread_state_new(void)
@@ -704,7 +715,7 @@ size_t nftread_state_bytes(const struct nftread_state *st)
 
 	if (!st)
 		return 0;
-	n = sizeof(*st);
+	n = sizeof(*st) + (st->keep_buf ? st->keep_len : 0);
 	for (int f = 0; f < 2; f++) {
 		const struct nftread_family *fam = &st->f[f];
 
@@ -717,7 +728,7 @@ size_t nftread_state_bytes(const struct nftread_state *st)
 			     tb->cap_others * sizeof(*tb->others);
 			for (size_t i = 0; i < tb->n; i++)
 				n += tb->chains[i].cap_handles * sizeof(*tb->chains[i].handles) +
-				     tb->chains[i].lazy_len;
+				     (tb->chains[i].lazy_own ? tb->chains[i].lazy_len : 0);
 		}
 	}
 	return n;
@@ -811,6 +822,7 @@ int nftread_family(struct nftsock *s, struct nftread_state *st, enum writer_fami
 	}
 	st->f[f].read = true;
 	st->genid = gen;
+	st->unpacked = true;
 	return 0;
 }
 
@@ -823,8 +835,7 @@ int nftread_chain_reload(struct nftsock *s, struct nftread_state *st, const stru
 	/* Another program's write during the dump: that chain's rules again
 	 * (whether the write mattered, the batch's generation tells). */
 	r = -EINTR;
-	ch->lazy = NULL;
-	ch->n_lazy = 0;
+	nftread_chain_unlazy(ch);
 	for (int k = 0; k < READ_TRIES && r == -EINTR; k++) {
 		ch->c->n_rules = 0;
 		x.last = ch;
@@ -833,6 +844,7 @@ int nftread_chain_reload(struct nftsock *s, struct nftread_state *st, const stru
 	}
 	if (r >= 0)
 		ch->stale = false;
+	st->unpacked = true;
 	return r;
 }
 

@@ -48,12 +48,15 @@ struct nftread_chain {
 	 * holds, known equal; 0: unknown (as read from the kernel). */
 	uint64_t stamp;
 	bool planned;         /* nftdiff's: the plan being diffed has the chain */
-	/* Rules not decoded yet (a state taken from the previous process's
-	 * file, nftkeep.h): n_lazy of them, lazy_len bytes at lazy (in the
-	 * state's keep_buf); c holds none until nftkeep_chain_rules(). */
+	/* Rules not decoded (nftkeep.h's bytes): n_lazy of them, lazy_len
+	 * bytes at lazy, either in the state's keep_buf (taken from the
+	 * previous process's file) or in lazy_own (malloc'ed, the chain's
+	 * own: what a sync left packed, nftkeep_chain_pack()); c holds none
+	 * until nftkeep_chain_rules(). */
 	const uint8_t *lazy;
 	size_t lazy_len;
 	uint32_t n_lazy;
+	void *lazy_own;
 };
 
 struct nftread_table {
@@ -89,6 +92,10 @@ struct nftread_state {
 	struct nftread_family f[2]; /* [enum writer_family] */
 	uint32_t genid;             /* generation the state was read at */
 	void *keep_buf;             /* what lazy chains point into (malloc'ed), or NULL */
+	size_t keep_len;            /* its bytes */
+	/* Rules of user chains were decoded (read, reloaded) since the last
+	 * nftkeep_pack(). */
+	bool unpacked;
 };
 
 /* An empty state (no family read yet).  NULL on ENOMEM. */
@@ -96,8 +103,8 @@ struct nftread_state *nftread_state_new(void);
 void nftread_state_free(struct nftread_state *st);
 
 /* The heap bytes st holds: each family's rules (ruleset_bytes()), chain
- * records, rule handles, name lists and the kept bytes of chains not yet
- * decoded (lazy).  0 for NULL. */
+ * records, rule handles, name lists, the bytes of chains not decoded
+ * (lazy: their own, and keep_buf whole).  0 for NULL. */
 size_t nftread_state_bytes(const struct nftread_state *st);
 
 /*
@@ -111,6 +118,10 @@ size_t nftread_state_bytes(const struct nftread_state *st);
  */
 int nftread_family(struct nftsock *s, struct nftread_state *st, enum writer_family f,
 		   const struct ruleset *plan, struct diag_list *d);
+
+/* Forget ch's undecoded rules (lazy), freeing their bytes when they are
+ * ch's own; ch->c's decoded rules stay. */
+void nftread_chain_unlazy(struct nftread_chain *ch);
 
 /* The chain named `name` of table t of family f, or NULL. */
 struct nftread_chain *nftread_find(const struct nftread_state *st, enum writer_family f,
