@@ -628,6 +628,40 @@ static void test_nft_pack(void **state)
 	keepbuf_done(&scratch);
 }
 
+/* The arena's garbage (strings of rules since packed) goes, what is still
+ * used stays. */
+static void test_nft_compact(void **state)
+{
+	_cleanup_(nftread_state_freep) struct nftread_state *st = sample_state();
+	_cleanup_(nftread_state_freep) struct nftread_state *ref = sample_state();
+	struct ruleset *old;
+	char junk[1000];
+	size_t used;
+
+	(void)state;
+	memset(junk, 'x', sizeof(junk) - 1);
+	junk[sizeof(junk) - 1] = '\0';
+	st->unpacked = true;
+	nftkeep_pack(st);
+	old = st->f[WRITER_IPV4].rs;
+	/* Below the slack: nothing moves. */
+	assert_int_equal(nftread_compact(st), 0);
+	assert_ptr_equal(st->f[WRITER_IPV4].rs, old);
+	for (int i = 0; i < 5000; i++)
+		assert_non_null(ruleset_strdup(old, junk));
+	used = ruleset_arena_bytes(old);
+	assert_true(used > (4u << 20));
+	assert_int_equal(nftread_compact(st), 0);
+	assert_ptr_not_equal(st->f[WRITER_IPV4].rs, old);
+	assert_true(ruleset_arena_bytes(st->f[WRITER_IPV4].rs) < 64 * 1024);
+	assert_int_equal(st->f[WRITER_IPV4].arena_kept, ruleset_arena_bytes(st->f[WRITER_IPV4].rs));
+	assert_true(nftread_referenced(st, WRITER_IPV4, RS_NAT, "KUBE-SVC-A"));
+	assert_true(nftread_other(st, WRITER_IPV4, RS_NAT, "DOCKER"));
+	assert_int_equal(nftread_find(st, WRITER_IPV4, RS_NAT, "KUBE-SERVICES")->c->stamp, 77);
+	assert_int_equal(nftkeep_materialize(st), 0);
+	assert_same_rules(ref, st);
+}
+
 static void test_nft_unknown_kind(void **state)
 {
 	_cleanup_(nftread_state_freep) struct nftread_state *st = sample_state();
@@ -703,6 +737,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unsafe, setup, teardown),
 		cmocka_unit_test(test_nft_round_trip),
 		cmocka_unit_test(test_nft_pack),
+		cmocka_unit_test(test_nft_compact),
 		cmocka_unit_test(test_nft_unknown_kind),
 		cmocka_unit_test(test_nft_damaged),
 	};

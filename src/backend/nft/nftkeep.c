@@ -659,6 +659,9 @@ void nftkeep_pack(struct nftread_state *st)
 			for (size_t i = 0; i < st->f[f].t[t].n; i++)
 				(void)nftkeep_chain_pack(&st->f[f].t[t].chains[i], &scratch);
 	keepbuf_done(&scratch);
+	/* The decoded rules' strings are garbage now: kept state that only
+	 * grew would keep every chain ever reloaded. */
+	(void)nftread_compact(st);
 }
 
 int nftkeep_materialize(struct nftread_state *st)

@@ -734,6 +734,89 @@ size_t nftread_state_bytes(const struct nftread_state *st)
 	return n;
 }
 
+#define ARENA_SLACK (4u << 20)
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct ruleset *, ruleset_free)
+
+/* Names of list s (n of them) copied into rs, into *ret (malloc'ed). */
+static int names_copy(struct ruleset *rs, const char *const *s, size_t n, const char ***ret)
+{
+	const char **c = calloc(n ? n : 1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (!(c[i] = ruleset_strdup(rs, s[i]))) {
+			free(c);
+			return -ENOMEM;
+		}
+	*ret = c;
+	return 0;
+}
+
+static int family_compact(struct nftread_family *fam)
+{
+	_cleanup_(ruleset_freep) struct ruleset *rs = ruleset_new();
+	struct rs_chain **c[RS_NTABLES] = { NULL };
+	const char **refs[RS_NTABLES] = { NULL }, **others[RS_NTABLES] = { NULL };
+	int r = rs ? 0 : -ENOMEM;
+
+	for (int t = 0; r >= 0 && t < RS_NTABLES; t++) {
+		struct nftread_table *tb = &fam->t[t];
+
+		c[t] = calloc(tb->n ? tb->n : 1, sizeof(*c[t]));
+		if (!c[t])
+			r = -ENOMEM;
+		for (size_t i = 0; r >= 0 && i < tb->n; i++)
+			if (!(c[t][i] = ruleset_copy_chain(rs, tb->chains[i].c)))
+				r = -ENOMEM;
+		if (r >= 0)
+			r = names_copy(rs, tb->refs, tb->n_refs, &refs[t]);
+		if (r >= 0)
+			r = names_copy(rs, tb->others, tb->n_others, &others[t]);
+	}
+	for (int t = 0; t < RS_NTABLES; t++) {
+		struct nftread_table *tb = &fam->t[t];
+
+		if (r >= 0) {
+			for (size_t i = 0; i < tb->n; i++)
+				tb->chains[i].c = c[t][i];
+			free(tb->refs);
+			tb->refs = refs[t];
+			tb->cap_refs = tb->n_refs;
+			free(tb->others);
+			tb->others = others[t];
+			tb->cap_others = tb->n_others;
+			refs[t] = others[t] = NULL;
+		}
+		free(c[t]);
+		free(refs[t]);
+		free(others[t]);
+	}
+	if (r < 0)
+		return r;
+	ruleset_free(fam->rs);
+	fam->rs = TAKE_PTR(rs);
+	fam->arena_kept = ruleset_arena_bytes(fam->rs);
+	return 0;
+}
+
+int nftread_compact(struct nftread_state *st)
+{
+	for (int f = 0; f < 2; f++) {
+		struct nftread_family *fam = &st->f[f];
+		int r;
+
+		if (!fam->read || !fam->rs ||
+		    ruleset_arena_bytes(fam->rs) <= 2 * fam->arena_kept + ARENA_SLACK)
+			continue;
+		r = family_compact(fam);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static const char *family_word(enum writer_family f)
 {
 	return f == WRITER_IPV6 ? "ip6" : "ip";

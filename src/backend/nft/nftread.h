@@ -81,6 +81,7 @@ struct nftread_family {
 	bool read;            /* read at genid (else empty) */
 	struct ruleset *rs;   /* svcnat's chains, and built-in chains with svcnat's jumps */
 	struct nftread_table t[RS_NTABLES];
+	size_t arena_kept;    /* rs's arena bytes after nftread_compact() */
 };
 
 /*
@@ -122,6 +123,16 @@ int nftread_family(struct nftsock *s, struct nftread_state *st, enum writer_fami
 /* Forget ch's undecoded rules (lazy), freeing their bytes when they are
  * ch's own; ch->c's decoded rules stay. */
 void nftread_chain_unlazy(struct nftread_chain *ch);
+
+/*
+ * The strings of decoded rules (a read, a reload, a chain compared) stay
+ * in their family's arena when the chains go back to bytes
+ * (nftkeep_pack()): once they take more than twice what the last
+ * compaction kept (and 4 MiB), a family's chains, rules and names move
+ * to a fresh ruleset and the old one goes.  Only between transactions
+ * (touched names are borrowed).  0 or -ENOMEM (st unchanged).
+ */
+int nftread_compact(struct nftread_state *st);
 
 /* The chain named `name` of table t of family f, or NULL. */
 struct nftread_chain *nftread_find(const struct nftread_state *st, enum writer_family f,
