@@ -6,6 +6,9 @@
 # keep what they wrote) are nonzero, other is there, the parts add up to
 # no more than process_resident_memory_bytes, and the page passes
 # `promtool check metrics` (when promtool is installed; CI has it).
+# The nft writer keeps its own chains between syncs as their compact
+# kept-file bytes: at 400 services its kernel_state is well below the plan
+# store's decoded rules (it was above them when it kept decoded copies).
 . "$(dirname "$0")/lib/daemon-ns.sh"
 dn_init daemon-memory "$@"
 
@@ -16,7 +19,7 @@ val() { awk -v m="$1" '$1 == m { print $2 }' "$TMP/metrics"; }
 
 run() {
 	local backend=$1 plan kept other rss rc
-	legacy_config 50
+	if [ "$backend" = nft ]; then legacy_config 400; else legacy_config 50; fi
 	dn_start "$backend" --min-sync-period 0s --sync-period 60s
 	wait_for 60 "first sync and its memory figures" synced
 	plan=$(val 'svcnat_memory_bytes{part="plan_store"}')
@@ -28,6 +31,10 @@ run() {
 	awk -v k="$kept" 'BEGIN { exit !(k > 0) }' || fail "$backend: kernel_state is '$kept'"
 	awk -v p="$plan" -v k="$kept" -v o="$other" -v r="$rss" 'BEGIN { exit !(p + k + o <= r + 1) }' ||
 		fail "$backend: the parts add up to more than the resident memory"
+	if [ "$backend" = nft ]; then
+		awk -v p="$plan" -v k="$kept" 'BEGIN { exit !(k < 0.75 * p) }' ||
+			fail "nft: kernel_state $kept is not below 3/4 of plan_store $plan (decoded copies kept?)"
+	fi
 	if command -v promtool >/dev/null; then
 		promtool check metrics <"$TMP/metrics" >"$TMP/promtool" 2>&1
 		rc=$?
