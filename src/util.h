@@ -136,6 +136,17 @@ static inline double monotonic_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The calling thread's CPU time (user and system), in seconds: what a
+ * system call's work cost, whatever else the machine runs meanwhile. */
+static inline double thread_cpu_seconds(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /*
  * A job split in parts run at once (sys/par.c's par_run): part i of n is
  * fn(arg, i).  The pure code that splits its work (the planner, the

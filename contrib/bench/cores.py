@@ -7,8 +7,10 @@ For each size and writer, in one run: `svcnat --once -v` into empty tables
 SVCNAT_THREADS=N (default: the CPUs online), its wall time and its CPU time
 (user + sys) and peak RSS (contrib/bench/runin), and the kernel's own part
 as svcnat's verbose notes report it: the legacy nat table's IPT_SO_SET_REPLACE
-("replaced in"), or the nf_tables batch's commit ("committed in").  That part
-is the floor no writer goes below.  Beside them the restore tool of the same
+("replaced in"), or the nf_tables batch's commit ("committed in"), with its
+CPU time (the kernel does that work in svcnat's system call).  That part is
+the floor no writer goes below; CPU / its CPU is the ratio a loaded machine
+does not move.  Beside them the restore tool of the same
 rules (`svcnat --dry-run` text): iptables-legacy-restore for direct,
 iptables-nft-restore for nft (minutes at 10,000 x 10: --nft-restore-size
 gives it a smaller cluster, and the report says which), and `floor --raw`
@@ -104,8 +106,10 @@ class Bench:
                          NODE_ARGS, ns, env={"SVCNAT_THREADS": str(threads)})
             if backend == "direct":
                 m = re.search(r"direct: nat: .*built (\d+) bytes in ([0-9.]+) s"
-                              r"(?: \((\d+) parts?\))?, replaced in ([0-9.]+) s", r["stderr"])
+                              r"(?: \((\d+) parts?\))?, replaced in ([0-9.]+) s"
+                              r"(?: \(CPU ([0-9.]+) s\))?", r["stderr"])
                 r["kernel"] = float(m.group(4)) if m else None
+                r["kernel_cpu"] = float(m.group(5)) if m and m.group(5) else None
                 r["encode"] = float(m.group(2)) if m else None
                 r["parts"] = int(m.group(3)) if m and m.group(3) else None
                 if self.a.raw_floor and os.access(self.floor, os.X_OK):
@@ -114,11 +118,12 @@ class Bench:
                     r["raw_floor_cpu"] = f["cpu"]
             else:
                 m = re.search(r"encoded \d+ messages \(\d+ bytes\) in ([0-9.]+) s, "
-                              r"committed in ([0-9.]+) s, kept state updated in ([0-9.]+) s",
-                              r["stderr"])
+                              r"committed in ([0-9.]+) s(?: \(CPU ([0-9.]+) s\))?, "
+                              r"kept state updated in ([0-9.]+) s", r["stderr"])
                 r["encode"] = float(m.group(1)) if m else None
                 r["kernel"] = float(m.group(2)) if m else None
-                r["kept"] = float(m.group(3)) if m else None
+                r["kernel_cpu"] = float(m.group(3)) if m and m.group(3) else None
+                r["kept"] = float(m.group(4)) if m else None
             m = re.search(r" in ([0-9.]+)s \(plan ([0-9.]+)s\)", r["stderr"])
             r["plan"] = float(m.group(2)) if m else None
             return r
@@ -168,8 +173,8 @@ def main():
     out = []
     print("load average at the start: %.2f %.2f %.2f" % os.getloadavg())
     print("| size | writer | threads | wall | CPU (user+sys) | peak RSS | plan | encode "
-          "| kernel's part (floor) | wall / floor | load |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "| kernel's part (floor) | its CPU | wall / floor | CPU / its CPU | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for s in a.sizes.split(","):
         n, m = size(s)
         cfg = b.config(n, m)
@@ -182,21 +187,24 @@ def main():
                 for _ in range(a.reps):
                     rs.append(b.svcnat_once(cfg, be, t))
                 w, c, k = med(rs, "seconds"), med(rs, "cpu"), med(rs, "kernel")
+                kc = med(rs, "kernel_cpu")
                 row[t] = rs
-                print("| %s | %s | %d | %s | %s | %.0f MiB | %s | %s | %s | %s | %.1f-%.1f |" % (
-                    s, be, t, fmt(w), fmt(c), med(rs, "maxrss_kb") / 1024, fmt(med(rs, "plan")),
-                    fmt(med(rs, "encode")), fmt(k), "%.2fx" % (w / k) if k else "-",
-                    min(r["load"] for r in rs), max(r["load"] for r in rs)))
+                print("| %s | %s | %d | %s | %s | %.0f MiB | %s | %s | %s | %s | %s | %s "
+                      "| %.1f-%.1f |" % (
+                          s, be, t, fmt(w), fmt(c), med(rs, "maxrss_kb") / 1024,
+                          fmt(med(rs, "plan")), fmt(med(rs, "encode")), fmt(k), fmt(kc),
+                          "%.2fx" % (w / k) if k else "-", "%.2fx" % (c / kc) if kc else "-",
+                          min(r["load"] for r in rs), max(r["load"] for r in rs)))
                 if be == "direct" and a.raw_floor:
                     print("| %s | floor --raw (nat read + replaced with itself) | %d | %s | %s "
-                          "| - | - | - | - | - | - |" % (s, t, fmt(med(rs, "raw_floor")),
-                                                      fmt(med(rs, "raw_floor_cpu"))))
+                          "| - | - | - | - | - | - | - | - |" % (
+                              s, t, fmt(med(rs, "raw_floor")), fmt(med(rs, "raw_floor_cpu"))))
             if not a.no_restore:
                 rsz = s if be == "direct" else a.nft_restore_size
                 rcfg = b.config(*size(rsz))
                 r = b.restore(rcfg, be)
                 row["restore"] = dict(r, size=rsz)
-                print("| %s | %s | restore | %s | %s | %.0f MiB | - | - | - | - | %.1f |" % (
+                print("| %s | %s | restore | %s | %s | %.0f MiB | - | - | - | - | - | - | %.1f |" % (
                     rsz, "iptables-legacy-restore" if be == "direct" else
                     "iptables-nft-restore", fmt(r["seconds"]), fmt(r["cpu"]),
                     r["maxrss_kb"] / 1024, r["load"]))

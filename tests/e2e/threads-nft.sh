@@ -53,6 +53,10 @@ once_dump 2 "$TMP/base.json" "$TMP/once2"
 grep -q 'beside the commit' "$TMP/once2.err" ||
 	fail "2 threads: the kept state was not updated beside the commit: $(grep 'nft:' "$TMP/once2.err")"
 grep -q 'beside the commit' "$TMP/once1.err" && fail "1 thread updated the kept state beside the commit"
+for n in 1 2; do
+	grep -q 'committed in [0-9.]* s (CPU [0-9.]* s), kept state updated in' "$TMP/once$n.err" ||
+		fail "$n thread(s): no CPU time of the commit: $(grep 'nft:' "$TMP/once$n.err")"
+done
 [ "$(grep -c '^' "$TMP/once1.raw")" -gt 1000 ] || fail "too few rules: $(wc -l <"$TMP/once1")"
 cmp -s "$TMP/once1.raw" "$TMP/once2.raw" ||
 	fail "1 and 2 threads wrote different tables: $(diff "$TMP/once1.raw" "$TMP/once2.raw" | head -5)"

@@ -60,6 +60,9 @@ check_config() {
 			"$T/$tag$n.err")
 		[ "$parts" = "$n" ] ||
 			fail "$tag: SVCNAT_THREADS=$n encoded nat in '$parts' parts: $(cat "$T/$tag$n.err")"
+		# The kernel's part and its CPU time (contrib/bench/cores.py reads it).
+		grep -q 'direct: nat: .*, replaced in [0-9.]* s (CPU [0-9.]* s)$' "$T/$tag$n.err" ||
+			fail "$tag: no CPU time of the replace: $(grep 'direct: nat:' "$T/$tag$n.err")"
 		if grep -q 'direct: nat: .*replaced' "$T/$tag$n.again.err"; then
 			fail "$tag: SVCNAT_THREADS=$n: the second sync wrote nat again"
 		fi
