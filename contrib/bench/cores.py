@@ -24,12 +24,14 @@ compare the two thread counts of the same run, and CPU time more than wall.
 """
 import argparse
 import json
+import mmap
 import os
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NODE_ARGS = ["--node-ip", "198.18.0.1", "--hostname", "node-a",
@@ -108,6 +110,7 @@ class Bench:
                 m = re.search(r"direct: nat: .*built (\d+) bytes in ([0-9.]+) s"
                               r"(?: \((\d+) parts?\))?, replaced in ([0-9.]+) s"
                               r"(?: \(CPU ([0-9.]+) s\))?", r["stderr"])
+                r["bytes"] = int(m.group(1)) if m else None
                 r["kernel"] = float(m.group(4)) if m else None
                 r["kernel_cpu"] = float(m.group(5)) if m and m.group(5) else None
                 r["encode"] = float(m.group(2)) if m else None
@@ -117,13 +120,14 @@ class Bench:
                     r["raw_floor"] = f["seconds"]
                     r["raw_floor_cpu"] = f["cpu"]
             else:
-                m = re.search(r"encoded \d+ messages \(\d+ bytes\) in ([0-9.]+) s, "
+                m = re.search(r"encoded \d+ messages \((\d+) bytes\) in ([0-9.]+) s, "
                               r"committed in ([0-9.]+) s(?: \(CPU ([0-9.]+) s\))?, "
                               r"kept state updated in ([0-9.]+) s", r["stderr"])
-                r["encode"] = float(m.group(1)) if m else None
-                r["kernel"] = float(m.group(2)) if m else None
-                r["kernel_cpu"] = float(m.group(3)) if m and m.group(3) else None
-                r["kept"] = float(m.group(4)) if m else None
+                r["bytes"] = int(m.group(1)) if m else None
+                r["encode"] = float(m.group(2)) if m else None
+                r["kernel"] = float(m.group(3)) if m else None
+                r["kernel_cpu"] = float(m.group(4)) if m and m.group(4) else None
+                r["kept"] = float(m.group(5)) if m else None
             m = re.search(r" in ([0-9.]+)s \(plan ([0-9.]+)s\)", r["stderr"])
             r["plan"] = float(m.group(2)) if m else None
             return r
@@ -137,6 +141,24 @@ class Bench:
             return self.run([tool, "-w"], ns, stdin=self.dry_run(cfg))
         finally:
             subprocess.run(["ip", "netns", "del", ns], check=False)
+
+
+def first_touch(mb):
+    """CPU seconds to write one byte per 4 KiB page of mb MiB of new
+    anonymous memory (huge pages where the kernel gives them), as svcnat's
+    buffers are; then the same again at once, in pages just freed."""
+    out = []
+    for _ in range(2):
+        n = mb << 20
+        m = mmap.mmap(-1, n, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        if hasattr(mmap, "MADV_HUGEPAGE"):
+            m.madvise(mmap.MADV_HUGEPAGE)
+        c = time.thread_time()
+        for i in range(0, n, 4096):
+            m[i] = 1
+        out.append(time.thread_time() - c)
+        m.close()
+    return out
 
 
 def med(rs, key):
@@ -165,6 +187,8 @@ def main():
     ap.add_argument("--no-restore", action="store_true")
     ap.add_argument("--raw-floor", action="store_true",
                     help="also floor --raw (replace the loaded nat table with itself)")
+    ap.add_argument("--touch-mb", type=int, default=256,
+                    help="MiB of new memory whose first touch is timed (0: none)")
     ap.add_argument("--json", help="keep every sample here")
     a = ap.parse_args()
     if os.geteuid() != 0:
@@ -172,6 +196,14 @@ def main():
     b = Bench(a)
     out = []
     print("load average at the start: %.2f %.2f %.2f" % os.getloadavg())
+    rate = None
+    if a.touch_mb:
+        fresh, again = first_touch(a.touch_mb)
+        rate = a.touch_mb / fresh
+        print("first touch of %d MiB of new memory: %.3f s CPU (%.0f MiB/s); of the same "
+              "pages freed and taken again at once: %.3f s (%.0f MiB/s)" % (
+                  a.touch_mb, fresh, rate, again, a.touch_mb / again))
+    floors = []
     print("| size | writer | threads | wall | CPU (user+sys) | peak RSS | plan | encode "
           "| kernel's part (floor) | its CPU | wall / floor | CPU / its CPU | load |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -195,6 +227,7 @@ def main():
                           fmt(med(rs, "plan")), fmt(med(rs, "encode")), fmt(k), fmt(kc),
                           "%.2fx" % (w / k) if k else "-", "%.2fx" % (c / kc) if kc else "-",
                           min(r["load"] for r in rs), max(r["load"] for r in rs)))
+                floors.append((s, be, t, c, kc, med(rs, "bytes"), med(rs, "maxrss_kb")))
                 if be == "direct" and a.raw_floor:
                     print("| %s | floor --raw (nat read + replaced with itself) | %d | %s | %s "
                           "| - | - | - | - | - | - | - | - |" % (
@@ -209,10 +242,26 @@ def main():
                     "iptables-nft-restore", fmt(r["seconds"]), fmt(r["cpu"]),
                     r["maxrss_kb"] / 1024, r["load"]))
             out.append(row)
+    if rate:
+        print()
+        print("The floor in CPU time: the kernel's part, and the first touch (at %.0f MiB/s) "
+              "of the table or batch svcnat hands it and of its peak RSS:" % rate)
+        print()
+        print("| size | writer | threads | svcnat CPU | kernel's part CPU | table/batch: MiB, "
+              "first touch | peak RSS: MiB, first touch | kernel + table touch |")
+        print("|---|---|---|---|---|---|---|---|")
+        for s, be, t, c, kc, nb, rss in floors:
+            tb = nb / 2**20 if nb else None
+            rm = rss / 1024 if rss else None
+            print("| %s | %s | %d | %s | %s | %s | %s | %s |" % (
+                s, be, t, fmt(c), fmt(kc),
+                "%.0f, %.3f s" % (tb, tb / rate) if tb else "-",
+                "%.0f, %.3f s" % (rm, rm / rate) if rm else "-",
+                fmt(kc + tb / rate) if kc and tb else "-"))
     print("load average at the end: %.2f %.2f %.2f" % os.getloadavg())
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(out, f, indent=1)
+            json.dump({"touch_mib_per_s": rate, "rows": out}, f, indent=1)
 
 
 if __name__ == "__main__":
