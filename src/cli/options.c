@@ -144,14 +144,17 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static void usage(FILE *f)
-{
-	fputs("Usage: svcnat [MODE] --config PATH [OPTIONS]\n"
+/* --help: the synopsis and what svcnat does. */
+static const char usage_head[] =
+	      "Usage: svcnat [MODE] --config PATH [OPTIONS]\n"
 	      "       svcnat etcd-load --etcd-endpoints URL[,URL...] FILE\n"
 	      "\n"
 	      "Programs Kubernetes Services as iptables NAT rules, the way kube-proxy's iptables\n"
 	      "mode does, from Kubernetes JSON (Service, EndpointSlice, Endpoints) or the\n"
-	      "original kube-proxy config format.\n"
+	      "original kube-proxy config format.\n";
+
+/* --help: the modes. */
+static const char usage_modes[] =
 	      "\n"
 	      "Modes (default: run as a daemon, following the sources):\n"
 	      "      --dry-run              print the rules as iptables-save text (then the IPv6\n"
@@ -165,7 +168,10 @@ static void usage(FILE *f)
 	      "                             exit 1, while a daemon runs in the network namespace)\n"
 	      "      --init-only[=BOOL]     write the sysctls asked for (--conntrack-*,\n"
 	      "                             --set-sysctls) and exit\n"
-	      "      --dump-state           print the merged services and endpoints svcnat understood\n"
+	      "      --dump-state           print the merged services and endpoints svcnat understood\n";
+
+/* --help: where the services come from. */
+static const char usage_sources[] =
 	      "\n"
 	      "Sources:\n"
 	      "  -c, --config PATH          JSON file, directory of *.json, or - for stdin\n"
@@ -189,7 +195,10 @@ static void usage(FILE *f)
 	      "      --kube-api-content-type TYPE  what the API source asks for:\n"
 	      "                             application/vnd.kubernetes.protobuf (default, with\n"
 	      "                             JSON where the server answers JSON) or\n"
-	      "                             application/json\n"
+	      "                             application/json\n";
+
+/* --help: this node. */
+static const char usage_node[] =
 	      "\n"
 	      "Node settings (kube-proxy's flag names also work: svcnat(8), KUBE-PROXY FLAGS):\n"
 	      "      --hostname NAME        which endpoints are local (default: this host's name;\n"
@@ -212,7 +221,10 @@ static void usage(FILE *f)
 	      "      --masquerade-bit N     fwmark bit for masquerading (default 14;\n"
 	      "                             --iptables-masquerade-bit)\n"
 	      "      --zone ZONE            this node's zone, for topology hints\n"
-	      "      --no-random-fully      MASQUERADE without --random-fully\n"
+	      "      --no-random-fully      MASQUERADE without --random-fully\n";
+
+/* --help: the kernel: the writer, sysctls, the rules' shape. */
+static const char usage_kernel[] =
 	      "\n"
 	      "Kernel:\n"
 	      "      --backend KIND         auto (default: direct on legacy hosts, else nft),\n"
@@ -241,7 +253,10 @@ static void usage(FILE *f)
 	      "                             tree (default 1000)\n"
 	      "      --nfacct MODE          on: kube-proxy's nfacct counters, made by --once and\n"
 	      "                             the daemon, their -m nfacct rules and metrics;\n"
-	      "                             auto (default), off: none\n"
+	      "                             auto (default), off: none\n";
+
+/* --help: the daemon's periods, servers and file checks. */
+static const char usage_daemon[] =
 	      "\n"
 	      "Daemon:\n"
 	      "      --min-sync-period D    batch changes arriving faster (default "
@@ -263,7 +278,10 @@ static void usage(FILE *f)
 	      "      --allow-insecure-config  accept config files writable by other users\n"
 	      "                             (services, KubeProxyConfiguration, kubeconfig and\n"
 	      "                             its token, CA, certificate and key files, the\n"
-	      "                             --etcd-cacert/--etcd-cert/--etcd-key files)\n"
+	      "                             --etcd-cacert/--etcd-cert/--etcd-key files)\n";
+
+/* --help: the log, help and version. */
+static const char usage_logging[] =
 	      "\n"
 	      "Logging (to standard error):\n"
 	      "  -v N, --v=N                verbosity as kube-proxy's: 0 (default), 2 adds each\n"
@@ -276,15 +294,27 @@ static void usage(FILE *f)
 	      "                             'src/daemon/*=4')\n"
 	      "      --log-flush-frequency D  accepted: every line is written at once\n"
 	      "  -h, --help                 this text\n"
-	      "      --version              print the version\n"
+	      "      --version              print the version\n";
+
+/* --help: what else is accepted; the exit status. */
+static const char usage_tail[] =
 	      "\n"
 	      "Health-check node ports of LoadBalancer services with externalTrafficPolicy Local\n"
 	      "are served as kube-proxy serves them.  kube-proxy's other flags are accepted and\n"
 	      "ignored with a warning; svcnat(8) lists every one.\n"
 	      "\n"
 	      "Exit status: 0 ok, 1 runtime failure, 2 usage or bad config (--diff: 0 equal,\n"
-	      "1 different, 2 could not compare).\n",
-	      f);
+	      "1 different, 2 could not compare).\n";
+
+static void usage(FILE *f)
+{
+	static const char *const text[] = {
+		usage_head,   usage_modes,  usage_sources, usage_node,
+		usage_kernel, usage_daemon, usage_logging, usage_tail,
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(text); i++)
+		fputs(text[i], f);
 }
 
 static int default_hostname(struct svcnat_options *o)
@@ -420,27 +450,13 @@ static int normalize_flag_names(int argc, char **argv, struct argv_copies *c)
 	return 0;
 }
 
-int options_parse(int argc, char **argv, struct svcnat_options *o, bool *ret_diff, bool *ret_exit)
+/* The flags, each into ps->o in the order given.  0, or the exit code;
+ * *ret_exit after --help and --version. */
+static int parse_flags(int argc, char **argv, const struct option *all, struct pstate *ps,
+		       bool *ret_exit)
 {
-	_cleanup_free_ struct option *all = kpflags_all_options(long_options, ARRAY_SIZE(long_options) - 1);
-	_cleanup_(argv_copies_done) struct argv_copies copies = { 0 };
-	struct pstate ps = { .o = o };
-	int c, idx, r = 0, modes;
+	int c, idx, r;
 
-	if (!all) {
-		fputs("svcnat: out of memory\n", stderr);
-		return EXIT_RUNTIME;
-	}
-	if (argc > 1 && streq(argv[1], "etcd-load")) {
-		o->mode = MODE_ETCD_LOAD;
-		argv[1] = argv[0];
-		argv++;
-		argc--;
-	}
-	if (normalize_flag_names(argc, argv, &copies) < 0) {
-		fputs("svcnat: out of memory\n", stderr);
-		return EXIT_RUNTIME;
-	}
 	optind = 0; /* glibc: start over (the tests parse many times) */
 	while ((c = getopt_long(argc, argv, "hv::c:", all, &idx)) != -1) {
 		const char *arg = optarg;
@@ -461,7 +477,7 @@ int options_parse(int argc, char **argv, struct svcnat_options *o, bool *ret_dif
 		}
 		if (c == 'v') {
 			/* svcnat's -v (more detail), or klog's -v N / -v=N. */
-			snprintf(ps.name, sizeof(ps.name), "-v");
+			snprintf(ps->name, sizeof(ps->name), "-v");
 			if (arg && *arg == '=')
 				arg++;
 			if (!arg && optind < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9')
@@ -469,11 +485,11 @@ int options_parse(int argc, char **argv, struct svcnat_options *o, bool *ret_dif
 			if (arg)
 				c = OPT_KLOG_V;
 		} else {
-			snprintf(ps.name, sizeof(ps.name), "--%s",
+			snprintf(ps->name, sizeof(ps->name), "--%s",
 				 c == 'c' ? "config" : all[idx].name);
 		}
-		r = c >= OPT_IGNORED ? kpflags_ignore(&ps, c, arg) : opt_apply(&ps, c, arg);
-		o->given |= opt_given_bit(c);
+		r = c >= OPT_IGNORED ? kpflags_ignore(ps, c, arg) : opt_apply(ps, c, arg);
+		ps->o->given |= opt_given_bit(c);
 		if (r == -ENOMEM) {
 			fputs("svcnat: out of memory\n", stderr);
 			return EXIT_RUNTIME;
@@ -482,30 +498,34 @@ int options_parse(int argc, char **argv, struct svcnat_options *o, bool *ret_dif
 			return EXIT_USAGE;
 	}
 	for (; optind < argc; optind++)
-		if (opt_push_str(&o->args, &o->n_args, argv[optind]) < 0)
+		if (opt_push_str(&ps->o->args, &ps->o->n_args, argv[optind]) < 0)
 			return EXIT_RUNTIME;
+	return 0;
+}
 
-	r = kpflags_apply_config(&ps, all);
-	if (r)
-		return r;
+/* The mode the flags chose, and whether there is a source to follow.  0 or
+ * EXIT_USAGE. */
+static int choose_mode(struct svcnat_options *o, const struct pstate *ps)
+{
+	int modes;
 
-	modes = ps.dry + ps.once + ps.cleanup + ps.dump + ps.init_only;
-	if (modes > 1 || (ps.diff && !ps.dry)) {
+	modes = ps->dry + ps->once + ps->cleanup + ps->dump + ps->init_only;
+	if (modes > 1 || (ps->diff && !ps->dry)) {
 		fputs("svcnat: choose one of --dry-run [--diff], --once, --cleanup, --dump-state, "
 		      "--init-only\n",
 		      stderr);
 		return EXIT_USAGE;
 	}
 	if (o->mode != MODE_ETCD_LOAD) {
-		if (ps.dry)
-			o->mode = ps.diff ? MODE_DIFF : MODE_DRY_RUN;
-		else if (ps.once)
+		if (ps->dry)
+			o->mode = ps->diff ? MODE_DIFF : MODE_DRY_RUN;
+		else if (ps->once)
 			o->mode = MODE_ONCE;
-		else if (ps.cleanup)
+		else if (ps->cleanup)
 			o->mode = MODE_CLEANUP;
-		else if (ps.dump)
+		else if (ps->dump)
 			o->mode = MODE_DUMP_STATE;
-		else if (ps.init_only)
+		else if (ps->init_only)
 			o->mode = MODE_INIT_ONLY;
 		if (o->n_args) {
 			fprintf(stderr, "svcnat: unexpected argument '%s'\n", o->args[0]);
@@ -522,6 +542,45 @@ int options_parse(int argc, char **argv, struct svcnat_options *o, bool *ret_dif
 			return EXIT_USAGE;
 		}
 	}
+	return 0;
+}
+
+int options_parse(int argc, char **argv, struct svcnat_options *o, bool *ret_diff, bool *ret_exit)
+{
+	_cleanup_free_ struct option *all = kpflags_all_options(long_options, ARRAY_SIZE(long_options) - 1);
+	_cleanup_(argv_copies_done) struct argv_copies copies = { 0 };
+	struct pstate ps = { .o = o };
+	bool done = false;
+	int r;
+
+	if (!all) {
+		fputs("svcnat: out of memory\n", stderr);
+		return EXIT_RUNTIME;
+	}
+	if (argc > 1 && streq(argv[1], "etcd-load")) {
+		o->mode = MODE_ETCD_LOAD;
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
+	if (normalize_flag_names(argc, argv, &copies) < 0) {
+		fputs("svcnat: out of memory\n", stderr);
+		return EXIT_RUNTIME;
+	}
+	r = parse_flags(argc, argv, all, &ps, &done);
+	if (r)
+		return r;
+	if (done) {
+		*ret_exit = true;
+		return 0;
+	}
+	r = kpflags_apply_config(&ps, all);
+	if (r)
+		return r;
+
+	r = choose_mode(o, &ps);
+	if (r)
+		return r;
 	r = options_finish(o);
 	if (r)
 		return r;

@@ -371,6 +371,9 @@ static const struct {
 	FIELD(OPT_CT_UDP_STREAM, F_DURATION, conntrack.udp_stream_usec, 0),
 	FIELD(OPT_CT_MAX_PER_CORE, F_LONG, conntrack.max_per_core, INT32_MAX),
 	FIELD(OPT_CT_MIN, F_LONG, conntrack.min, INT32_MAX),
+	FIELD(OPT_LOG_FILE, F_STR, log_file, 0),
+	FIELD(OPT_LOGTOSTDERR, F_BOOL, logtostderr, 0),
+	FIELD(OPT_ALSOLOGTOSTDERR, F_BOOL, alsologtostderr, 0),
 #undef FIELD
 };
 
@@ -411,31 +414,14 @@ static int set_uint(struct pstate *ps, const char *arg, unsigned long min, unsig
 	return 0;
 }
 
-int opt_apply(struct pstate *ps, int c, const char *arg)
+/* The mode, the services files, the API's wire and what svcnat refuses to be.
+ * 1 if c is one of them (*ret: 0 or -errno), else 0. */
+static int apply_mode(struct pstate *ps, int c, const char *arg, int *ret)
 {
 	struct svcnat_options *o = ps->o;
-	struct ip_list nodeips = { (void **)&o->plan.node_ips, &o->plan.n_node_ips, false };
-	struct ip_list cidrs = { (void **)&o->plan.cluster_cidrs, &o->plan.n_cluster_cidrs, true };
-	struct ip_list podc = { (void **)&o->plan.node_pod_cidrs, &o->plan.n_node_pod_cidrs, true };
-	unsigned long v;
-	long l;
-	int r;
+	int r = 0;
 
-	r = apply_field(ps, c, arg);
-	if (r != 0)
-		return r < 0 ? r : 0;
 	switch (c) {
-	case 'v':
-		more_verbose(o, 1);
-		break;
-	case OPT_KLOG_V:
-		if (arg[0] == 'v') {
-			/* -vv, -vvv: svcnat's repeated -v */
-			more_verbose(o, 1 + (int)strspn(arg, "v"));
-			break;
-		}
-		r = set_verbosity(ps, arg);
-		break;
 	case 'c':
 		r = opt_push_str(&o->configs, &o->n_configs, arg);
 		break;
@@ -457,6 +443,98 @@ int opt_apply(struct pstate *ps, int c, const char *arg)
 	case OPT_DUMP_STATE:
 		ps->dump = true;
 		break;
+	case OPT_INSECURE:
+		o->allow_insecure_config = true;
+		break;
+	case OPT_PROXY_MODE:
+		if (*arg && !streq(arg, "iptables")) {
+			fprintf(stderr,
+				"svcnat: %s: '%s' is not supported: svcnat implements kube-proxy's "
+				"iptables mode only (give iptables, or leave it empty)\n",
+				ps->name, arg);
+			r = -EINVAL;
+		}
+		break;
+	case OPT_WRITE_CONFIG:
+		fprintf(stderr, "svcnat: %s: not supported: svcnat does not write a "
+			"KubeProxyConfiguration (it reads one: --config FILE)\n", ps->name);
+		r = -EINVAL;
+		break;
+	case OPT_KUBE_CONTENT_TYPE:
+		/* "" is kube-proxy's default; client-go's other types (CBOR, off
+		 * by default) svcnat does not read */
+		if (*arg && !kube_content_type_valid(arg))
+			r = bad(ps, arg, "a content type svcnat reads (" KUBE_CT_PROTOBUF ", "
+				KUBE_CT_JSON ")");
+		else if (*arg)
+			r = opt_set_str(&o->kube_content_type, arg);
+		else
+			o->kube_content_type = (free(o->kube_content_type), NULL);
+		break;
+	default:
+		return 0;
+	}
+	*ret = r;
+	return 1;
+}
+
+/* The log: verbosity, format, per-file verbosity, flushing.
+ * 1 if c is one of them (*ret: 0 or -errno), else 0. */
+static int apply_log(struct pstate *ps, int c, const char *arg, int *ret)
+{
+	struct svcnat_options *o = ps->o;
+	int r = 0;
+
+	switch (c) {
+	case 'v':
+		more_verbose(o, 1);
+		break;
+	case OPT_KLOG_V:
+		if (arg[0] == 'v') {
+			/* -vv, -vvv: svcnat's repeated -v */
+			more_verbose(o, 1 + (int)strspn(arg, "v"));
+			break;
+		}
+		r = set_verbosity(ps, arg);
+		break;
+	case OPT_LOGGING_FORMAT:
+		/* component-base's registry: "" is the default, text. */
+		if (streq(arg, "json"))
+			o->log_format = LOG_FORMAT_OPT_JSON;
+		else if (streq(arg, "text"))
+			o->log_format = LOG_FORMAT_OPT_TEXT;
+		else if (!*arg)
+			o->log_format = LOG_FORMAT_OPT_UNSET;
+		else
+			r = bad(ps, arg, "a log format svcnat writes (text, json)");
+		break;
+	case OPT_VMODULE:
+		if (log_vmodule_check(arg) < 0)
+			r = bad(ps, arg, "klog's --vmodule: comma-separated PATTERN=N (N >= 0)");
+		else
+			r = opt_set_str(&o->vmodule, arg);
+		break;
+	case OPT_LOG_FLUSH:
+		r = set_flush_frequency(ps, arg);
+		break;
+	default:
+		return 0;
+	}
+	*ret = r;
+	return 1;
+}
+
+/* This node: its name, addresses and how local traffic is told apart.
+ * 1 if c is one of them (*ret: 0 or -errno), else 0. */
+static int apply_node(struct pstate *ps, int c, const char *arg, int *ret)
+{
+	struct svcnat_options *o = ps->o;
+	struct ip_list nodeips = { (void **)&o->plan.node_ips, &o->plan.n_node_ips, false };
+	struct ip_list cidrs = { (void **)&o->plan.cluster_cidrs, &o->plan.n_cluster_cidrs, true };
+	struct ip_list podc = { (void **)&o->plan.node_pod_cidrs, &o->plan.n_node_pod_cidrs, true };
+	int r = 0;
+
+	switch (c) {
 	case OPT_HOSTNAME: {
 		char *p;
 
@@ -488,6 +566,34 @@ int opt_apply(struct pstate *ps, int c, const char *arg)
 	case OPT_NODEPORT_ADDRS:
 		r = for_each_csv(arg, ps->name, add_nodeport, o);
 		break;
+	case OPT_DETECT_LOCAL:
+		r = set_detect_local(ps, arg);
+		break;
+	case OPT_POD_BRIDGE:
+		r = opt_set_str(&o->pod_bridge_interface, arg);
+		o->plan.pod_bridge_interface = o->pod_bridge_interface;
+		break;
+	case OPT_POD_PREFIX:
+		r = opt_set_str(&o->pod_interface_prefix, arg);
+		o->plan.pod_interface_prefix = o->pod_interface_prefix;
+		break;
+	default:
+		return 0;
+	}
+	*ret = r;
+	return 1;
+}
+
+/* The rules and their writer, the host's settings.
+ * 1 if c is one of them (*ret: 0 or -errno), else 0. */
+static int apply_rules(struct pstate *ps, int c, const char *arg, int *ret)
+{
+	struct svcnat_options *o = ps->o;
+	unsigned long v;
+	long l;
+	int r = 0;
+
+	switch (c) {
 	case OPT_MASQ_BIT:
 		r = set_uint(ps, arg, 0, 31, "a number 0-31", &v);
 		if (r >= 0)
@@ -536,6 +642,34 @@ int opt_apply(struct pstate *ps, int c, const char *arg)
 		if (r >= 0)
 			o->plan.nfacct = o->nfacct == NFACCT_OPT_ON ? PLAN_NFACCT_ALL : 0;
 		break;
+	case OPT_OOM:
+		r = set_long(ps, arg, -1000, 1000, &l);
+		if (r >= 0) {
+			o->oom_score_adj = (int)l;
+			o->oom_score_adj_set = true;
+		}
+		break;
+	case OPT_CT_LIBERAL:
+		r = set_bool(ps, arg, &o->conntrack.tcp_be_liberal);
+		/* kube-proxy leaves out its INVALID drop rule in liberal mode. */
+		if (r >= 0 && o->conntrack.tcp_be_liberal)
+			o->plan.conntrack_tcp_liberal = true;
+		break;
+	default:
+		return 0;
+	}
+	*ret = r;
+	return 1;
+}
+
+/* The daemon: sync periods and its servers.
+ * 1 if c is one of them (*ret: 0 or -errno), else 0. */
+static int apply_daemon(struct pstate *ps, int c, const char *arg, int *ret)
+{
+	struct svcnat_options *o = ps->o;
+	int r = 0;
+
+	switch (c) {
 	case OPT_MIN_SYNC:
 	case OPT_SYNC: {
 		uint64_t us;
@@ -557,89 +691,22 @@ int opt_apply(struct pstate *ps, int c, const char *arg)
 	case OPT_METRICS_PORT:
 		r = set_port(ps, arg, &o->metrics_bind_address, OPT_DEFAULT_METRICS_BIND);
 		break;
-	case OPT_INSECURE:
-		o->allow_insecure_config = true;
-		break;
-	case OPT_PROXY_MODE:
-		if (*arg && !streq(arg, "iptables")) {
-			fprintf(stderr,
-				"svcnat: %s: '%s' is not supported: svcnat implements kube-proxy's "
-				"iptables mode only (give iptables, or leave it empty)\n",
-				ps->name, arg);
-			r = -EINVAL;
-		}
-		break;
-	case OPT_DETECT_LOCAL:
-		r = set_detect_local(ps, arg);
-		break;
-	case OPT_POD_BRIDGE:
-		r = opt_set_str(&o->pod_bridge_interface, arg);
-		o->plan.pod_bridge_interface = o->pod_bridge_interface;
-		break;
-	case OPT_POD_PREFIX:
-		r = opt_set_str(&o->pod_interface_prefix, arg);
-		o->plan.pod_interface_prefix = o->pod_interface_prefix;
-		break;
-	case OPT_OOM:
-		r = set_long(ps, arg, -1000, 1000, &l);
-		if (r >= 0) {
-			o->oom_score_adj = (int)l;
-			o->oom_score_adj_set = true;
-		}
-		break;
-	case OPT_CT_LIBERAL:
-		r = set_bool(ps, arg, &o->conntrack.tcp_be_liberal);
-		/* kube-proxy leaves out its INVALID drop rule in liberal mode. */
-		if (r >= 0 && o->conntrack.tcp_be_liberal)
-			o->plan.conntrack_tcp_liberal = true;
-		break;
-	case OPT_WRITE_CONFIG:
-		fprintf(stderr, "svcnat: %s: not supported: svcnat does not write a "
-			"KubeProxyConfiguration (it reads one: --config FILE)\n", ps->name);
-		r = -EINVAL;
-		break;
-	case OPT_LOGGING_FORMAT:
-		/* component-base's registry: "" is the default, text. */
-		if (streq(arg, "json"))
-			o->log_format = LOG_FORMAT_OPT_JSON;
-		else if (streq(arg, "text"))
-			o->log_format = LOG_FORMAT_OPT_TEXT;
-		else if (!*arg)
-			o->log_format = LOG_FORMAT_OPT_UNSET;
-		else
-			r = bad(ps, arg, "a log format svcnat writes (text, json)");
-		break;
-	case OPT_VMODULE:
-		if (log_vmodule_check(arg) < 0)
-			r = bad(ps, arg, "klog's --vmodule: comma-separated PATTERN=N (N >= 0)");
-		else
-			r = opt_set_str(&o->vmodule, arg);
-		break;
-	case OPT_LOG_FILE:
-		r = opt_set_str(&o->log_file, arg);
-		break;
-	case OPT_LOGTOSTDERR:
-		r = set_bool(ps, arg, &o->logtostderr);
-		break;
-	case OPT_ALSOLOGTOSTDERR:
-		r = set_bool(ps, arg, &o->alsologtostderr);
-		break;
-	case OPT_LOG_FLUSH:
-		r = set_flush_frequency(ps, arg);
-		break;
-	case OPT_KUBE_CONTENT_TYPE:
-		/* "" is kube-proxy's default; client-go's other types (CBOR, off
-		 * by default) svcnat does not read */
-		if (*arg && !kube_content_type_valid(arg))
-			r = bad(ps, arg, "a content type svcnat reads (" KUBE_CT_PROTOBUF ", "
-				KUBE_CT_JSON ")");
-		else if (*arg)
-			r = opt_set_str(&o->kube_content_type, arg);
-		else
-			o->kube_content_type = (free(o->kube_content_type), NULL);
-		break;
 	default:
-		return -EINVAL;
+		return 0;
 	}
-	return r;
+	*ret = r;
+	return 1;
+}
+
+int opt_apply(struct pstate *ps, int c, const char *arg)
+{
+	int r;
+
+	r = apply_field(ps, c, arg);
+	if (r != 0)
+		return r < 0 ? r : 0;
+	if (apply_mode(ps, c, arg, &r) || apply_log(ps, c, arg, &r) || apply_node(ps, c, arg, &r) ||
+	    apply_rules(ps, c, arg, &r) || apply_daemon(ps, c, arg, &r))
+		return r;
+	return -EINVAL;
 }

@@ -522,11 +522,85 @@ static int build_info(struct metrics *m)
 	return r < 0 ? r : metrics_gauge_set(m, "kubernetes_build_info", lbl, 1);
 }
 
-int metrics_declare_svcnat(struct metrics *m)
+/* The counters and gauges metrics_declare_svcnat() declares, by name. */
+static const struct {
+	const char *name;
+	enum metric_type type;
+	const char *help;
+} plain_metrics[] = {
+	{ "kubeproxy_sync_proxy_rules_last_timestamp_seconds", METRIC_GAUGE,
+	  "The last time proxy rules were successfully synced" },
+	{ "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds", METRIC_GAUGE,
+	  "The last time a sync of proxy rules was queued" },
+	{ "kubeproxy_sync_proxy_rules_iptables_total", METRIC_GAUGE,
+	  "Total number of iptables rules owned by svcnat, per table" },
+	{ "kubeproxy_sync_proxy_rules_iptables_last", METRIC_GAUGE,
+	  "Number of iptables rules written by svcnat in the last sync, per table" },
+	{ "kubeproxy_sync_proxy_rules_iptables_restore_failures_total", METRIC_COUNTER,
+	  "Cumulative proxy rules sync failures (plan or commit)" },
+	{ "kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total", METRIC_COUNTER,
+	  "Cumulative partial restore failures (svcnat writes whole tables: always 0)" },
+	{ "kubeproxy_sync_proxy_rules_endpoint_changes_pending", METRIC_GAUGE,
+	  "Pending proxy rules Endpoint changes" },
+	{ "kubeproxy_sync_proxy_rules_endpoint_changes_total", METRIC_COUNTER,
+	  "Cumulative proxy rules Endpoint changes" },
+	{ "kubeproxy_sync_proxy_rules_service_changes_pending", METRIC_GAUGE,
+	  "Pending proxy rules Service changes" },
+	{ "kubeproxy_sync_proxy_rules_service_changes_total", METRIC_COUNTER,
+	  "Cumulative proxy rules Service changes" },
+	{ "kubeproxy_sync_proxy_rules_no_local_endpoints_total", METRIC_GAUGE,
+	  "Number of services with a Local traffic policy and no endpoints" },
+	{ "kubeproxy_proxy_healthz_total", METRIC_COUNTER,
+	  "Cumulative proxy healthz HTTP status" },
+	{ "kubeproxy_proxy_livez_total", METRIC_COUNTER, "Cumulative proxy livez HTTP status" },
+	{ "process_cpu_seconds_total", METRIC_COUNTER,
+	  "Total user and system CPU time spent in seconds." },
+	{ "process_resident_memory_bytes", METRIC_GAUGE, "Resident memory size in bytes." },
+	{ "process_virtual_memory_bytes", METRIC_GAUGE, "Virtual memory size in bytes." },
+	{ "process_start_time_seconds", METRIC_GAUGE,
+	  "Start time of the process since unix epoch in seconds." },
+	{ "process_open_fds", METRIC_GAUGE, "Number of open file descriptors." },
+	{ "process_max_fds", METRIC_GAUGE, "Maximum number of open file descriptors." },
+	{ "svcnat_syncs_total", METRIC_COUNTER, "Syncs run, by reason" },
+	{ "svcnat_sync_rules_written_total", METRIC_COUNTER,
+	  "Rules written to the kernel" },
+	{ "svcnat_sync_netlink_messages_total", METRIC_COUNTER,
+	  "nf_tables write messages sent (nft backend; 0 for the others)" },
+	{ "svcnat_sync_netlink_bytes_total", METRIC_COUNTER,
+	  "Bytes of nf_tables write messages sent (nft backend)" },
+	{ "svcnat_sync_chains_changed_total", METRIC_COUNTER,
+	  "Owned chains created, replaced or deleted" },
+	{ "svcnat_repairs_total", METRIC_COUNTER,
+	  "Syncs that found the kernel's rules drifted from the plan and restored them" },
+	{ "svcnat_sync_service_ports_rebuilt", METRIC_GAUGE,
+	  "Service ports the last sync resolved or planned anew (the others reused the previous result)" },
+	{ "svcnat_chains", METRIC_GAUGE, "Owned chains, per table (iptables and ip6tables)" },
+	{ "svcnat_services", METRIC_GAUGE, "Service ports programmed, per family summed" },
+	{ "svcnat_endpoints", METRIC_GAUGE, "Endpoints programmed, per family summed" },
+	{ "svcnat_dispatch_chains", METRIC_GAUGE,
+	  "KUBE-DSP- chains of the dispatch trees (--dispatch)" },
+	{ "svcnat_dispatch_trees", METRIC_GAUGE,
+	  "Chains laid out as a dispatch tree (of nat KUBE-SERVICES, KUBE-NODEPORTS, filter KUBE-SERVICES, KUBE-EXTERNAL-SERVICES, KUBE-NODEPORTS)" },
+	{ "svcnat_source_errors_total", METRIC_COUNTER,
+	  "Rejected reads and invalid objects, per source" },
+	{ "svcnat_source_files_read_total", METRIC_COUNTER,
+	  "Files read and decoded, per --config (a directory's unchanged files are not read again)" },
+	{ "kubeproxy_conntrack_reconciler_deleted_entries_total", METRIC_COUNTER,
+	  "Cumulative conntrack flows deleted by conntrack reconciler" },
+	{ "svcnat_conntrack_entries_deleted_total", METRIC_COUNTER,
+	  "Stale UDP conntrack entries deleted" },
+	{ "svcnat_conntrack_errors_total", METRIC_COUNTER,
+	  "Failed conntrack cleanups" },
+	{ "svcnat_memory_bytes", METRIC_GAUGE,
+	  "Resident memory by what holds it: the plan stores (plan_store), what the writer keeps of the kernel's tables (kernel_state), and the rest of process_resident_memory_bytes (other: sources, merge, allocator slack, code)" },
+};
+
+/* The histograms, with kube-proxy's buckets.  0 or -errno. */
+static int declare_histograms(struct metrics *m)
 {
 	double sync_buckets[15], prog_buckets[81];
 	size_t i, n = 0;
-	int r = 0;
+	int r;
 
 	/* kube-proxy: prometheus.ExponentialBuckets(0.001, 2, 15). */
 	for (i = 0; i < ARRAY_SIZE(sync_buckets); i++)
@@ -543,78 +617,6 @@ int metrics_declare_svcnat(struct metrics *m)
 		prog_buckets[n++] = (double)i;
 	for (i = 120; i <= 300; i += 30)
 		prog_buckets[n++] = (double)i;
-
-	static const struct {
-		const char *name;
-		enum metric_type type;
-		const char *help;
-	} simple[] = {
-		{ "kubeproxy_sync_proxy_rules_last_timestamp_seconds", METRIC_GAUGE,
-		  "The last time proxy rules were successfully synced" },
-		{ "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds", METRIC_GAUGE,
-		  "The last time a sync of proxy rules was queued" },
-		{ "kubeproxy_sync_proxy_rules_iptables_total", METRIC_GAUGE,
-		  "Total number of iptables rules owned by svcnat, per table" },
-		{ "kubeproxy_sync_proxy_rules_iptables_last", METRIC_GAUGE,
-		  "Number of iptables rules written by svcnat in the last sync, per table" },
-		{ "kubeproxy_sync_proxy_rules_iptables_restore_failures_total", METRIC_COUNTER,
-		  "Cumulative proxy rules sync failures (plan or commit)" },
-		{ "kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total", METRIC_COUNTER,
-		  "Cumulative partial restore failures (svcnat writes whole tables: always 0)" },
-		{ "kubeproxy_sync_proxy_rules_endpoint_changes_pending", METRIC_GAUGE,
-		  "Pending proxy rules Endpoint changes" },
-		{ "kubeproxy_sync_proxy_rules_endpoint_changes_total", METRIC_COUNTER,
-		  "Cumulative proxy rules Endpoint changes" },
-		{ "kubeproxy_sync_proxy_rules_service_changes_pending", METRIC_GAUGE,
-		  "Pending proxy rules Service changes" },
-		{ "kubeproxy_sync_proxy_rules_service_changes_total", METRIC_COUNTER,
-		  "Cumulative proxy rules Service changes" },
-		{ "kubeproxy_sync_proxy_rules_no_local_endpoints_total", METRIC_GAUGE,
-		  "Number of services with a Local traffic policy and no endpoints" },
-		{ "kubeproxy_proxy_healthz_total", METRIC_COUNTER,
-		  "Cumulative proxy healthz HTTP status" },
-		{ "kubeproxy_proxy_livez_total", METRIC_COUNTER, "Cumulative proxy livez HTTP status" },
-		{ "process_cpu_seconds_total", METRIC_COUNTER,
-		  "Total user and system CPU time spent in seconds." },
-		{ "process_resident_memory_bytes", METRIC_GAUGE, "Resident memory size in bytes." },
-		{ "process_virtual_memory_bytes", METRIC_GAUGE, "Virtual memory size in bytes." },
-		{ "process_start_time_seconds", METRIC_GAUGE,
-		  "Start time of the process since unix epoch in seconds." },
-		{ "process_open_fds", METRIC_GAUGE, "Number of open file descriptors." },
-		{ "process_max_fds", METRIC_GAUGE, "Maximum number of open file descriptors." },
-		{ "svcnat_syncs_total", METRIC_COUNTER, "Syncs run, by reason" },
-		{ "svcnat_sync_rules_written_total", METRIC_COUNTER,
-		  "Rules written to the kernel" },
-		{ "svcnat_sync_netlink_messages_total", METRIC_COUNTER,
-		  "nf_tables write messages sent (nft backend; 0 for the others)" },
-		{ "svcnat_sync_netlink_bytes_total", METRIC_COUNTER,
-		  "Bytes of nf_tables write messages sent (nft backend)" },
-		{ "svcnat_sync_chains_changed_total", METRIC_COUNTER,
-		  "Owned chains created, replaced or deleted" },
-		{ "svcnat_repairs_total", METRIC_COUNTER,
-		  "Syncs that found the kernel's rules drifted from the plan and restored them" },
-		{ "svcnat_sync_service_ports_rebuilt", METRIC_GAUGE,
-		  "Service ports the last sync resolved or planned anew (the others reused the previous result)" },
-		{ "svcnat_chains", METRIC_GAUGE, "Owned chains, per table (iptables and ip6tables)" },
-		{ "svcnat_services", METRIC_GAUGE, "Service ports programmed, per family summed" },
-		{ "svcnat_endpoints", METRIC_GAUGE, "Endpoints programmed, per family summed" },
-		{ "svcnat_dispatch_chains", METRIC_GAUGE,
-		  "KUBE-DSP- chains of the dispatch trees (--dispatch)" },
-		{ "svcnat_dispatch_trees", METRIC_GAUGE,
-		  "Chains laid out as a dispatch tree (of nat KUBE-SERVICES, KUBE-NODEPORTS, filter KUBE-SERVICES, KUBE-EXTERNAL-SERVICES, KUBE-NODEPORTS)" },
-		{ "svcnat_source_errors_total", METRIC_COUNTER,
-		  "Rejected reads and invalid objects, per source" },
-		{ "svcnat_source_files_read_total", METRIC_COUNTER,
-		  "Files read and decoded, per --config (a directory's unchanged files are not read again)" },
-		{ "kubeproxy_conntrack_reconciler_deleted_entries_total", METRIC_COUNTER,
-		  "Cumulative conntrack flows deleted by conntrack reconciler" },
-		{ "svcnat_conntrack_entries_deleted_total", METRIC_COUNTER,
-		  "Stale UDP conntrack entries deleted" },
-		{ "svcnat_conntrack_errors_total", METRIC_COUNTER,
-		  "Failed conntrack cleanups" },
-		{ "svcnat_memory_bytes", METRIC_GAUGE,
-		  "Resident memory by what holds it: the plan stores (plan_store), what the writer keeps of the kernel's tables (kernel_state), and the rest of process_resident_memory_bytes (other: sources, merge, allocator slack, code)" },
-	};
 
 	r = metrics_declare(m, "kubeproxy_sync_proxy_rules_duration_seconds", METRIC_HISTOGRAM,
 			    "SyncProxyRules latency in seconds", sync_buckets, ARRAY_SIZE(sync_buckets));
@@ -648,10 +650,20 @@ int metrics_declare_svcnat(struct metrics *m)
 		r = metrics_declare(m, "svcnat_change_to_commit_duration_seconds", METRIC_HISTOGRAM,
 				    "From the first change svcnat saw (any source) to the commit of the "
 				    "sync that held it, in seconds", prog_buckets, n);
+	return r < 0 ? r : 0;
+}
+
+int metrics_declare_svcnat(struct metrics *m)
+{
+	size_t i;
+	int r;
+
+	r = declare_histograms(m);
 	if (r < 0)
 		return r;
-	for (i = 0; i < ARRAY_SIZE(simple); i++) {
-		r = metrics_declare(m, simple[i].name, simple[i].type, simple[i].help, NULL, 0);
+	for (i = 0; i < ARRAY_SIZE(plain_metrics); i++) {
+		r = metrics_declare(m, plain_metrics[i].name, plain_metrics[i].type,
+				    plain_metrics[i].help, NULL, 0);
 		if (r < 0)
 			return r;
 	}
