@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The writer interface: what backend.c (the one transaction) asks of each
- * way of writing the kernel's tables (direct.c, iptc.c, restore.c, and the
- * writers to come: nf_tables, the IPv6 variants).  A writer knows only how
- * it reads, encodes and commits a table; the driver owns the rest: the
+ * way of writing the kernel's tables (direct.c, iptc.c, restore.c and
+ * nft/, each for both families).  A writer knows only how it reads,
+ * encodes and commits a table; the driver owns the rest: the
  * xtables lock, the plan's jump-target check, the order of the tables, the
  * bounded EAGAIN retry, putting tables back when a later one is refused,
  * and the messages that say what the kernel holds afterwards.

@@ -49,7 +49,7 @@ enum opt_id {
 	OPT_KUBECONFIG,
 	OPT_MASTER,
 	OPT_VERSION,
-	/* kube-proxy's flags (issue 16) */
+	/* kube-proxy's flags */
 	OPT_KLOG_V,
 	OPT_BIND_ADDRESS,
 	OPT_NODE_POD_CIDR,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The items of a kubectl List kept from one decode of a file to the next
- * (issue 18): each item's text and the objects it decoded to.  An item of
+ * The items of a kubectl List kept from one decode of a file to the next:
+ * each item's text and the objects it decoded to.  An item of
  * the next version whose text is byte for byte one kept is not parsed or
  * decoded again; its objects are taken as they were (the same pointers, so
  * downstream they are unchanged by identity).  Only items that decoded

@@ -6,7 +6,7 @@
  * unreadable, writable by others) keeps its previous items while the other
  * files of its directory go on being read.
  *
- * Deltas (issue 18): a directory's reload reads again only the files whose
+ * Deltas: a directory's reload reads again only the files whose
  * stat (device, inode, size, mtime, ctime) differs from what their content
  * was read from -- a file renamed over another is another inode, a
  * ConfigMap's symlink swap another target -- and those rejected last time.

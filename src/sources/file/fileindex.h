@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Which file of a --config defines each object, so that a change to one
- * file becomes a change to its objects alone (issue 18).  Every object key
+ * file becomes a change to its objects alone.  Every object key
  * (service, or endpoint slice: namespace and name) maps to the files that
  * define it, in strcmp order of their paths; the first file's item wins,
  * as in a directory read in name order.  The index also remembers which
