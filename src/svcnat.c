@@ -99,7 +99,7 @@ static int setup_log_file(const struct svcnat_options *o)
  * and fields, the error that ends it) is held in a memfd until the log
  * format is known, which a KubeProxyConfiguration read on the way may set:
  * then it is written as it is (plain) or line by line as log lines of its
- * level.  Returns the memfd, or -1 (then nothing is held); *ret_saved is
+ * level.  Returns the memfd, or -errno (then nothing is held); *ret_saved is
  * the real stderr.
  */
 static int stderr_hold(int *ret_saved)
@@ -109,13 +109,15 @@ static int stderr_hold(int *ret_saved)
 	fflush(stderr);
 	mfd = memfd_create("svcnat-stderr", MFD_CLOEXEC);
 	if (mfd < 0)
-		return -1;
+		return -errno;
 	saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
 	if (saved < 0 || dup2(mfd, STDERR_FILENO) < 0) {
+		int r = -errno;
+
 		if (saved >= 0)
 			close(saved);
 		close(mfd);
-		return -1;
+		return r;
 	}
 	*ret_saved = saved;
 	return mfd;
@@ -146,17 +148,18 @@ static void replay_line(char *line)
 
 static void stderr_replay(int mfd, int saved)
 {
+	_cleanup_close_ int fd = mfd;
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0, cap = 0;
 	ssize_t n;
 
-	if (mfd < 0)
+	if (fd < 0)
 		return;
 	fflush(stderr);
 	dup2(saved, STDERR_FILENO);
 	close(saved);
-	if (lseek(mfd, 0, SEEK_SET) < 0)
-		goto done;
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return;
 	for (;;) {
 		if (len + 4096 + 1 > cap) {
 			char *nb = realloc(buf, cap + 65536);
@@ -166,13 +169,13 @@ static void stderr_replay(int mfd, int saved)
 			buf = nb;
 			cap += 65536;
 		}
-		n = read(mfd, buf + len, cap - len - 1);
+		n = read(fd, buf + len, cap - len - 1);
 		if (n <= 0)
 			break;
 		len += (size_t)n;
 	}
 	if (!buf || !len)
-		goto done;
+		return;
 	buf[len] = '\0';
 	if (log_get_format() == LOG_FORMAT_PLAIN) {
 		fputs(buf, stderr);
@@ -182,13 +185,11 @@ static void stderr_replay(int mfd, int saved)
 		for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
 			replay_line(l);
 	}
-done:
-	close(mfd);
 }
 
 int main(int argc, char **argv)
 {
-	struct svcnat_options o;
+	_cleanup_(options_done) struct svcnat_options o;
 	bool diff = false, done = false, huge;
 	int code, held, saved_fd = -1, file_err = 0;
 
@@ -203,19 +204,15 @@ int main(int argc, char **argv)
 	if (file_err) {
 		log_err("--log-file %s: %s", o.log_file,
 			file_err == -EINVAL ? "not a regular file" : strerror(-file_err));
-		code = EXIT_USAGE;
-		goto out;
+		return EXIT_USAGE;
 	}
 	if (!code && o.log_file && o.logtostderr)
 		log_warn("--log-file %s has no effect with --logtostderr=true (klog's default): "
 			 "logging to standard error", o.log_file);
 	if (code || done)
-		goto out;
+		return code;
 	if (huge)
 		log_debug("malloc's heap on transparent huge pages (GLIBC_TUNABLES=%s)",
 			  HUGE_TUNABLE);
-	code = modes_run(&o);
-out:
-	options_done(&o);
-	return code;
+	return modes_run(&o);
 }

@@ -409,12 +409,13 @@ static bool live_line_same(void *ctx, size_t i, size_t j)
 }
 
 /* A NULL-terminated vector of strings and the strings. */
-static void strv_freep(char ***p)
+static void strv_free(char **v)
 {
-	for (char **v = *p; v && *v; v++)
-		free(*v);
-	free(*p);
+	for (char **s = v; *s; s++)
+		free(*s);
+	free(v);
 }
+DEFINE_TRIVIAL_CLEANUP_FUNC(char **, strv_free)
 
 /* The built-in chain's jump rules, as owned_jumps_match() decides. */
 static int fix_jumps(struct rsync *s, const char *builtin, struct sbuf *dels, struct sbuf *ins)
@@ -538,13 +539,19 @@ static int run_restore(struct restore_writer *b, enum writer_family fam, const c
 	return -EIO;
 }
 
+static void sb_done(struct sbuf *b)
+{
+	free(b->p);
+	free(b->rule);
+}
+
 /* Read the table and build the text that makes it equal the plan. */
 static int sync_table(struct rsync *s, bool keep, bool *ret_changed)
 {
 	const struct rs_chains *cs = &s->plan->t[s->t];
 	struct rtable *rt = &s->b->t[s->fam][s->t];
 	const char *text;
-	struct sbuf dels = { 0 }, ins = { 0 }, stale = { 0 }, all = { 0 };
+	_cleanup_(sb_done) struct sbuf dels = { 0 }, ins = { 0 }, stale = { 0 }, all = { 0 };
 	struct diag_list pd;
 	int r;
 
@@ -572,7 +579,7 @@ static int sync_table(struct rsync *s, bool keep, bool *ret_changed)
 			continue;
 		r = put_chain(s, pc);
 		if (r < 0)
-			goto out;
+			return r;
 		if (exists)
 			s->res->chains_replaced++;
 		else
@@ -601,7 +608,7 @@ static int sync_table(struct rsync *s, bool keep, bool *ret_changed)
 			s->res->chains_deleted++;
 		}
 		if (r < 0)
-			goto out;
+			return r;
 		s->changed = true;
 	}
 	for (size_t i = 0; i < s->sc.n_chains; i++) {
@@ -609,10 +616,10 @@ static int sync_table(struct rsync *s, bool keep, bool *ret_changed)
 			continue;
 		r = fix_jumps(s, s->sc.chains[i], &dels, &ins);
 		if (r < 0)
-			goto out;
+			return r;
 	}
 	if (!s->changed)
-		goto out;
+		return r;
 	if ((r = sb_printf(&all, "*%s\n", s->table)) < 0 ||
 	    (s->decl.len && (r = sb_add(&all, s->decl.p, s->decl.len)) < 0) ||
 	    (s->tail.len && (r = sb_add(&all, s->tail.p, s->tail.len)) < 0) ||
@@ -620,14 +627,9 @@ static int sync_table(struct rsync *s, bool keep, bool *ret_changed)
 	    (ins.len && (r = sb_add(&all, ins.p, ins.len)) < 0) ||
 	    (stale.len && (r = sb_add(&all, stale.p, stale.len)) < 0) ||
 	    (r = sb_printf(&all, "COMMIT\n")) < 0)
-		goto out;
+		return r;
 	rt->text = TAKE_PTR(all.p);
 	*ret_changed = true;
-out:
-	free(dels.p);
-	free(ins.p);
-	free(stale.p);
-	free(all.p);
 	return r;
 }
 

@@ -249,12 +249,14 @@ static int load_k8s(struct loader *ld, const struct decode_walk_item *it)
 	return put_object(ld, kk, it->known, ns, name, it->obj);
 }
 
+DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete)
+
 /* One entry of the original format: the spec key and the endpoints key. */
 static int load_legacy(struct loader *ld, const cJSON *entry, const char *where)
 {
-	cJSON *spec = NULL, *eps = NULL;
+	_cleanup_(cJSON_Deletep) cJSON *spec = NULL, *eps = NULL;
 	const cJSON *name, *list;
-	int r = -ENOMEM;
+	int r;
 
 	name = cJSON_GetObjectItem(entry, "Name"); /* case-insensitive, as the original */
 	if (!cJSON_IsString(name) || !*name->valuestring) {
@@ -264,20 +266,17 @@ static int load_legacy(struct loader *ld, const cJSON *entry, const char *where)
 	spec = cJSON_Duplicate(entry, true);
 	eps = cJSON_CreateObject();
 	if (!spec || !eps)
-		goto out;
+		return -ENOMEM;
 	list = cJSON_GetObjectItem(entry, "Endpoints");
 	cJSON_DeleteItemFromObject(spec, "Endpoints");
 	if (!cJSON_AddStringToObject(eps, "Name", name->valuestring))
-		goto out;
+		return -ENOMEM;
 	if (list && !cJSON_AddItemToObject(eps, "Endpoints", cJSON_Duplicate(list, true)))
-		goto out;
+		return -ENOMEM;
 	r = put_object(ld, ETCD_KEY_LEGACY_SPEC, "legacy-service", NULL, name->valuestring, spec);
 	if (r >= 0 && list)
 		r = put_object(ld, ETCD_KEY_LEGACY_ENDPOINTS, "legacy-endpoints", NULL,
 			       name->valuestring, eps);
-out:
-	cJSON_Delete(spec);
-	cJSON_Delete(eps);
 	return r;
 }
 
@@ -338,11 +337,38 @@ static int load_item(const struct decode_walk_item *it, void *userdata)
 	return load_k8s(ld, it);
 }
 
+/* What a loader owns: its curl handle and pending ops. */
+static void loader_done(struct loader *ld)
+{
+	if (ld->easy)
+		curl_easy_cleanup(ld->easy);
+	free(ld->ops);
+}
+
+/* With etcd_load_file()'s connection and file read in. */
+static int load_buffer(struct loader *ld, const char *buf, size_t len)
+{
+	int r;
+
+	r = curlloop_global_init();
+	if (r < 0)
+		return r;
+	ld->easy = curl_easy_init();
+	if (!ld->easy)
+		return -ENOMEM;
+	r = decode_walk(buf, len, ld->path, load_item, ld, ld->d);
+	if (r >= 0)
+		r = flush_txn(ld);
+	if (r >= 0)
+		r = ld->written;
+	return r;
+}
+
 int etcd_load_file(const struct etcd_options *o, const char *path, struct diag_list *d)
 {
-	struct loader ld = { .path = path, .d = d };
-	struct etcd_conn conn;
-	char *buf = NULL;
+	_cleanup_(etcd_conn_done) struct etcd_conn conn = { 0 };
+	_cleanup_(loader_done) struct loader ld = { .path = path, .d = d };
+	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
 	int r;
 
@@ -352,25 +378,6 @@ int etcd_load_file(const struct etcd_options *o, const char *path, struct diag_l
 	ld.conn = &conn;
 	r = read_all(path, d, &buf, &len);
 	if (r < 0)
-		goto out;
-	r = curlloop_global_init();
-	if (r < 0)
-		goto out;
-	ld.easy = curl_easy_init();
-	if (!ld.easy) {
-		r = -ENOMEM;
-		goto out;
-	}
-	r = decode_walk(buf, len, path, load_item, &ld, d);
-	if (r >= 0)
-		r = flush_txn(&ld);
-	if (r >= 0)
-		r = ld.written;
-out:
-	if (ld.easy)
-		curl_easy_cleanup(ld.easy);
-	free(ld.ops);
-	free(buf);
-	etcd_conn_done(&conn);
-	return r;
+		return r;
+	return load_buffer(&ld, buf, len);
 }

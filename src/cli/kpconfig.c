@@ -28,11 +28,7 @@ void kpconfig_free(struct kpconfig *c)
 	free(c);
 }
 
-static void yaml_document_deletep(yaml_document_t **d)
-{
-	if (*d)
-		yaml_document_delete(*d);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC(yaml_document_t *, yaml_document_delete)
 
 static const char *scalar(const yaml_node_t *n)
 {

@@ -292,9 +292,35 @@ struct epslice *epslice_ref(struct epslice *e)
 	return e;
 }
 
+/* A vector of n strings and the strings. */
+static void names_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void epslice_endpoint_done(struct epslice_endpoint *ep)
+{
+	free(ep->node_name);
+	free(ep->zone);
+	names_free(ep->hint_zones, ep->n_hint_zones);
+	names_free(ep->hint_nodes, ep->n_hint_nodes);
+	*ep = (struct epslice_endpoint){ 0 };
+}
+
+void endpoint_done(struct endpoint *ep)
+{
+	free(ep->node_name);
+	free(ep->zone);
+	names_free(ep->hint_zones, ep->n_hint_zones);
+	names_free(ep->hint_nodes, ep->n_hint_nodes);
+	*ep = (struct endpoint){ 0 };
+}
+
 static void epslice_free(struct epslice *e)
 {
-	size_t i, j;
+	size_t i;
 
 	free(e->ns);
 	free(e->name);
@@ -302,18 +328,8 @@ static void epslice_free(struct epslice *e)
 	for (i = 0; i < e->n_ports; i++)
 		free(e->ports[i].name);
 	free(e->ports);
-	for (i = 0; i < e->n_endpoints; i++) {
-		struct epslice_endpoint *ep = &e->endpoints[i];
-
-		free(ep->node_name);
-		free(ep->zone);
-		for (j = 0; j < ep->n_hint_zones; j++)
-			free(ep->hint_zones[j]);
-		free(ep->hint_zones);
-		for (j = 0; j < ep->n_hint_nodes; j++)
-			free(ep->hint_nodes[j]);
-		free(ep->hint_nodes);
-	}
+	for (i = 0; i < e->n_endpoints; i++)
+		epslice_endpoint_done(&e->endpoints[i]);
 	free(e->endpoints);
 	free(e);
 }
@@ -371,7 +387,7 @@ bool epslice_equal(const struct epslice *a, const struct epslice *b)
 
 void svc_port_done(struct svc_port *p)
 {
-	size_t i, j;
+	size_t i;
 
 	free(p->ns);
 	free(p->name);
@@ -382,18 +398,8 @@ void svc_port_done(struct svc_port *p)
 	free(p->external_ips);
 	free(p->lb_ips);
 	free(p->lb_source_ranges);
-	for (i = 0; i < p->n_endpoints; i++) {
-		struct endpoint *ep = &p->endpoints[i];
-
-		free(ep->node_name);
-		free(ep->zone);
-		for (j = 0; j < ep->n_hint_zones; j++)
-			free(ep->hint_zones[j]);
-		free(ep->hint_zones);
-		for (j = 0; j < ep->n_hint_nodes; j++)
-			free(ep->hint_nodes[j]);
-		free(ep->hint_nodes);
-	}
+	for (i = 0; i < p->n_endpoints; i++)
+		endpoint_done(&p->endpoints[i]);
 	free(p->endpoints);
 	memset(p, 0, sizeof(*p));
 }

@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "util.h"
+
 /* An IPv4 or IPv6 address; family is AF_INET or AF_INET6 (0 = unset). */
 struct ipaddr {
 	uint8_t family;
@@ -228,10 +230,17 @@ uint8_t proto_from_k8s(const char *s);
 
 struct service *service_ref(struct service *s);
 void service_unref(struct service *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct service *, service_unref)
 bool service_equal(const struct service *a, const struct service *b);
 
 struct epslice *epslice_ref(struct epslice *e);
 void epslice_unref(struct epslice *e);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct epslice *, epslice_unref)
+
+/* Free an endpoint's strings and hint arrays (not the endpoint itself) and
+ * zero it: a slice's, or a resolved service port's. */
+void epslice_endpoint_done(struct epslice_endpoint *ep);
+void endpoint_done(struct endpoint *ep);
 bool epslice_equal(const struct epslice *a, const struct epslice *b);
 
 void svc_port_done(struct svc_port *p);

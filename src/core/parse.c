@@ -1131,10 +1131,19 @@ static int do_line(struct parser *p, const char *s, size_t n)
 	return line_error(p, "unexpected '%s'", p->tok[0]);
 }
 
+/* What a parser owns: the ruleset until it is taken, its buffers. */
+static void parser_done(struct parser *p)
+{
+	ruleset_free(p->rs);
+	free(p->tbuf);
+	free(p->tok);
+}
+
 int ruleset_parse(const char *text, size_t len, unsigned flags, struct ruleset **ret,
 		  struct diag_list *diags)
 {
-	struct parser p = { .flags = flags, .diags = diags, .table = TABLE_NONE };
+	_cleanup_(parser_done) struct parser p = { .flags = flags, .diags = diags,
+						   .table = TABLE_NONE };
 	size_t off = 0;
 	int r = 0;
 
@@ -1151,13 +1160,12 @@ int ruleset_parse(const char *text, size_t len, unsigned flags, struct ruleset *
 		p.here_len = len - off;
 		r = do_line(&p, s, n);
 		if (r < 0)
-			goto out;
+			return r;
 		off += n + (nl ? 1 : 0);
 	}
 	if (p.table != TABLE_NONE) {
 		p.line++;
-		r = line_error(&p, "missing COMMIT at the end");
-		goto out;
+		return line_error(&p, "missing COMMIT at the end");
 	}
 	/* An empty table is sorted already (and qsort must not see NULL). */
 	for (size_t t = 0; t < RS_NTABLES; t++)
@@ -1165,9 +1173,5 @@ int ruleset_parse(const char *text, size_t len, unsigned flags, struct ruleset *
 			p.rs->t[t].sorted = true;
 	ruleset_sort(p.rs);
 	*ret = TAKE_PTR(p.rs);
-out:
-	ruleset_free(p.rs);
-	free(p.tbuf);
-	free(p.tok);
 	return r;
 }

@@ -285,17 +285,10 @@ static int dup_names(char *const *src, size_t n, char ***ret, size_t *ret_n)
 	return 0;
 }
 
-static void free_names(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 static int copy_endpoint(const struct rctx *c, const struct cand *k, struct endpoint *ret)
 {
 	const struct epslice_endpoint *src = k->ep;
-	struct endpoint e = {
+	_cleanup_(endpoint_done) struct endpoint e = {
 		.addr = src->addr,
 		.port = k->port,
 		.ready = src->ready,
@@ -307,19 +300,15 @@ static int copy_endpoint(const struct rctx *c, const struct cand *k, struct endp
 	e.is_local = c->hostname && *c->hostname && src->node_name &&
 		     streq(src->node_name, c->hostname);
 	if (src->node_name && !(e.node_name = strdup(src->node_name)))
-		goto fail;
+		return -ENOMEM;
 	if (src->zone && !(e.zone = strdup(src->zone)))
-		goto fail;
+		return -ENOMEM;
 	if (dup_names(src->hint_zones, src->n_hint_zones, &e.hint_zones, &e.n_hint_zones) < 0 ||
 	    dup_names(src->hint_nodes, src->n_hint_nodes, &e.hint_nodes, &e.n_hint_nodes) < 0)
-		goto fail;
+		return -ENOMEM;
 	*ret = e;
+	e = (struct endpoint){ 0 };
 	return 0;
-fail:
-	free_names(e.hint_zones, e.n_hint_zones);
-	free(e.node_name);
-	free(e.zone);
-	return -ENOMEM;
 }
 
 /* The slices of a service: [*ret_lo, *ret_hi) in c->by_svc. */
@@ -494,17 +483,24 @@ static bool later_duplicate(const struct service *s, size_t j)
 	return false;
 }
 
+/* What a resolve context owns: its slice index and candidates. */
+static void rctx_done(struct rctx *c)
+{
+	free(c->by_svc);
+	free(c->cands);
+}
+
 int resolve_build(const struct merge_snapshot *snap, const struct resolve_opts *opts,
 		  struct desired *ret, struct diag_list *diags)
 {
-	struct rctx c = {
+	_cleanup_(rctx_done) struct rctx c = {
 		.hostname = opts ? opts->hostname : NULL,
 		.family = opts ? opts->family : 0,
 		.diags = diags,
 	};
-	struct desired d = { 0 };
+	_cleanup_(desired_free) struct desired d = { 0 };
 	size_t total = 0, i, j;
-	int r = -ENOMEM;
+	int r;
 
 	if (!snap || !ret)
 		return -EINVAL;
@@ -513,7 +509,7 @@ int resolve_build(const struct merge_snapshot *snap, const struct resolve_opts *
 	if (snap->n_slices) {
 		c.by_svc = calloc(snap->n_slices, sizeof(*c.by_svc));
 		if (!c.by_svc)
-			goto out;
+			return -ENOMEM;
 		for (i = 0; i < snap->n_slices; i++) {
 			const struct epslice *e = snap->slices[i];
 
@@ -526,7 +522,7 @@ int resolve_build(const struct merge_snapshot *snap, const struct resolve_opts *
 	if (total) {
 		d.ports = calloc(total, sizeof(*d.ports));
 		if (!d.ports)
-			goto out;
+			return -ENOMEM;
 	}
 	note_slice_families(&c, snap);
 
@@ -537,7 +533,7 @@ int resolve_build(const struct merge_snapshot *snap, const struct resolve_opts *
 
 		r = svc_addrs_build(&c, s, &a);
 		if (r < 0)
-			goto out;
+			return r;
 		reason = skip_reason(&c, s, &a);
 		for (j = 0; j < s->n_ports; j++) {
 			if (later_duplicate(s, j)) {
@@ -556,18 +552,13 @@ int resolve_build(const struct merge_snapshot *snap, const struct resolve_opts *
 		}
 		svc_addrs_done(&a);
 		if (r < 0)
-			goto out;
+			return r;
 	}
 
 	qsort_safe(d.ports, d.n_ports, sizeof(*d.ports), svc_port_cmp);
 	*ret = d;
 	d = (struct desired){ 0 };
-	r = 0;
-out:
-	desired_free(&d);
-	free(c.by_svc);
-	free(c.cands);
-	return r;
+	return 0;
 }
 
 /* --- dump --- */

@@ -479,13 +479,50 @@ static int setup_all_sources(struct daemon *dm, int *code)
 	return r;
 }
 
+/* Set up and run the loop until it stops; *code is the exit code (kept
+ * when setup fails).  0 or -errno. */
+static int daemon_run(struct daemon *dm, const struct syncpolicy_config *pc,
+		      struct diag_list *d, int *code)
+{
+	struct backend *b;
+	char a[32], c[32];
+	int r;
+
+	r = setup_pipeline(dm, d, &b, code);
+	if (r >= 0)
+		r = setup_loop(dm, pc);
+	if (r >= 0)
+		r = setup_addrs(dm);
+	if (r < 0)
+		return r;
+	pipeline_check_families(dm->p, d);
+	r = setup_sysctls(dm, d);
+	daemon_log_diags(d);
+	if (r >= 0)
+		r = setup_all_sources(dm, code);
+	if (r >= 0)
+		r = telemetry_http_setup(dm);
+	if (r < 0)
+		return r;
+	loop_set_post(dm->loop, sync_post, dm);
+	log_info("svcnat %s running: %zu sources, backend %s, min-sync-period %s, sync-period %s",
+		 PACKAGE_VERSION, sourceset_size(dm->sources), backend_kind_name(backend_kind_of(b)),
+		 duration_fmt(pc->min_sync_usec, a, sizeof(a)),
+		 duration_fmt(pc->sync_period_usec, c, sizeof(c)));
+	r = loop_run(dm->loop);
+	(void)sd_notify(0, "STOPPING=1");
+	if (r < 0)
+		log_err("event loop failed: %s", strerror(-r));
+	else
+		*code = dm->exit_code;
+	return r;
+}
+
 int daemon_main(const struct daemon_config *o)
 {
 	struct daemon dm = { .o = o, .sigfd = -1, .lock_fd = -1 };
 	struct syncpolicy_config pc;
 	struct diag_list d;
-	struct backend *b;
-	char a[32], c[32];
 	int r, code;
 
 	code = sync_config(o, &pc);
@@ -493,34 +530,7 @@ int daemon_main(const struct daemon_config *o)
 		return code;
 	code = EXIT_RUNTIME;
 	diag_list_init(&d);
-	r = setup_pipeline(&dm, &d, &b, &code);
-	if (r >= 0)
-		r = setup_loop(&dm, &pc);
-	if (r >= 0)
-		r = setup_addrs(&dm);
-	if (r < 0)
-		goto out;
-	pipeline_check_families(dm.p, &d);
-	r = setup_sysctls(&dm, &d);
-	daemon_log_diags(&d);
-	if (r >= 0)
-		r = setup_all_sources(&dm, &code);
-	if (r >= 0)
-		r = telemetry_http_setup(&dm);
-	if (r < 0)
-		goto out;
-	loop_set_post(dm.loop, sync_post, &dm);
-	log_info("svcnat %s running: %zu sources, backend %s, min-sync-period %s, sync-period %s",
-		 PACKAGE_VERSION, sourceset_size(dm.sources), backend_kind_name(backend_kind_of(b)),
-		 duration_fmt(pc.min_sync_usec, a, sizeof(a)),
-		 duration_fmt(pc.sync_period_usec, c, sizeof(c)));
-	r = loop_run(dm.loop);
-	(void)sd_notify(0, "STOPPING=1");
-	if (r < 0)
-		log_err("event loop failed: %s", strerror(-r));
-	else
-		code = dm.exit_code;
-out:
+	r = daemon_run(&dm, &pc, &d, &code);
 	if (r == -ENOMEM)
 		log_err("out of memory");
 	daemon_log_diags(&d);

@@ -330,6 +330,17 @@ static bool binds_moved(const struct hc_entry *e, const struct plan_settings *s,
 	return false;
 }
 
+/* Make nv[0..out) h's servers, followed by those from h->v[i] on not merged
+ * yet (kept open as they are when an allocation failed midway). */
+static void servers_adopt(struct hc_servers *h, struct hc_entry **nv, size_t out, size_t i)
+{
+	while (i < h->n)
+		nv[out++] = h->v[i++];
+	free(h->v);
+	h->v = nv;
+	h->n = out;
+}
+
 int hc_servers_sync(struct hc_servers *h, const struct desired *d, const struct plan_settings *s,
 		    int family, struct diag_list *diags)
 {
@@ -371,7 +382,8 @@ int hc_servers_sync(struct hc_servers *h, const struct desired *d, const struct 
 			r = entry_open(h, e, s, family, diags);
 			if (r == -ENOMEM) {
 				entry_free(e);
-				goto oom;
+				servers_adopt(h, nv, out, i);
+				return r;
 			}
 			if (r < 0) {
 				entry_free(e); /* opened anew at the next sync */
@@ -385,8 +397,8 @@ int hc_servers_sync(struct hc_servers *h, const struct desired *d, const struct 
 		e = calloc(1, sizeof(*e));
 		if (!e || !(e->ns = strdup(w[j].ns)) || !(e->name = strdup(w[j].name))) {
 			entry_free(e);
-			r = -ENOMEM;
-			goto oom;
+			servers_adopt(h, nv, out, i);
+			return -ENOMEM;
 		}
 		e->owner = h;
 		e->port = w[j].port;
@@ -394,7 +406,8 @@ int hc_servers_sync(struct hc_servers *h, const struct desired *d, const struct 
 		r = entry_open(h, e, s, family, diags);
 		if (r == -ENOMEM) {
 			entry_free(e);
-			goto oom;
+			servers_adopt(h, nv, out, i);
+			return r;
 		}
 		if (r < 0) {
 			entry_free(e);
@@ -412,16 +425,6 @@ int hc_servers_sync(struct hc_servers *h, const struct desired *d, const struct 
 		}
 		j++;
 	}
-	free(h->v);
-	h->v = nv;
-	h->n = out;
+	servers_adopt(h, nv, out, i);
 	return 0;
-oom:
-	/* Keep every server still open: the ones not merged yet follow. */
-	while (i < h->n)
-		nv[out++] = h->v[i++];
-	free(h->v);
-	h->v = nv;
-	h->n = out;
-	return r;
 }

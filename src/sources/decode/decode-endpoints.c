@@ -15,21 +15,6 @@ static void ports_done(struct epslice_port *p, size_t n)
 	free(p);
 }
 
-static void endpoint_done(struct epslice_endpoint *ep)
-{
-	size_t i;
-
-	free(ep->node_name);
-	free(ep->zone);
-	for (i = 0; i < ep->n_hint_zones; i++)
-		free(ep->hint_zones[i]);
-	free(ep->hint_zones);
-	for (i = 0; i < ep->n_hint_nodes; i++)
-		free(ep->hint_nodes[i]);
-	free(ep->hint_nodes);
-	*ep = (struct epslice_endpoint){ 0 };
-}
-
 /* subsets[].ports[] into a new sorted array. */
 static int decode_subset_ports(struct dctx *c, const cJSON *subset, struct epslice_port **ret,
 			       size_t *ret_n)
@@ -130,7 +115,7 @@ static int decode_subset_addr(struct dctx *c, const cJSON *j, size_t i, void *ud
 			      ep.addr.family, &g);
 	if (r == 0)
 		r = epgroup_add(g, &ep);
-	endpoint_done(&ep);
+	epslice_endpoint_done(&ep);
 	return r;
 }
 

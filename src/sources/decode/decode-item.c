@@ -41,16 +41,6 @@ void decoded_done(struct decoded *d)
 	*d = (struct decoded){ 0 };
 }
 
-void dec_service_unrefp(struct service **s)
-{
-	service_unref(*s);
-}
-
-void dec_epslice_unrefp(struct epslice **e)
-{
-	epslice_unref(*e);
-}
-
 struct service *dec_service_new(void)
 {
 	struct service *s = calloc(1, sizeof(*s));

@@ -13,10 +13,6 @@
 int dec_add_service(struct decoded *out, struct service *s);
 int dec_add_slice(struct decoded *out, struct epslice *e);
 
-/* For _cleanup_(): unref *s / *e (NULL is fine). */
-void dec_service_unrefp(struct service **s);
-void dec_epslice_unrefp(struct epslice **e);
-
 /* Zeroed items with one reference (a service with the API's default
  * session-affinity timeout); NULL when out of memory. */
 struct service *dec_service_new(void);

@@ -125,7 +125,7 @@ int decode_legacy_service(struct dctx *c, const cJSON *j, const char *key_ns,
 			  const char *key_name, bool with_endpoints,
 			  struct decoded *out)
 {
-	_cleanup_(dec_service_unrefp) struct service *s = NULL;
+	_cleanup_(service_unrefp) struct service *s = NULL;
 	const char *ns = key_ns && *key_ns ? key_ns : "default";
 	const char *name, *ps;
 	const cJSON *pj, *cp;

@@ -351,7 +351,7 @@ static int decode_service_type(struct dctx *c, const cJSON *spec, enum svc_type 
 int decode_service(struct dctx *c, const cJSON *j, const char *key_ns,
 		   const char *key_name, struct decoded *out)
 {
-	_cleanup_(dec_service_unrefp) struct service *s = NULL;
+	_cleanup_(service_unrefp) struct service *s = NULL;
 	const char *headless, *proxy;
 	const cJSON *spec;
 	struct dec_meta m;

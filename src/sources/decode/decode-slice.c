@@ -199,7 +199,7 @@ static int decode_trigger_time(struct dctx *c, const cJSON *j, struct epslice *e
 int decode_endpointslice(struct dctx *c, const cJSON *j, const char *key_ns,
 			 const char *key_name, struct decoded *out)
 {
-	_cleanup_(dec_epslice_unrefp) struct epslice *e = NULL;
+	_cleanup_(epslice_unrefp) struct epslice *e = NULL;
 	const char *svc, *at;
 	char buf[300];
 	struct dec_meta m;

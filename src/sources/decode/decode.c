@@ -510,10 +510,7 @@ static int finish(struct decoded *out, size_t n_services, size_t n_slices, const
 	return r;
 }
 
-static void cjson_deletep(cJSON **j)
-{
-	cJSON_Delete(*j);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete)
 
 static unsigned long streamed_lists;
 static bool streaming = true;
@@ -641,7 +638,7 @@ static int stream_items(struct stream *st, const char **pp)
  * "items" streamed, any other parsed whole into root. */
 static int stream_member(struct stream *st, cJSON *root, bool *items_seen, const char **pp)
 {
-	_cleanup_(cjson_deletep) cJSON *key = NULL;
+	_cleanup_(cJSON_Deletep) cJSON *key = NULL;
 	const char *p = *pp, *q, *end = st->end;
 	size_t key_off;
 	int r;
@@ -770,7 +767,7 @@ int decode_buffer_cached(const char *buf, size_t len, const char *source,
 {
 	/* Left after root is deleted (cleanups run in reverse order). */
 	_cleanup_(jsonarena_leave) struct jsonarena arena;
-	_cleanup_(cjson_deletep) cJSON *root = NULL;
+	_cleanup_(cJSON_Deletep) cJSON *root = NULL;
 	struct dctx c = { .source = source, .diags = diags, .where = "" };
 	size_t n_services = out->n_services, n_slices = out->n_slices;
 	int r;
@@ -819,7 +816,7 @@ int decode_object(const char *buf, size_t len, const char *kind, const char *key
 		  const char *key_name, const char *source, struct decoded *out,
 		  struct diag_list *diags)
 {
-	_cleanup_(cjson_deletep) cJSON *root = NULL;
+	_cleanup_(cJSON_Deletep) cJSON *root = NULL;
 	struct dctx c = { .source = source, .diags = diags, .where = "" };
 	size_t n_services = out->n_services, n_slices = out->n_slices;
 	const char *jkind = NULL, *api = NULL;
@@ -926,7 +923,7 @@ static int walk_public(struct dctx *c, const struct decode_walk_item *it, void *
 int decode_walk(const char *buf, size_t len, const char *source, decode_walk_fn fn,
 		void *userdata, struct diag_list *diags)
 {
-	_cleanup_(cjson_deletep) cJSON *root = NULL;
+	_cleanup_(cJSON_Deletep) cJSON *root = NULL;
 	struct dctx c = { .source = source, .diags = diags, .where = "" };
 	struct walk_adapter a = { fn, userdata };
 	int r;

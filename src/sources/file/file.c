@@ -77,11 +77,7 @@ static void names_free(char **names, size_t n)
 	free(names);
 }
 
-static void closedirp(DIR **d)
-{
-	if (*d)
-		closedir(*d);
-}
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir)
 
 /* Sorted *.json names of the directory open at fd (fd is taken over). */
 static int list_dir(int fd, const char *path, struct diag_list *diags, char ***ret, size_t *ret_n)
