@@ -29,7 +29,9 @@ enum rs_table {
 
 /* Longest chain name the kernel takes (XT_EXTENSION_MAXNAMELEN - 1). */
 #define RS_CHAIN_MAXLEN 28
-#define RS_MAX_MATCHES 5
+/* kube-proxy's rules have at most 3 (-m comment, -m tcp and -m addrtype or
+ * -m nfacct); every slot costs each of the plan's rules 24 bytes. */
+#define RS_MAX_MATCHES 4
 
 /* The all-ones mask ip6tables-save prints for -m recent. */
 #define RECENT_MASK6 "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"
@@ -96,12 +98,13 @@ struct rs_match {
 			double probability;
 		} stat;
 		struct {
+			/* (fields ordered so that the union is 16 bytes) */
 			const char *name;
+			uint32_t seconds; /* --seconds (rcheck/update only; 0 = none) */
 			bool set;         /* --set, else --rcheck (or --update) */
 			bool update;      /* --update: --rcheck that also refreshes the
 					   * entry when it matches (never with set) */
 			bool reap;        /* --reap (rcheck/update only) */
-			uint32_t seconds; /* --seconds (rcheck/update only; 0 = none) */
 			bool ipv6;        /* an ip6tables rule: the all-ones mask is
 					   * ffff:...:ffff, not 255.255.255.255 */
 		} recent;
@@ -154,20 +157,24 @@ struct rs_target {
 	} u;
 };
 
+/*
+ * The plan holds every rule as one of these (192 bytes on LP64): the small
+ * fields sit together so that no padding goes between them.
+ */
 struct rs_rule {
 	struct ipnet src;  /* src.addr.family == 0: any */
 	struct ipnet dst;
 	bool src_inv;
 	bool dst_inv;
+	bool in_iface_prefix;
+	bool in_iface_inv;
+	uint8_t proto;     /* 0 = any */
+	uint8_t n_matches;
 	/* -i IFACE (in_iface_prefix: "IFACE+", every name starting so; a rule
 	 * read from the kernel may keep the "+" at the end of the name, where
 	 * iptables stores it); NULL: any.  kube-proxy's BridgeInterface and InterfaceNamePrefix
 	 * local-traffic detectors.  Never matches a locally sent packet. */
 	const char *in_iface;
-	bool in_iface_prefix;
-	bool in_iface_inv;
-	uint8_t proto;     /* 0 = any */
-	uint8_t n_matches;
 	struct rs_match m[RS_MAX_MATCHES];
 	struct rs_target t;
 };
