@@ -3,14 +3,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "sources/decode/decode.h"
 #include "sources/decode/decodecache.h"
 #include "util.h"
 
+#define DIGEST_LEN 32 /* SHA-256 */
+
 struct centry {
-	uint64_t hash;
+	uint64_t hash;     /* the digest's first 8 bytes: the table's hash */
 	size_t len;
-	char *text;
+	unsigned char digest[DIGEST_LEN]; /* of the item's text */
 	struct service **svcs;
 	size_t n_svcs;
 	struct epslice **eps;
@@ -26,23 +30,28 @@ struct decode_cache {
 	size_t n_next, cap_next;
 	unsigned long gen;
 	size_t hits;
+	EVP_MD *md;
+	EVP_MD_CTX *ctx;
 };
 
-static uint64_t text_hash(const char *p, size_t len)
+/* The SHA-256 digest of [p, p + len); -ENOMEM when libcrypto fails. */
+static int text_digest(struct decode_cache *c, const char *p, size_t len,
+		       unsigned char out[DIGEST_LEN])
 {
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ len;
-	size_t i = 0;
+	unsigned int n = 0;
 
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
+	if (!EVP_DigestInit_ex(c->ctx, c->md, NULL) || !EVP_DigestUpdate(c->ctx, p, len) ||
+	    !EVP_DigestFinal_ex(c->ctx, out, &n) || n != DIGEST_LEN)
+		return -ENOMEM;
+	return 0;
+}
 
-		memcpy(&w, p + i, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdULL;
-		h ^= h >> 32;
-	}
-	for (; i < len; i++)
-		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ULL;
-	return h ^ (h >> 29);
+static uint64_t digest_hash(const unsigned char d[DIGEST_LEN])
+{
+	uint64_t h;
+
+	memcpy(&h, d, sizeof(h));
+	return h;
 }
 
 static void centry_free(struct centry *e)
@@ -55,14 +64,23 @@ static void centry_free(struct centry *e)
 		epslice_unref(e->eps[i]);
 	free(e->svcs);
 	free(e->eps);
-	free(e->text);
 	free(e);
 }
 
 int decode_cache_new(struct decode_cache **ret)
 {
-	*ret = calloc(1, sizeof(**ret));
-	return *ret ? 0 : -ENOMEM;
+	struct decode_cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	c->md = EVP_MD_fetch(NULL, "SHA256", NULL);
+	c->ctx = EVP_MD_CTX_new();
+	if (!c->md || !c->ctx) {
+		decode_cache_free(c);
+		return -ENOMEM;
+	}
+	*ret = c;
+	return 0;
 }
 
 void decode_cache_abort(struct decode_cache *c)
@@ -82,6 +100,8 @@ void decode_cache_free(struct decode_cache *c)
 		centry_free(c->cur[i]);
 	free(c->cur);
 	free(c->next);
+	EVP_MD_CTX_free(c->ctx);
+	EVP_MD_free(c->md);
 	free(c);
 }
 
@@ -97,16 +117,18 @@ size_t decode_cache_hits(const struct decode_cache *c)
 	return c->hits;
 }
 
-static struct centry *find(const struct decode_cache *c, const char *p, size_t len, uint64_t h)
+static struct centry *find(const struct decode_cache *c, size_t len,
+			   const unsigned char d[DIGEST_LEN])
 {
 	size_t mask = c->cap - 1;
+	uint64_t h = digest_hash(d);
 
 	if (!c->cap)
 		return NULL;
 	for (size_t i = h & mask; c->cur[i]; i = (i + 1) & mask) {
 		struct centry *e = c->cur[i];
 
-		if (e->hash == h && e->len == len && memcmp(e->text, p, len) == 0)
+		if (e->hash == h && e->len == len && memcmp(e->digest, d, DIGEST_LEN) == 0)
 			return e;
 	}
 	return NULL;
@@ -122,8 +144,12 @@ static int append_next(struct decode_cache *c, struct centry *e)
 
 int decode_cache_take(struct decode_cache *c, const char *p, size_t len, struct decoded *out)
 {
-	uint64_t h = text_hash(p, len);
-	struct centry *e = find(c, p, len, h);
+	unsigned char d[DIGEST_LEN];
+	struct centry *e;
+
+	if (text_digest(c, p, len, d) < 0)
+		return -ENOMEM;
+	e = find(c, len, d);
 
 	/* The same text twice in one file: the second is decoded (and is a
 	 * duplicate the decoder names). */
@@ -150,18 +176,17 @@ int decode_cache_add(struct decode_cache *c, const char *p, size_t len,
 
 	if (!e)
 		return -ENOMEM;
-	e->hash = text_hash(p, len);
 	e->len = len;
 	e->gen = c->gen;
 	e->fresh = true;
-	e->text = malloc(len ? len : 1);
 	e->svcs = calloc(n_svcs ? n_svcs : 1, sizeof(*e->svcs));
 	e->eps = calloc(n_eps ? n_eps : 1, sizeof(*e->eps));
-	if (!e->text || !e->svcs || !e->eps || append_next(c, e) < 0) {
+	if (text_digest(c, p, len, e->digest) < 0 || !e->svcs || !e->eps ||
+	    append_next(c, e) < 0) {
 		centry_free(e);
 		return -ENOMEM;
 	}
-	memcpy(e->text, p, len);
+	e->hash = digest_hash(e->digest);
 	for (size_t i = 0; i < n_svcs; i++)
 		e->svcs[e->n_svcs++] = service_ref(svcs[i]);
 	for (size_t i = 0; i < n_eps; i++)
