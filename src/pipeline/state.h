@@ -27,7 +27,7 @@ struct pipeline {
 	struct desired desired;        /* last resolved state */
 	unsigned long desired_generation;
 	struct merge_snapshot *resolved; /* the view `desired` was resolved from */
-	struct chain_hasher *hasher;   /* the daemon's: chain names kept between IPv4 plans */
+	struct chain_hasher *hasher;   /* the daemon's, for its IPv4 plans (no memo) */
 	bool full_next;                /* the next resolve is a full one, checking the delta */
 	/* The daemon's: each family's plan kept between syncs (core/planstore.h). */
 	struct plan_store *store[PLAN_NFAMILIES];
