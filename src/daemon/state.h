@@ -68,6 +68,8 @@ struct daemon {
 	struct worker *worker;       /* the kernel write, off the loop thread */
 	double merge_seconds;        /* merge flushes since the last sync started */
 	struct sync_job job;
+	int warm_r;                  /* the plan stores' first plan, after the first sync */
+	size_t warm_bytes;           /* their bytes then */
 	bool conntrack_pending;      /* endpoints changed since the last cleanup */
 	bool conntrack_warned;
 	struct hc_servers *hc;       /* healthCheckNodePort servers */
@@ -109,6 +111,8 @@ void telemetry_sync_ended(struct daemon *dm, const struct sync_job *job, uint64_
 /* A sync succeeded: its figures, and kube-proxy's programming latency. */
 void telemetry_sync_ok(struct daemon *dm, const struct sync_job *job, uint64_t t1,
 		       bool state_changed);
+/* The plan stores' bytes after their first plan (svcnat_memory_bytes). */
+void telemetry_plan_store(struct daemon *dm, size_t bytes);
 /* A sync changed nothing it planned, yet wrote: a repair. */
 void telemetry_repaired(struct daemon *dm);
 /* The conntrack cleanup's outcome (r < 0: it failed). */

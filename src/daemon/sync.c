@@ -295,20 +295,55 @@ static void sync_job_run(void *userdata)
 	dm->job.r = pipeline_sync_run(dm->p, &dm->job.rep, &dm->job.d);
 }
 
+/* Node addresses that changed while the worker ran. */
+static void addrs_after_job(struct daemon *dm)
+{
+	const struct ipaddr *a;
+	size_t n;
+
+	if (!dm->addrs_deferred || !dm->addrs)
+		return;
+	dm->addrs_deferred = false;
+	nladdrs_watch_get(dm->addrs, &a, &n);
+	sync_addrs(a, n, dm);
+}
+
+/* On the worker thread, after the first sync: the plan stores' first plan
+ * (pipeline_store_warm()), which being ready does not wait for. */
+static void warm_job_run(void *userdata)
+{
+	struct daemon *dm = userdata;
+
+	dm->warm_r = pipeline_store_warm(dm->p, &dm->warm_bytes);
+}
+
+static void warm_job_done(void *userdata)
+{
+	struct daemon *dm = userdata;
+
+	if (dm->warm_r < 0)
+		log_warn("planning the kept plans failed: %s; the next sync plans in full",
+			 strerror(-dm->warm_r));
+	else
+		telemetry_plan_store(dm, dm->warm_bytes);
+	addrs_after_job(dm);
+}
+
 /* Back on the loop thread. */
 static void sync_job_done(void *userdata)
 {
 	struct daemon *dm = userdata;
 
 	sync_finish(dm);
-	if (dm->addrs_deferred && dm->addrs) {
-		const struct ipaddr *a;
-		size_t n;
-
-		dm->addrs_deferred = false;
-		nladdrs_watch_get(dm->addrs, &a, &n);
-		sync_addrs(a, n, dm);
+	if (dm->job.r >= 0 && pipeline_store_pending(dm->p) &&
+	    worker_start(dm->worker, warm_job_run, warm_job_done, dm) < 0) {
+		/* No thread: plan them here rather than at the next sync. */
+		warm_job_run(dm);
+		warm_job_done(dm);
+		return;
 	}
+	if (!worker_busy(dm->worker))
+		addrs_after_job(dm);
 }
 
 /*

@@ -119,6 +119,11 @@ static void update_sync_metrics(struct daemon *dm, const struct sync_report *rep
 			  (double)rep->kept_bytes);
 }
 
+void telemetry_plan_store(struct daemon *dm, size_t bytes)
+{
+	metrics_gauge_set(dm->metrics, "svcnat_memory_bytes", "part=\"plan_store\"", (double)bytes);
+}
+
 /* svcnat_memory_bytes{part="other"}: the resident memory that neither the
  * plan stores nor the writer's kept state account for. */
 static void memory_other(struct daemon *dm)

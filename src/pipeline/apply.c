@@ -167,7 +167,7 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 	struct ruleset *rs2[PLAN_NFAMILIES] = { NULL }, *rs;
 	struct plan_stats st[PLAN_NFAMILIES] = { { 0 } };
 	double t0 = monotonic_seconds(), t1;
-	bool v6;
+	bool v6, store;
 	int r;
 
 	if (!rep)
@@ -180,7 +180,15 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 	/* ip6tables too when the backend writes it (kube-proxy runs
 	 * single-stack where the host has no ip6tables). */
 	v6 = backend_has_ipv6(p->backend);
-	r = plan_both(p, v6, p->store[PLAN_V4] != NULL, rs2, st, d);
+	/* Until a sync succeeded the daemon plans for the nft writer as --once
+	 * does: the stores' first (full) plan costs several times a plain one
+	 * and only later syncs need it (pipeline_store_warm() makes it after).
+	 * The nft writer keeps what it wrote by content; the direct writer
+	 * keeps a chain's bytes only under the stores' stamp, so elsewhere
+	 * the first sync plans with the stores as before. */
+	store = p->store[PLAN_V4] != NULL &&
+		(p->synced || backend_kind_of(p->backend) != BACKEND_NFT);
+	r = plan_both(p, v6, store, rs2, st, d);
 	if (r < 0)
 		return r;
 	rs = rs2[PLAN_V4];
@@ -190,7 +198,7 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 	t1 = monotonic_seconds();
 	rep->plan_seconds = t1 - t0;
 	/* The IPv6 plan, if any, plans the same ports again. */
-	rep->ports_planned = p->store[PLAN_V4] ? p->ports_planned[PLAN_V4] : p->desired.n_ports;
+	rep->ports_planned = store ? p->ports_planned[PLAN_V4] : p->desired.n_ports;
 	/* The plans counted them (no walk over every chain again). */
 	memcpy(rep->chains, st[PLAN_V4].table_chains, sizeof(rep->chains));
 	memcpy(rep->rules, st[PLAN_V4].table_rules, sizeof(rep->rules));
@@ -210,11 +218,18 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 		malloc_trim(0);
 	}
 	r = backend_apply_families(p->backend, rs, rs2[PLAN_V6], &rep->apply, d);
-	if (!p->store[PLAN_V4]) { /* else the stores' plans */
+	if (!store) { /* else the stores' plans */
 		ruleset_free(rs);
 		ruleset_free(rs2[PLAN_V6]);
 	}
-	rep->plan_store_bytes = plan_store_bytes(p->store[PLAN_V4]) + plan_store_bytes(p->store[PLAN_V6]);
+	if (r >= 0 && p->store[PLAN_V4] && !store)
+		p->store_pending = true;
+	if (r >= 0)
+		p->synced = true;
+	/* Stores still waiting for their first plan hold nothing yet. */
+	rep->plan_store_bytes = p->store_pending ? 0
+						 : plan_store_bytes(p->store[PLAN_V4]) +
+							   plan_store_bytes(p->store[PLAN_V6]);
 	rep->kept_bytes = backend_kept_bytes(p->backend);
 	/* What the sync freed (the plan's and the writer's working copies:
 	 * the first sync's are as large as the tables) goes back to the
@@ -222,6 +237,29 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 	if (!p->c->sync_once)
 		malloc_trim(0);
 	rep->total_seconds = monotonic_seconds() - t0;
+	return r;
+}
+
+bool pipeline_store_pending(const struct pipeline *p)
+{
+	return p->store_pending;
+}
+
+int pipeline_store_warm(struct pipeline *p, size_t *ret_bytes)
+{
+	struct ruleset *rs2[PLAN_NFAMILIES] = { NULL };
+	struct plan_stats st[PLAN_NFAMILIES] = { { 0 } };
+	int r = 0;
+
+	if (p->store_pending && p->backend) {
+		/* The first sync said what these plans would say again. */
+		r = plan_both(p, backend_has_ipv6(p->backend), true, rs2, st, NULL);
+		p->store_pending = false;
+		/* What planning freed (the full plan's working copies). */
+		malloc_trim(0);
+	}
+	if (ret_bytes)
+		*ret_bytes = plan_store_bytes(p->store[PLAN_V4]) + plan_store_bytes(p->store[PLAN_V6]);
 	return r;
 }
 

@@ -233,4 +233,20 @@ int pipeline_sync(struct pipeline *p, struct sync_report *rep, struct diag_list 
 int pipeline_sync_prepare(struct pipeline *p, struct diag_list *d);
 int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_list *d);
 
+/*
+ * The daemon's first successful sync with the nft writer plans as a
+ * one-shot run does, without the plan stores: their records are for the
+ * later syncs, not for the rules to be in place.  Whether the stores still
+ * wait for that first plan (false without stores).
+ */
+bool pipeline_store_pending(const struct pipeline *p);
+/*
+ * Make the stores' first plan from the last resolved state (the one the
+ * first sync wrote), after that sync; a sync's rules on another thread, as
+ * pipeline_sync_run().  *ret_bytes (may be NULL): the stores' bytes then.
+ * 0 (also when nothing was pending) or -errno: the next sync's stores
+ * then plan in full.
+ */
+int pipeline_store_warm(struct pipeline *p, size_t *ret_bytes);
+
 #endif

@@ -33,6 +33,8 @@ struct pipeline {
 	struct plan_store *store[PLAN_NFAMILIES];
 	struct merge_snapshot *planned[PLAN_NFAMILIES]; /* the view each store's plan is of */
 	bool plan_check_next;          /* the next plans are checked against full ones */
+	bool synced;                   /* a sync succeeded: the stores plan from then on */
+	bool store_pending;            /* that sync planned without the stores */
 	double resolve_seconds;        /* of the last pipeline_resolve() that resolved */
 	size_t ports_resolved;         /* service ports it built anew */
 	size_t ports_planned[PLAN_NFAMILIES]; /* service ports the last plans planned anew */

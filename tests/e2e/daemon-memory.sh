@@ -9,6 +9,8 @@
 # The nft writer keeps its own chains between syncs as their compact
 # kept-file bytes: at 400 services its kernel_state is well below the plan
 # store's decoded rules (it was above them when it kept decoded copies).
+# A change after the first sync is planned alone: the plan stores made
+# their first plan after that sync.
 . "$(dirname "$0")/lib/daemon-ns.sh"
 dn_init daemon-memory "$@"
 
@@ -16,6 +18,7 @@ scrape() { curl -s --max-time 30 http://127.0.0.1:10249/metrics >"$TMP/metrics";
 synced() { scrape && grep -q '^kubeproxy_sync_proxy_rules_duration_seconds_count{ip_family="IPv4"} [1-9]' "$TMP/metrics" &&
 	grep -q '^svcnat_memory_bytes{part="plan_store"} [1-9]' "$TMP/metrics"; }
 val() { awk -v m="$1" '$1 == m { print $2 }' "$TMP/metrics"; }
+second_sync() { scrape && grep -q '^kubeproxy_sync_proxy_rules_duration_seconds_count{ip_family="IPv4"} [2-9]' "$TMP/metrics"; }
 
 run() {
 	local backend=$1 plan kept other rss rc
@@ -47,6 +50,13 @@ run() {
 	elif [ "${CI:-}" = true ]; then
 		fail "promtool missing (contrib/install-deps installs Debian's prometheus)"
 	fi
+	# The first sync planned without the plan stores; they made their
+	# first plan after it, so one changed service is planned alone.
+	sed 's/"s1","Port":20001,"Endpoints":\["198.18.65.10:80"\]/"s1","Port":20001,"Endpoints":["198.18.65.11:80"]/' \
+		"$TMP/c.json" >"$TMP/c.tmp" && mv "$TMP/c.tmp" "$TMP/c.json"
+	wait_for 60 "the sync of one changed service" second_sync
+	planned=$(val 'svcnat_sync_service_ports_rebuilt{step="plan"}')
+	awk -v p="$planned" 'BEGIN { exit !(p == 1) }' || fail "$backend: the change's sync planned '$planned' service ports anew (want 1)"
 	kill -TERM "$DAEMON"
 	wait "$DAEMON" || fail "$backend: exit $?"
 	DAEMON=
