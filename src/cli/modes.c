@@ -18,10 +18,10 @@
 #include "core/resolve.h"
 #include "daemon/daemon.h"
 #include "pipeline/node.h"
+#include "pipeline/counters.h"
 #include "pipeline/pipeline.h"
 #include "sys/exitcode.h"
 #include "sys/log.h"
-#include "sys/nfacct.h"
 #include "sys/nslock.h"
 #include "sys/host.h"
 #include "util.h"
@@ -395,41 +395,50 @@ static void set_oom_score(const struct svcnat_options *o, struct diag_list *d)
 
 /*
  * The nfacct counters whose "-m nfacct" matches the plan carries (enum
- * plan_nfacct bits), with --nfacct on, as kube-proxy's
- * pkg/proxy/iptables/proxier.go does: it ensures each counter
- * (pkg/proxy/util/nfacct Ensure) and writes a counter's matches only when
- * that worked.  --once and the daemon make them; one that cannot be made
- * is fatal.  The modes that write nothing plan them all (--diff then
- * compares with what --once would write).  auto is off for now.
- * 0 or -errno.
+ * plan_nfacct bits), as kube-proxy's pkg/proxy/iptables/proxier.go: it
+ * ensures each counter (pkg/proxy/util/nfacct Ensure) and writes a
+ * counter's matches only when that worked.  --once and the daemon make
+ * them: with --nfacct on one that cannot be made is fatal, with auto it
+ * is a warning and the plan goes without its match.  The modes that write
+ * nothing plan what --once would write here: on, every match; auto, those
+ * of the counters that exist or that nfnetlink_acct would make (probed,
+ * read-only; a verbose note says when it cannot tell).  *ret_c: what the
+ * daemon keeps ensuring.  0 or -errno.
  */
-static int nfacct_plan(const struct svcnat_options *o, unsigned *ret, struct diag_list *d)
+static int nfacct_plan(const struct svcnat_options *o, unsigned *ret, struct counters *ret_c,
+		       struct diag_list *d)
 {
-	static const struct {
-		const char *name;
-		unsigned bit;
-	} counters[] = {
-		{ PLAN_NFACCT_CT_INVALID_NAME, PLAN_NFACCT_CT_INVALID },
-		{ PLAN_NFACCT_LOCALHOST_NP_NAME, PLAN_NFACCT_LOCALHOST_NP },
-	};
-	unsigned bits = 0;
+	struct counters c = { .want = o->nfacct == NFACCT_OPT_OFF ? 0 : PLAN_NFACCT_ALL,
+			      .required = o->nfacct == NFACCT_OPT_ON };
+	unsigned bits, unknown;
+	int err;
 
-	if (o->nfacct != NFACCT_OPT_ON || (o->mode != MODE_ONCE && o->mode != MODE_DAEMON)) {
-		*ret = o->nfacct == NFACCT_OPT_ON ? PLAN_NFACCT_ALL : 0;
+	if (ret_c)
+		*ret_c = c;
+	if (!c.want) {
+		*ret = 0;
 		return 0;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(counters); i++) {
-		int r = nfacct_ensure(counters[i].name);
-
-		if (r < 0) {
-			diag_add(d, DIAG_ERROR, NULL, NULL, "--nfacct",
-				 "cannot make the nfacct counter '%s': %s", counters[i].name,
-				 strerror(-r));
-			return r;
+	if (o->mode != MODE_ONCE && o->mode != MODE_DAEMON) {
+		if (c.required) {
+			*ret = c.want;
+			return 0;
 		}
-		bits |= counters[i].bit;
+		bits = counters_probe(c.want, &unknown, &err);
+		if (unknown)
+			log_info("--nfacct auto: cannot tell whether --once could make the nfacct "
+				 "counters here (%s): planned without their -m nfacct matches; "
+				 "--nfacct on or off gives a plan of its own",
+				 strerror(-err));
+		*ret = bits;
+		return 0;
 	}
+	bits = counters_ensure(&c, d);
+	if (c.required && c.failing)
+		return -EIO;
 	*ret = bits;
+	if (ret_c)
+		*ret_c = c;
 	return 0;
 }
 
@@ -444,7 +453,7 @@ static int run_pipeline_mode(const struct svcnat_options *o, struct diag_list *d
 
 	config_pipeline(o, &c);
 	if (o->mode != MODE_CLEANUP && o->mode != MODE_INIT_ONLY) {
-		r = nfacct_plan(o, &c.plan.nfacct, d);
+		r = nfacct_plan(o, &c.plan.nfacct, NULL, d);
 		print_diags(d);
 		if (r < 0)
 			return EXIT_RUNTIME;
@@ -491,7 +500,7 @@ int modes_run(const struct svcnat_options *o)
 		}
 		config_daemon(o, &dc);
 		dc.configz = configz;
-		if (nfacct_plan(o, &dc.pipeline.plan.nfacct, &d) < 0) {
+		if (nfacct_plan(o, &dc.pipeline.plan.nfacct, &dc.nfacct, &d) < 0) {
 			print_diags(&d);
 			return EXIT_RUNTIME;
 		}

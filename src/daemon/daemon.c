@@ -520,7 +520,7 @@ static int daemon_run(struct daemon *dm, const struct syncpolicy_config *pc,
 
 int daemon_main(const struct daemon_config *o)
 {
-	struct daemon dm = { .o = o, .sigfd = -1, .lock_fd = -1 };
+	struct daemon dm = { .o = o, .sigfd = -1, .lock_fd = -1, .nfacct = o->nfacct };
 	struct syncpolicy_config pc;
 	struct diag_list d;
 	int r, code;

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 
+#include "pipeline/counters.h"
 #include "pipeline/pipeline.h"
 #include "sys/host.h"
 
@@ -30,6 +31,8 @@ struct daemon_config {
 	const char *etcd_cert;
 	const char *etcd_key;
 	const char *configz;               /* the /configz JSON (cli/configz.h); or NULL */
+	struct counters nfacct;            /* kube-proxy's nfacct counters, as the start
+					    * left them (pipeline.plan.nfacct: those made) */
 };
 
 /* Run the daemon; returns the process exit code (sys/exitcode.h). */

@@ -157,12 +157,17 @@ void kpmetrics_nfacct(struct kpmetrics *k, unsigned counters)
 			continue;
 		r = nfacct_get(nf[i].counter, &c);
 		if (r < 0) {
+			/* kube-proxy's collector sends no sample when its Get
+			 * fails: the series is gone until a read works again. */
 			if (!(k->nfacct_warned & nf[i].bit))
-				log_warn("cannot read the nfacct counter '%s': %s; %s not updated",
+				log_warn("cannot read the nfacct counter '%s': %s; %s not reported",
 					 nf[i].counter, strerror(-r), nf[i].metric);
 			k->nfacct_warned |= nf[i].bit;
+			if (k->nfacct_declared & nf[i].bit)
+				(void)metrics_remove(k->m, nf[i].metric, NULL);
 			continue;
 		}
+		k->nfacct_warned &= ~nf[i].bit;
 		if (!(k->nfacct_declared & nf[i].bit)) {
 			r = metrics_declare(k->m, nf[i].metric, METRIC_COUNTER, nf[i].help, NULL, 0);
 			if (r < 0 && r != -EEXIST)

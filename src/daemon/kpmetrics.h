@@ -46,12 +46,13 @@ void kpmetrics_conntrack(struct kpmetrics *k, size_t deleted4, size_t deleted6, 
 /*
  * Before a scrape: kube-proxy's nfacct counters (pkg/proxy/metrics,
  * newNFAcctMetricCollector) read from the kernel, each one of `counters`
- * (enum plan_nfacct bits: those svcnat made) that reads:
+ * (enum plan_nfacct bits: those svcnat keeps) that reads:
  *   kubeproxy_iptables_ct_state_invalid_dropped_packets_total       (ct_state_invalid_dropped_pkts)
  *   kubeproxy_iptables_localhost_nodeports_accepted_packets_total   (localhost_nps_accepted_pkts)
  * its packets.  A family appears at its first good read; one that never
  * reads is not written at all, as kube-proxy's collector sends nothing
- * without its nfacct client or counter.  A failed read is logged once.
+ * without its nfacct client or counter, and a failed read drops the
+ * series until a read works again (logged once per failure run).
  */
 void kpmetrics_nfacct(struct kpmetrics *k, unsigned counters);
 

@@ -52,6 +52,7 @@ struct daemon {
 	int sigfd;
 	struct loop_timer *sync_timer;
 	struct gate gate;            /* when to sync; /healthz, /livez, READY=1 */
+	struct counters nfacct;      /* ensured again at each periodic and retry sync */
 	struct fswatch *watch;
 	struct sourceset *sources;   /* every --config, etcd, the API */
 	struct loop_timer *wait_timer; /* warns while a source was never read */

@@ -369,6 +369,11 @@ static void do_sync(struct daemon *dm, enum sync_reason reason)
 	syncpolicy_sync_start(&dm->gate.policy, job->t0);
 	if (reason == SYNC_PERIODIC)
 		pipeline_resolve_full_next(dm->p); /* and check the incremental state */
+	/* kube-proxy's full syncs ensure its nfacct counters again (proxier.go,
+	 * syncProxyRules): one deleted meanwhile is made again, one that can
+	 * no longer be made loses its match (the start made them). */
+	if ((reason == SYNC_PERIODIC || reason == SYNC_RETRY) && dm->nfacct.want)
+		pipeline_set_nfacct(dm->p, counters_ensure(&dm->nfacct, &job->d));
 	r = pipeline_sync_prepare(dm->p, &job->d);
 	if (r >= 0)
 		r = worker_start(dm->worker, sync_job_run, sync_job_done, dm);

@@ -244,7 +244,7 @@ static int h_metrics(void *userdata, struct http_response *resp)
 
 	sourceset_metrics(dm->sources);
 	metrics_update_process(dm->metrics);
-	kpmetrics_nfacct(dm->kpm, dm->o->pipeline.plan.nfacct);
+	kpmetrics_nfacct(dm->kpm, dm->nfacct.want);
 	memory_other(dm);
 	f = open_memstream(&buf, &len);
 	if (!f)

@@ -143,6 +143,15 @@ const struct plan_settings *pipeline_settings(const struct pipeline *p)
 	return &p->settings;
 }
 
+int pipeline_set_nfacct(struct pipeline *p, unsigned counters)
+{
+	if (p->settings.nfacct == counters)
+		return 0;
+	/* Part of the plan stores' fingerprint: the next plan is a full one. */
+	p->settings.nfacct = counters;
+	return 1;
+}
+
 int pipeline_read_sources(struct pipeline *p, struct diag_list *d)
 {
 	int first = 0;

@@ -182,6 +182,13 @@ int pipeline_set_node_pod_cidrs(struct pipeline *p, const struct ipnet *cidrs, s
 const struct plan_settings *pipeline_settings(const struct pipeline *p);
 
 /*
+ * The nfacct counters the plans carry "-m nfacct" matches for from the
+ * next plan on (enum plan_nfacct bits: those that exist, pipeline/counters.h).
+ * 1 when that changed (the next plan is a full one), else 0.
+ */
+int pipeline_set_nfacct(struct pipeline *p, unsigned counters);
+
+/*
  * The merge engine the sources feed: for registering change handlers,
  * flushing, and sources that register themselves (etcd).  Owned by p.
  */

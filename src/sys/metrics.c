@@ -247,6 +247,24 @@ int metrics_histogram_observe(struct metrics *m, const char *name, const char *l
 	return 0;
 }
 
+int metrics_remove(struct metrics *m, const char *name, const char *labels)
+{
+	struct family *f = find_family(m, name);
+
+	if (!f)
+		return -ENOENT;
+	for (size_t i = 0; i < f->n_series; i++) {
+		if (!streq(f->series[i].labels, labels ? labels : ""))
+			continue;
+		free(f->series[i].labels);
+		free(f->series[i].bucket_counts);
+		memmove(&f->series[i], &f->series[i + 1], (f->n_series - i - 1) * sizeof(*f->series));
+		f->n_series--;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 int metrics_get(const struct metrics *m, const char *name, const char *labels, double *ret)
 {
 	const struct family *f = find_family(m, name);

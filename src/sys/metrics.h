@@ -87,6 +87,10 @@ int metrics_histogram_observe(struct metrics *m, const char *name, const char *l
  * is written from the start).  0, -ENOENT, -ENOMEM. */
 int metrics_touch(struct metrics *m, const char *name, const char *labels);
 
+/* Remove the series `labels` of a family (its HELP and TYPE stay): a
+ * value that can no longer be read is not reported.  0 or -ENOENT. */
+int metrics_remove(struct metrics *m, const char *name, const char *labels);
+
 /* Refresh the process_* families (CPU, memory, start time, descriptors)
  * from /proc/self; called before each scrape.  Returns 0. */
 int metrics_update_process(struct metrics *m);

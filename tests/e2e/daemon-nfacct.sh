@@ -14,7 +14,11 @@
 #     passes;
 #   - `--dry-run --diff --nfacct on` finds the kernel equal to the plan;
 #     --nfacct off writes the rules without them and reports no nfacct
-#     metric.
+#     metric;
+#   - auto (the default) makes and counts as on, `--dry-run --diff` without
+#     --nfacct agrees, and counters someone deleted (with svcnat's rules
+#     that used them) are made again by the next periodic sync, which
+#     writes the counted rules back.
 
 . "$(dirname "$0")/lib/daemon-ns.sh"
 dn_init daemon-nfacct "$@"
@@ -107,8 +111,42 @@ run() {
 	kill -TERM "$DAEMON"
 	wait "$DAEMON" || fail "$b: exit $? (--nfacct off)"
 	DAEMON=
-	$save -t nat >/dev/null
 	"$SVCNAT" --cleanup --backend="$b" >/dev/null 2>&1
+
+	# auto (the default): made and counted as with on; a dry run here
+	# plans the same (it probes as --once would make them); someone
+	# removes svcnat's counted rules and deletes both counters: the next
+	# periodic sync makes them again and writes the counted rules back.
+	: >"$TMP/log"
+	nfacct flush 2>/dev/null
+	dn_start "$b" --cluster-cidr 198.18.64.0/18 --v=2 --iptables-sync-period 3s
+	wait_for 30 "$b: first sync (auto)" synced
+	counted || fail "$b: auto: the counters were not made or the rules not counted"
+	"$SVCNAT" --dry-run --diff --backend="$b" --config "$TMP/c.json" --hostname node-a \
+		--node-ip 198.18.0.1 --cluster-cidr 198.18.64.0/18 >"$TMP/diff" 2>&1 ||
+		fail "$b: --dry-run --diff (auto): $(head -n 20 "$TMP/diff")"
+	IPT=${save%-save}
+	wait_for 20 "$b: both counters deleted" deleted
+	wait_for 30 "$b: counters made again, rules counted again" counted
+	kill -TERM "$DAEMON"
+	wait "$DAEMON" || fail "$b: exit $? (auto)"
+	DAEMON=
+	echo "  $b: auto: made, dry run agrees, deleted counters made again by a periodic sync"
+	"$SVCNAT" --cleanup --backend="$b" >/dev/null 2>&1
+}
+counted() {
+	nfacct get $LNP >/dev/null 2>&1 && nfacct get $INV >/dev/null 2>&1 &&
+		[ "$($save -t filter | grep -c -- "--ctstate INVALID -m nfacct --nfacct-name  $INV -j DROP")" = 1 ] &&
+		[ "$($save -t nat | grep -c -- "-m nfacct --nfacct-name  $LNP")" = 3 ]
+}
+deleted() { # the rules that use them go first (the kernel keeps a counter in use)
+	$IPT -w -t filter -F KUBE-FORWARD 2>/dev/null
+	$IPT -w -t nat -F KUBE-NODEPORTS 2>/dev/null
+	${IPT/iptables/ip6tables} -w -t filter -F KUBE-FORWARD 2>/dev/null
+	for c in $LNP $INV; do
+		! nfacct get $c >/dev/null 2>&1 || nfacct del $c >/dev/null 2>&1
+	done
+	! nfacct get $LNP >/dev/null 2>&1 && ! nfacct get $INV >/dev/null 2>&1
 }
 
 for b in ${SVCNAT_E2E_BACKENDS:-direct libiptc nft restore}; do
