@@ -12,7 +12,8 @@
 dn_init daemon-batching "$@"
 
 CHANGES=10
-nat_services() { iptables-legacy-save -t nat | grep -c -- '-A KUBE-NODEPORTS .*default/s[0-9]*"'; }
+# (not the localhost node ports' counted copies, -m nfacct)
+nat_services() { iptables-legacy-save -t nat | grep -- '-A KUBE-NODEPORTS .*default/s[0-9]*"' | grep -vc -- '-m nfacct'; }
 has_all() { [ "$(nat_services)" = "$1" ]; }
 
 run() {

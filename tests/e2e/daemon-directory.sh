@@ -33,7 +33,8 @@ svcfile() {
 	mv "$D/.tmp" "$f"
 }
 
-nodeports() { iptables-legacy-save -t nat | grep -c -- '-A KUBE-NODEPORTS .*default/s[0-9]*"'; }
+# (not the localhost node ports' counted copies, -m nfacct)
+nodeports() { iptables-legacy-save -t nat | grep -- '-A KUBE-NODEPORTS .*default/s[0-9]*"' | grep -vc -- '-m nfacct'; }
 has_nodeports() { [ "$(nodeports)" = "$1" ]; }
 has_service() { iptables-legacy-save -t nat | grep -q -- "-A KUBE-NODEPORTS .*\"default/s$1\""; }
 has_dnat() { iptables-legacy-save -t nat | grep -q -- "--to-destination $1"; }
