@@ -251,9 +251,10 @@ static const char usage_kernel[] =
 	      "                             the tree for a chain of --dispatch-threshold rules)\n"
 	      "      --dispatch-threshold N  service rules in a chain from which auto builds the\n"
 	      "                             tree (default 1000)\n"
-	      "      --nfacct MODE          on: kube-proxy's nfacct counters, made by --once and\n"
-	      "                             the daemon, their -m nfacct rules and metrics;\n"
-	      "                             auto (default), off: none\n";
+	      "      --nfacct MODE          kube-proxy's nfacct counters (made by --once and the\n"
+	      "                             daemon), their -m nfacct rules and metrics: auto\n"
+	      "                             (default) where the kernel can make them, as\n"
+	      "                             kube-proxy; on: always (fatal if not); off: none\n";
 
 /* --help: the daemon's periods, servers and file checks. */
 static const char usage_daemon[] =
