@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * nftenc.c and nftread.c without a kernel:
+ * nftenc.c and nftreadrule.c without a kernel:
  *   - every rule of the shipped examples' golden dry-run (and of
  *     tests/data/nft/extra.rules and extra6.rules), encoded, equals what
  *     iptables-nft 1.8.9 (ip6tables-nft 1.8.9 for the ip6tables part)
@@ -32,7 +32,7 @@
 
 #include "core/owned.h"
 #include "backend/nft/nftenc.h"
-#include "backend/nft/nftread.h"
+#include "backend/nft/nftreadrule.h"
 #include "core/parse.h"
 #include "nft/nftcanon.h"
 #include "util.h"

@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Reading the live nf_tables tables `ip filter`, `ip nat`, `ip6 filter` and
- * `ip6 nat` back into the rule model: nf_tables rules -> struct rs_rule
- * (the inverse of nftenc.c, strict: only the encoding iptables-nft and
- * ip6tables-nft 1.8.9 write decodes; anything else is a foreign rule), and
- * a whole-table read that keeps what a writer needs besides the rules:
- * chain and rule handles, the built-in chains' hooks, and which of svcnat's
- * chains other programs' rules jump to.
+ * `ip6 nat` back into the rule model, rule by rule with nftreadrule.h, and
+ * keeping what a writer needs besides the rules: chain and rule handles,
+ * the built-in chains' hooks, and which of svcnat's chains other programs'
+ * rules jump to.
  */
 #ifndef SVCNAT_BACKEND_NFTREAD_H
 #define SVCNAT_BACKEND_NFTREAD_H
@@ -15,24 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <libnftnl/rule.h>
 #include <linux/netlink.h>
 
 #include "backend/nft/nftbatch.h"
 #include "backend/writer.h"
 #include "core/diag.h"
 #include "core/ruleset.h"
-
-/*
- * Decode nf_tables rule nr of family f into *out, copying its strings into
- * rs's arena.
- * Returns 0, 1 when the rule is not one svcnat writes (*out is then a
- * foreign rule: t.kind OWNED_T_FOREIGN, its reason in m[0].u.comment),
- * or -ENOMEM.  *ret_jump (may be NULL) is the chain the rule jumps or goes
- * to, decodable or not (in rs's arena), or NULL.
- */
-int nftread_rule(const struct nftnl_rule *nr, enum writer_family f, struct ruleset *rs,
-		 struct rs_rule *out, const char **ret_jump);
 
 /* A live chain svcnat reads (its own, or a built-in one). */
 struct nftread_chain {

@@ -3,7 +3,7 @@
  * Encoding planned rules as kernel entries (IPv4 ipt_entry, IPv6
  * ip6t_entry) and decoding kernel entries back into rules, and what the
  * kernel's errors mean.  Shared by the libiptc writer (iptc.c), the direct
- * writer (direct.c) and the nf_tables writer (nftenc.c, nftread.c: its
+ * writer (direct.c) and the nf_tables writer (nftenc.c, nftreadrule.c: its
  * compat expressions carry the same match and target blobs); neither
  * libiptc nor a socket is needed here.
  */
