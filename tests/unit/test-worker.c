@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests: sys/worker.c, a job off the loop thread. */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -99,11 +103,78 @@ static void test_free_while_busy(void **state)
 	worker_free(NULL);
 }
 
+/* Whether malloc is glibc's own here: ASan and valgrind bring theirs,
+ * where arenas and malloc_info() mean nothing. */
+static bool glibc_malloc(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+	return false;
+#endif
+#endif
+	const char *pre = getenv("LD_PRELOAD");
+
+	return !(pre && strstr(pre, "vgpreload"));
+}
+
+struct arena_ctx {
+	struct loop *loop;
+	void *blocks[512];
+};
+
+static void alloc_job(void *userdata)
+{
+	struct arena_ctx *c = userdata;
+
+	for (size_t i = 0; i < 512; i++)
+		c->blocks[i] = malloc(1024);
+}
+
+static void alloc_done(void *userdata)
+{
+	loop_quit(((struct arena_ctx *)userdata)->loop, 0);
+}
+
+/* Blocks allocated on the job's thread come from the process's one
+ * arena: malloc_info() lists a single heap. */
+static void test_one_arena(void **state)
+{
+	struct arena_ctx c = { 0 };
+	struct worker *w;
+	char *xml = NULL;
+	size_t n = 0;
+	int heaps = 0;
+
+	if (!glibc_malloc())
+		skip();
+	assert_int_equal(loop_new(&c.loop), 0);
+	assert_int_equal(worker_new(c.loop, &w), 0);
+	assert_int_equal(worker_start(w, alloc_job, alloc_done, &c), 0);
+	assert_int_equal(loop_run(c.loop), 0);
+	FILE *f = open_memstream(&xml, &n);
+	assert_non_null(f);
+	assert_int_equal(malloc_info(0, f), 0);
+	fclose(f);
+	for (const char *p = xml; (p = strstr(p, "<heap nr=")); p++)
+		heaps++;
+	free(xml);
+	for (size_t i = 0; i < 512; i++) {
+		assert_non_null(c.blocks[i]);
+		free(c.blocks[i]);
+	}
+	worker_free(w);
+	loop_free(c.loop);
+	assert_int_equal(heaps, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_job_off_loop),
 		cmocka_unit_test(test_free_while_busy),
+		cmocka_unit_test(test_one_arena),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
