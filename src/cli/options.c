@@ -13,6 +13,7 @@
 #include "cli/kpflags.h"
 #include "cli/optval.h"
 #include "cli/options.h"
+#include "core/duration.h"
 #include "sources/etcd/etcdwire.h"
 #include "sys/host.h"
 #include "sys/par.h"
@@ -325,11 +326,43 @@ static int default_hostname(struct svcnat_options *o)
 	return host_name(&o->hostname);
 }
 
+/*
+ * The daemon's sync periods as kube-proxy's validation wants them
+ * (syncPeriod > 0 and >= minSyncPeriod), checked here, before anything
+ * is done, rather than when the daemon sets its loop up.  Each text was
+ * parsed as a duration already.  0 or EXIT_USAGE.
+ */
+static int check_sync_periods(const struct svcnat_options *o)
+{
+	uint64_t min = 0, period = 0;
+
+	if (o->mode != MODE_DAEMON)
+		return 0;
+	if (duration_parse(o->min_sync_period ? o->min_sync_period : OPT_DEFAULT_MIN_SYNC_PERIOD,
+			   &min) < 0 ||
+	    duration_parse(o->sync_period ? o->sync_period : OPT_DEFAULT_SYNC_PERIOD, &period) < 0 ||
+	    period == 0 || period < min) {
+		fputs("svcnat: --sync-period must be > 0 and >= --min-sync-period\n", stderr);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 /* Checks and derived settings once every flag and field is in.  0 or an exit code. */
 static int options_finish(struct svcnat_options *o)
 {
 	struct plan_settings *s = &o->plan;
 
+	if (check_sync_periods(o))
+		return EXIT_USAGE;
+	/* The pipeline would refuse it too, but only once running. */
+	for (size_t i = 0; i < o->n_configs; i++)
+		for (size_t j = 0; j < i; j++)
+			if (streq(o->configs[i], o->configs[j])) {
+				fprintf(stderr, "svcnat: %s: given twice with --config\n",
+					o->configs[i]);
+				return EXIT_USAGE;
+			}
 	if (s->masquerade_bit > 31) {
 		fputs("svcnat: --masquerade-bit must be 0-31\n", stderr);
 		return EXIT_USAGE;

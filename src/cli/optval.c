@@ -675,6 +675,10 @@ static int apply_daemon(struct pstate *ps, int c, const char *arg, int *ret)
 		uint64_t us;
 
 		r = parse_duration_arg(ps, arg, &us);
+		/* In a file, 0s (kubeadm writes it) is kube-proxy's default
+		 * (pkg/proxy/apis/config/v1alpha1/defaults.go); a flag's 0 stands. */
+		if (r >= 0 && us == 0 && ps->name[0] != '-')
+			break;
 		if (r >= 0)
 			r = opt_set_str(c == OPT_SYNC ? &o->sync_period : &o->min_sync_period, arg);
 		break;
