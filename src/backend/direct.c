@@ -79,6 +79,8 @@ struct ochain {
 	struct xtt_chain *k;          /* NULL: new */
 	const struct rs_chain *pc; /* NULL: copied (or emptied) */
 	uint32_t first;            /* offset of its first rule in the new table */
+	uint32_t end;              /* offset of its RETURN in the new table */
+	size_t rec;                /* its record in dsync.nk, SIZE_MAX: none */
 };
 
 struct fixup {
@@ -130,11 +132,12 @@ struct dsync {
 	bool oc_sorted;
 	struct otable o;
 	/* What the writer kept of this table (NULL: keep nothing), and what
-	 * it will keep of the new table once it is committed. */
+	 * it will keep of the new table once it is committed; the writer's
+	 * digest key. */
 	struct xtk_table *kp;
 	struct xtk_table nk;
+	const struct xtk_key *key;
 	size_t n_reused; /* planned chains taken as kept, unread */
-	size_t n_stamped; /* chains of the new table that can be taken so next time */
 	size_t n_planned;
 	unsigned threads; /* parts the user chains may be encoded in */
 	par_runner par;
@@ -195,10 +198,12 @@ static int pair_user_chain(struct dsync *s, const struct rs_chain *pc, struct xt
 	}
 	kc->pc = pc;
 	s->n_planned++;
-	if (s->kp && xtk_same(s->kp, &s->k, kc, pc->stamp)) {
+	if (s->kp && xtk_same(s->key, s->kp, &s->k, kc, pc->stamp)) {
 		kc->fate = F_SAME;
 		s->n_reused++;
 	} else {
+		/* kept now means: taken by its digest, which the new record copies */
+		kc->kept = 0;
 		kc->fate = chain_same(s, kc, pc) ? F_SAME : F_REPLACE;
 	}
 	if (kc->fate == F_REPLACE) {
@@ -640,12 +645,9 @@ static int emit_builtins(struct dsync *s)
 	return 0;
 }
 
-/* A user chain: its head, its rules (planned or kept), its RETURN; and
- * its place in the kept index. */
+/* A user chain: its head, its rules (planned or kept), its RETURN. */
 static int emit_user_chain(struct dsync *s, struct ochain *oc)
 {
-	uint32_t head = o_off(&s->o);
-	const struct rs_chain *kept_pc;
 	int r;
 
 	r = emit_error(s, oc->name);
@@ -668,19 +670,7 @@ static int emit_user_chain(struct dsync *s, struct ochain *oc)
 		if (r < 0)
 			return r;
 	}
-	/* Every chain of the new table is kept, placed; a planned one
-	 * with the stamp of the rules it encodes. */
-	kept_pc = oc->pc ? oc->pc : oc->k->fate == F_SAME ? oc->k->pc : NULL;
-	if (s->kp) {
-		size_t nr = oc->pc ? oc->pc->n_rules : oc->k->fate == F_EMPTY ? 0 : oc->k->n_rules;
-		uint64_t stamp = kept_pc ? kept_pc->stamp : 0;
-
-		r = xtk_add(&s->nk, head + s->f->size + offsetof(struct xt_error_target, errorname),
-			    oc->first, o_off(&s->o), (uint32_t)nr, stamp);
-		if (r < 0)
-			return r;
-		s->n_stamped += stamp != 0;
-	}
+	oc->end = o_off(&s->o);
 	return emit_return(s, oc->k ? oc->k->tail_idx : SIZE_MAX);
 }
 
@@ -801,7 +791,7 @@ static int parts_failed(struct dsync *s, struct epart *p, unsigned n)
 	return 0;
 }
 
-/* Add what part p wrote besides the bytes: jumps to fix, kept chains, counters. */
+/* Add what part p wrote besides the bytes: jumps to fix, counters. */
 static int part_merge(struct dsync *s, struct epart *p)
 {
 	const struct otable *o = &p->w.o;
@@ -817,14 +807,6 @@ static int part_merge(struct dsync *s, struct epart *p)
 	if (o->n_fx)
 		memcpy(s->o.fx + s->o.n_fx, o->fx, o->n_fx * sizeof(*o->fx));
 	s->o.n_fx += o->n_fx;
-	for (size_t i = 0; i < p->w.nk.n_ch; i++) {
-		const struct xtk_chain *c = &p->w.nk.ch[i];
-		int r = xtk_add(&s->nk, c->name_at, c->first, c->end, c->n_rules, c->stamp);
-
-		if (r < 0)
-			return r;
-	}
-	s->n_stamped += p->w.n_stamped;
 	s->res->rules_written += p->res.rules_written;
 	return 0;
 }
@@ -833,7 +815,6 @@ static void parts_done(struct epart *p, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
 		free(p[i].w.o.fx);
-		xtk_done(&p[i].w.nk);
 		diag_list_done(&p[i].d);
 	}
 }
@@ -881,7 +862,6 @@ static int emit_user_chains(struct dsync *s)
 		p[i].w = *s;
 		p[i].w.o = (struct otable){ 0 };
 		p[i].w.nk = (struct xtk_table){ 0 };
-		p[i].w.n_stamped = 0;
 		p[i].w.res = &p[i].res;
 		p[i].w.d = &p[i].d;
 		diag_list_init(&p[i].d);
@@ -957,6 +937,92 @@ static int build_table(struct dsync *s)
 	return 0;
 }
 
+/* --- what to keep of the new table --- */
+
+/* The stamp of the plan's chain oc's rules encode, 0: none (not to be taken). */
+static uint64_t oc_stamp(const struct ochain *oc)
+{
+	const struct rs_chain *pc = oc->pc ? oc->pc : oc->k->fate == F_SAME ? oc->k->pc : NULL;
+
+	return pc ? pc->stamp : 0;
+}
+
+/* xtk_chain_at_fn of the built table: s->oc is in table order. */
+static const char *built_chain_at(void *ctx, uint32_t off)
+{
+	const struct dsync *s = ctx;
+	size_t lo = 0, hi = s->n_oc;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+
+		if (s->oc[m].first < off)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < s->n_oc && s->oc[lo].first == off ? s->oc[lo].name : NULL;
+}
+
+/* The record of oc: the digest it was taken by, else its new entries'. */
+static void keep_chain(struct dsync *s, const struct ochain *oc)
+{
+	struct xtk_chain *c = &s->nk.ch[oc->rec];
+	const unsigned char *blob = s->o.buf + sizeof(struct ipt_replace);
+
+	c->stamp = oc_stamp(oc);
+	c->len = oc->end - oc->first;
+	c->n_rules = (uint32_t)oc_rules(oc);
+	memcpy(c->name, oc->name, strlen(oc->name) + 1);
+	if (!oc->pc && oc->k->kept)
+		c->digest = s->kp->ch[oc->k->kept - 1].digest;
+	else if (xtk_digest(s->key, s->f, blob, oc->first, c->len, built_chain_at, s,
+			    &c->digest) < 0)
+		c->stamp = 0; /* never taken */
+}
+
+struct kjob {
+	struct dsync *s;
+	size_t per;
+};
+
+static void kpart_run(void *arg, unsigned i)
+{
+	struct kjob *j = arg;
+	size_t from = j->per * i, to = from + j->per < j->s->n_oc ? from + j->per : j->s->n_oc;
+
+	for (size_t c = from; c < to; c++)
+		if (j->s->oc[c].rec != SIZE_MAX)
+			keep_chain(j->s, &j->s->oc[c]);
+}
+
+/*
+ * The records of the new table's planned chains (s->nk), once its jumps
+ * are fixed: digested in as many parts as the chains were encoded in.
+ */
+static int keep_built(struct dsync *s)
+{
+	struct kjob job = { .s = s };
+	unsigned n = s->parts ? s->parts : 1;
+	size_t count = 0;
+	int r;
+
+	for (size_t i = 0; i < s->n_oc; i++) {
+		struct ochain *oc = &s->oc[i];
+
+		oc->rec = SIZE_MAX;
+		if (oc_stamp(oc) && strlen(oc->name) < sizeof(s->nk.ch->name))
+			oc->rec = count++;
+	}
+	r = xtk_reserve(&s->nk, count);
+	if (r < 0)
+		return r;
+	s->nk.n_ch = count;
+	job.per = (s->n_oc + n - 1) / n;
+	par_call(s->par, n, kpart_run, &job);
+	return 0;
+}
+
 /* --- one table --- */
 
 static void dsync_done(struct dsync *s)
@@ -1005,12 +1071,11 @@ static int commit(struct dsync *s)
 	if (s->keep)
 		s->oldc = TAKE_PTR(oldc);
 	addlen = sizeof(*add) + s->o.n_ent * sizeof(add->counters[0]);
-	/* The built table is what the kernel holds now: kept for the next
-	 * sync where the plan's chains carry stamps, else freed. */
-	if (s->kp && s->nk.n_ch && s->n_stamped)
-		xtk_adopt(s->kp, s->o.buf, s->o.cap, s->o.buf + sizeof(struct ipt_replace), &s->nk);
-	else
-		xtt_big_free(s->o.buf, s->o.cap);
+	/* The built table is what the kernel holds now: its planned chains'
+	 * records are kept for the next sync, its bytes are not. */
+	if (s->kp && s->nk.n_ch)
+		xtk_adopt(s->kp, &s->nk);
+	xtt_big_free(s->o.buf, s->o.cap);
 	s->o.buf = NULL;
 	add = calloc(1, addlen);
 	if (!add) {
@@ -1036,8 +1101,9 @@ static int commit(struct dsync *s)
 }
 
 /*
- * Nothing to write: the table as read holds the plan, so it is what to
- * keep (the planned chains with stamps), instead of freeing the read.
+ * Nothing to write: the table as read holds the plan, so its planned
+ * chains are what to keep: the digest a chain was taken by, else the
+ * digest of its entries as read.
  */
 static int keep_read(struct dsync *s)
 {
@@ -1046,23 +1112,29 @@ static int keep_read(struct dsync *s)
 
 	if (!s->kp)
 		return 0;
-	bool any = false;
-
 	for (size_t i = 0; i < k->n_by_name; i++) {
 		const struct xtt_chain *kc = k->by_name[i];
 		uint64_t stamp = kc->pc && kc->fate == F_SAME ? kc->pc->stamp : 0;
+		uint32_t from = k->eoff[kc->first_idx];
+		struct xtk_chain *c;
 
-		r = xtk_add(&s->nk, (uint32_t)((const unsigned char *)kc->name - k->blob), kc->first,
-			    k->eoff[kc->tail_idx], (uint32_t)kc->n_rules, stamp);
+		if (!stamp || strlen(kc->name) >= sizeof(c->name))
+			continue;
+		r = xtk_reserve(&s->nk, 1);
 		if (r < 0)
 			return r;
-		any = any || stamp;
+		c = &s->nk.ch[s->nk.n_ch];
+		*c = (struct xtk_chain){ .stamp = stamp, .n_rules = (uint32_t)kc->n_rules,
+					 .len = k->eoff[kc->tail_idx] - from };
+		memcpy(c->name, kc->name, strlen(kc->name) + 1);
+		if (kc->kept)
+			c->digest = s->kp->ch[kc->kept - 1].digest;
+		else if (xtk_digest(s->key, s->f, k->blob, from, c->len, xtk_read_chain_at, k,
+				    &c->digest) < 0)
+			continue;
+		s->nk.n_ch++;
 	}
-	if (any) {
-		xtk_adopt(s->kp, k->ge, k->ge_len, k->blob, &s->nk);
-		k->ge = NULL;
-		k->ge_len = 0;
-	}
+	xtk_adopt(s->kp, &s->nk);
 	return 0;
 }
 
@@ -1115,10 +1187,12 @@ static int prepare_table(struct dsync *s, bool *ret_changed)
 				 s->k.info.size, s->t_read, s->n_reused, s->n_planned);
 		return keep_read(s);
 	}
-	/* What was kept has served: free it before the new table is built. */
+	r = build_table(s);
+	if (r >= 0 && s->kp)
+		r = keep_built(s);
+	/* What was kept has served (keep_built copied the digests it took). */
 	if (s->kp)
 		xtk_done(s->kp);
-	r = build_table(s);
 	s->t_build = monotonic_seconds() - t0 - s->t_read;
 	s->res->encode_seconds += s->t_build;
 	return r;
@@ -1182,6 +1256,7 @@ struct direct_writer {
 	int fd[2]; /* [WRITER_IPV4], [WRITER_IPV6]: raw sockets, opened at the first use */
 	struct dsync t[2][RS_NTABLES];
 	struct xtk_table kept[2][RS_NTABLES]; /* from sync to sync (xtkept.h) */
+	struct xtk_key key;                   /* of their digests */
 };
 
 static const struct xt_fam *fam_of(enum writer_family f)
@@ -1253,6 +1328,7 @@ static int direct_prepare(struct writer *w, const struct writer_table *tab,
 	/* Only a plan store's plans carry stamps (the daemon's): for any
 	 * other (--once, --cleanup) nothing is kept, nor held through it. */
 	s->kp = &dw->kept[tab->family][tab->table];
+	s->key = &dw->key;
 	if (!plan_stamped(&plan->t[tab->table])) {
 		xtk_done(s->kp);
 		s->kp = NULL;
@@ -1364,9 +1440,17 @@ static const struct writer_ops direct_ops6 = { DIRECT_OPS, .ipv6 = true };
 int writer_direct_new(const struct writer_config *cfg, struct writer **ret, struct diag_list *d)
 {
 	struct direct_writer *dw = calloc(1, sizeof(*dw));
+	int r;
 
 	if (!dw)
 		return -ENOMEM;
+	r = xtk_key_init(&dw->key);
+	if (r < 0) {
+		free(dw);
+		diag_add(d, DIAG_ERROR, "direct", NULL, NULL,
+			 "making the key of the kept chains' digests failed: %s", strerror(-r));
+		return r;
+	}
 	dw->w.ops = xt_ip6_tables_usable("direct", d) ? &direct_ops6 : &direct_ops;
 	dw->w.cfg = *cfg;
 	dw->fd[0] = dw->fd[1] = -1;

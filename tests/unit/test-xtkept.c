@@ -3,7 +3,8 @@
  * What the direct writer keeps between syncs (src/backend/xt/xtkept.c),
  * without a kernel: tables built here as the writer and the kernel lay them
  * out (chain head, rules, RETURN; jumps as offsets), for both families, and
- * xtk_same() asked whether the "kernel's" chain still holds the kept one:
+ * each chain kept as its keyed digest (no bytes), and xtk_same() asked
+ * whether the "kernel's" chain still holds the kept one:
  *   - the same bytes with the same stamp: yes; another stamp: no;
  *   - the kernel's own bookkeeping (comefrom, counters) differing: yes;
  *   - every chain moved by a foreign chain before them: yes (jumps are
@@ -11,7 +12,9 @@
  *     place, as bytes);
  *   - one address byte of a rule changed, a rule removed, a jump aimed at
  *     another chain, a fall-through turned into a jump: no, for that
- *     chain only.
+ *     chain only (the address byte leaves the entry's size as it was);
+ *   - kept with another key: no digest is the same;
+ * and the SipHash-2-4-128 under it against libcrypto's, fed in pieces.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -25,11 +28,15 @@
 
 #include <cmocka.h>
 
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+
 #include <linux/netfilter_ipv4/ip_tables.h>
 #include <linux/netfilter_ipv6/ip6_tables.h>
 
 #include "backend/xt/xtentry.h"
 #include "backend/xt/xtkept.h"
+#include "backend/xt/xtsip.h"
 #include "backend/xt/xttable.h"
 #include "core/parse.h"
 #include "util.h"
@@ -210,19 +217,35 @@ static void build(struct tb *t, const struct xt_fam *f, const struct ruleset *rs
 				   .n_by_name = n_ch };
 }
 
-/* Keep table t (built without a foreign chain) with stamps 10, 11, ... */
-static void keep(struct xtk_table *kp, const struct tb *t)
+static const struct xtk_key key1 = { { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 } };
+static const struct xtk_key key2 = { { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17 } };
+
+/* Keep table t's chains with key, stamps 10, 11, ... (its bytes are not kept). */
+static void keep_with(struct xtk_table *kp, const struct tb *t, const struct xtk_key *key)
 {
 	memset(kp, 0, sizeof(*kp));
-	kp->blob = t->buf;
-	for (size_t c = 0; c < t->k.n_ch; c++)
-		assert_int_equal(xtk_add(kp, t->name_at[c], t->ch[c].first,
-					 t->eoff[t->ch[c].tail_idx], (uint32_t)t->ch[c].n_rules,
-					 10 + c),
+	assert_int_equal(xtk_reserve(kp, t->k.n_ch), 0);
+	for (size_t c = 0; c < t->k.n_ch; c++) {
+		struct xtk_chain *kc = &kp->ch[kp->n_ch++];
+		uint32_t from = t->eoff[t->ch[c].first_idx];
+
+		kc->stamp = 10 + c;
+		kc->n_rules = (uint32_t)t->ch[c].n_rules;
+		kc->len = t->eoff[t->ch[c].tail_idx] - from;
+		strcpy(kc->name, t->ch[c].name);
+		assert_int_equal(xtk_digest(key, t->k.f, t->buf, from, kc->len, xtk_read_chain_at,
+					    (void *)&t->k, &kc->digest),
 				 0);
-	/* the chain records, the mapping (none: the bytes are the test's) */
+	}
+	/* the chain records only */
 	assert_int_equal(xtk_bytes(kp), kp->cap_ch * sizeof(*kp->ch));
 	assert_true(xtk_bytes(kp) >= t->k.n_ch * sizeof(*kp->ch));
+	assert_true(sizeof(*kp->ch) <= 72);
+}
+
+static void keep(struct xtk_table *kp, const struct tb *t)
+{
+	keep_with(kp, t, &key1);
 }
 
 /* xtk_same() of each of the kernel's planned chains (KUBE-A, -B, -C). */
@@ -233,7 +256,7 @@ static void same3(struct xtk_table *kp, struct tb *k, bool a, bool b, bool c)
 
 	xtk_pair(kp, &k->k);
 	for (size_t i = 0; i < 3; i++)
-		assert_int_equal(xtk_same(kp, &k->k, &k->ch[off + i], 10 + i), want[i]);
+		assert_int_equal(xtk_same(&key1, kp, &k->k, &k->ch[off + i], 10 + i), want[i]);
 }
 
 static const struct xt_fam *fam(bool v6)
@@ -256,8 +279,20 @@ static void check_family(bool v6)
 	/* the same bytes; another stamp */
 	build(&k, f, rs, false, false);
 	same3(&kp, &k, true, true, true);
-	assert_false(xtk_same(&kp, &k.k, &k.ch[0], 99));
-	assert_false(xtk_same(&kp, &k.k, &k.ch[0], 0));
+	assert_false(xtk_same(&key1, &kp, &k.k, &k.ch[0], 99));
+	assert_false(xtk_same(&key1, &kp, &k.k, &k.ch[0], 0));
+	/* kept with another key: no digest matches */
+	{
+		struct xtk_table kp2;
+
+		keep_with(&kp2, &kept, &key2);
+		xtk_pair(&kp2, &k.k);
+		for (size_t i = 0; i < 3; i++) {
+			assert_memory_not_equal(kp.ch[i].digest.b, kp2.ch[i].digest.b, 16);
+			assert_false(xtk_same(&key1, &kp2, &k.k, &k.ch[i], 10 + i));
+		}
+		xtk_done(&kp2);
+	}
 
 	/* the kernel's comefrom and counters */
 	build(&k, f, rs, false, true);
@@ -277,8 +312,8 @@ static void check_family(bool v6)
 		b = k.ch[moved + 1].first_idx;
 		k.buf[k.eoff[b] + xt_fam_target_offset(f, k.buf + k.eoff[b]) +
 		      sizeof(struct xt_entry_target) + (v6 ? 4 + 15 : 8 + 3)] ^= 1;
+		assert_int_equal(k.ch[moved + 1].n_rules, kept.ch[1].n_rules);
 		same3(&kp, &k, true, false, true);
-		assert_int_equal(kp.same_layout, !moved);
 	}
 	ruleset_free(rs);
 
@@ -297,7 +332,6 @@ static void check_family(bool v6)
 	ruleset_free(rs);
 	free(mod);
 
-	kp.blob = NULL; /* the bytes are the test's */
 	xtk_done(&kp);
 }
 
@@ -332,8 +366,71 @@ static void test_fallthrough(void **state)
 		same3(&kp, &k, false, true, true);
 	}
 	ruleset_free(rs);
-	kp.blob = NULL;
 	xtk_done(&kp);
+}
+
+/* xt_sip_* against libcrypto's SIPHASH (size 16), every length to 200,
+ * fed in pieces of 1, 3 and 7 bytes and whole. */
+static void test_sip(void **state)
+{
+	EVP_MAC *mac = EVP_MAC_fetch(NULL, "SIPHASH", NULL);
+	unsigned char msg[200];
+
+	(void)state;
+	assert_non_null(mac);
+	for (size_t i = 0; i < sizeof(msg); i++)
+		msg[i] = (unsigned char)(i * 37 + 11);
+	for (size_t len = 0; len <= sizeof(msg); len++) {
+		EVP_MAC_CTX *ctx = EVP_MAC_CTX_new(mac);
+		size_t size = 16, outl = 0;
+		OSSL_PARAM params[] = { OSSL_PARAM_construct_size_t(OSSL_MAC_PARAM_SIZE, &size),
+					OSSL_PARAM_END };
+		unsigned char want[16], got[16];
+		const size_t steps[] = { 1, 3, 7, sizeof(msg) };
+
+		assert_non_null(ctx);
+		assert_int_equal(EVP_MAC_init(ctx, key1.b, 16, params), 1);
+		assert_int_equal(EVP_MAC_update(ctx, msg, len), 1);
+		assert_int_equal(EVP_MAC_final(ctx, want, &outl, sizeof(want)), 1);
+		assert_int_equal(outl, 16);
+		EVP_MAC_CTX_free(ctx);
+		for (size_t st = 0; st < ARRAY_SIZE(steps); st++) {
+			struct xt_sip sip;
+
+			xt_sip_init(&sip, key1.b);
+			for (size_t at = 0; at < len; at += steps[st])
+				xt_sip_update(&sip, msg + at,
+					      len - at < steps[st] ? len - at : steps[st]);
+			xt_sip_final(&sip, got);
+			assert_memory_equal(got, want, 16);
+		}
+	}
+	EVP_MAC_free(mac);
+}
+
+/* A jump to no user chain's start (here the middle of one): not digested. */
+static void test_jump_nowhere(void **state)
+{
+	const struct xt_fam *f = &xt_fam4;
+	struct ruleset *rs = parse(base4, false);
+	static struct tb k;
+	struct xtk_digest d;
+	uint32_t from;
+
+	(void)state;
+	build(&k, f, rs, false, false);
+	from = k.eoff[k.ch[0].first_idx];
+	assert_int_equal(xtk_digest(&key1, f, k.buf, from, k.eoff[k.ch[0].tail_idx] - from,
+				    xtk_read_chain_at, &k.k, &d),
+			 0);
+	set_verdict(f, k.buf + from, (int)k.eoff[k.ch[0].first_idx + 2]);
+	assert_int_equal(xtk_digest(&key1, f, k.buf, from, k.eoff[k.ch[0].tail_idx] - from,
+				    xtk_read_chain_at, &k.k, &d),
+			 -EINVAL);
+	/* a length that cuts an entry */
+	assert_int_equal(xtk_digest(&key1, f, k.buf, from, 8, xtk_read_chain_at, &k.k, &d),
+			 -EINVAL);
+	ruleset_free(rs);
 }
 
 int main(void)
@@ -342,6 +439,8 @@ int main(void)
 		cmocka_unit_test(test_kept4),
 		cmocka_unit_test(test_kept6),
 		cmocka_unit_test(test_fallthrough),
+		cmocka_unit_test(test_sip),
+		cmocka_unit_test(test_jump_nowhere),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,19 +2,23 @@
 /*
  * What the direct writer wrote into a legacy xtables table at its last
  * write, or found there equal to its plan when it had nothing to write:
- * the entries as the kernel took them and, per planned user chain, where
- * its rules lie and the plan's content stamp (struct rs_chain.stamp) they
- * encode.  Kept from sync to sync so that unchanged chains cost no
- * decoding and comparing rule by rule.
+ * per planned user chain its name, the plan's content stamp (struct
+ * rs_chain.stamp) its rules encode, their count and byte length, and a
+ * keyed 128-bit digest (SipHash-2-4, xtsip.h) of its entries as the kernel
+ * holds them.  Kept from sync to sync so that unchanged chains cost no
+ * decoding and comparing rule by rule; the table's bytes are not kept
+ * (an unchanged chain is copied from the table read at the next sync).
  *
  * Never trusted by itself.  A planned chain is taken as the kernel holds
  * it without looking at its rules only when
  *   1. the plan's chain carries the kept chain's nonzero stamp (so its
  *      rules are the ones that were written), and
- *   2. the kernel's chain, as read in this sync, holds the kept bytes:
- *      entry for entry equal except for what the kernel keeps there
- *      itself (comefrom, the packet counters), each jump aimed at the
- *      chain of the same name wherever that lies now.
+ *   2. the kernel's chain, as read in this sync, has the kept count, length
+ *      and digest.  The digest covers every byte of each entry except what
+ *      the kernel keeps there itself (comefrom, the packet counters); a
+ *      jump counts by the name of the chain it reaches, a fall-through as
+ *      such, so chains moved by others still match.  The key is random per
+ *      writer, so another program cannot aim at a digest.
  * Whatever another program changed in the chain fails 2, and the chain is
  * compared rule by rule.
  */
@@ -25,55 +29,73 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <linux/netfilter/x_tables.h>
+
 #include "backend/xt/xttable.h"
 
+struct xtk_key {
+	uint8_t b[16];
+};
+
+struct xtk_digest {
+	uint8_t b[16];
+};
+
 struct xtk_chain {
-	uint32_t name_at; /* table offset of its name (its head's errorname) */
-	uint32_t first;   /* table offset of its first rule (its RETURN's if none) */
-	uint32_t end;     /* table offset of its RETURN entry */
+	struct xtk_digest digest;
+	uint64_t stamp;    /* of the plan's chain these rules encode (nonzero) */
+	uint32_t len;      /* bytes of its rules, its RETURN excluded */
 	uint32_t n_rules;
-	uint64_t stamp;   /* of the plan's chain these rules encode; 0: not to be
-			   * taken (foreign, emptied, unstamped), only placed */
+	char name[XT_FUNCTION_MAXNAMELEN];
 };
 
 struct xtk_table {
-	void *map;                 /* the mapping that holds the bytes (xtt_big_*) */
-	size_t map_len;
-	const unsigned char *blob; /* table offset 0, in map */
-	struct xtk_chain *ch;      /* every user chain, in name order (strcmp),
-				    * which is table order */
+	struct xtk_chain *ch; /* planned chains, in name order (strcmp) */
 	size_t n_ch, cap_ch;
-	/* Set by xtk_pair(): the kernel's user chains are these, each at the
-	 * same offset, so equal jump offsets reach chains of equal names. */
-	bool same_layout;
 };
+
+/* A random key (getrandom).  0 or -errno. */
+int xtk_key_init(struct xtk_key *key);
 
 /* Free everything kept; kp is empty afterwards.  NULL-safe. */
 void xtk_done(struct xtk_table *kp);
 
-/* The bytes kp holds: its mapping's resident pages (the mapping is sized
- * for the largest table the write could have made) and its chain records. */
+/* The bytes kp holds (its chain records). */
 size_t xtk_bytes(const struct xtk_table *kp);
 
-/* Append a chain (names in strcmp order, the caller's duty).  0 or -ENOMEM. */
-int xtk_add(struct xtk_table *kp, uint32_t name_at, uint32_t first, uint32_t end,
-	    uint32_t n_rules, uint64_t stamp);
+/*
+ * Room for n chains more, their records zeroed from kp->ch[kp->n_ch] on
+ * (the caller fills them, in name order, and counts them into n_ch).
+ * 0 or -ENOMEM.
+ */
+int xtk_reserve(struct xtk_table *kp, size_t n);
+
+/* Take over the chains of from; what kp held before is freed, from is empty. */
+void xtk_adopt(struct xtk_table *kp, struct xtk_table *from);
+
+/* The name of the user chain whose first rule (its RETURN if it has none)
+ * is at table offset off, or NULL. */
+typedef const char *xtk_chain_at_fn(void *ctx, uint32_t off);
 
 /*
- * Take over the mapping map (map_len bytes, entries from blob) and the
- * chains of from (added for those bytes); what kp held before is freed.
- * from is empty afterwards.
+ * The digest with key of the len bytes of entries of family f that start
+ * at table offset from in the table at blob (offset 0).  at names the
+ * chains jumps reach.  0; -EINVAL when an entry runs past the end or a
+ * jump reaches no user chain's start (such a chain is not to be taken).
  */
-void xtk_adopt(struct xtk_table *kp, void *map, size_t map_len, const unsigned char *blob,
-	       struct xtk_table *from);
+int xtk_digest(const struct xtk_key *key, const struct xt_fam *f, const unsigned char *blob,
+	       uint32_t from, uint32_t len, xtk_chain_at_fn *at, void *ctx,
+	       struct xtk_digest *ret);
 
-/* Set xtt_chain.kept of every user chain of k (its namesake in kp, or 0)
- * and kp->same_layout. */
-void xtk_pair(struct xtk_table *kp, struct xtt_table *k);
+/* xtk_chain_at_fn of a table as read: its user chains (ctx: the xtt_table). */
+const char *xtk_read_chain_at(void *ctx, uint32_t off);
+
+/* Set xtt_chain.kept of every user chain of k (its namesake in kp, or 0). */
+void xtk_pair(const struct xtk_table *kp, struct xtt_table *k);
 
 /* Whether k's user chain kc (paired by xtk_pair) holds what kp kept for it
  * with this stamp (conditions 1 and 2 above). */
-bool xtk_same(const struct xtk_table *kp, const struct xtt_table *k, const struct xtt_chain *kc,
-	      uint64_t stamp);
+bool xtk_same(const struct xtk_key *key, const struct xtk_table *kp, const struct xtt_table *k,
+	      const struct xtt_chain *kc, uint64_t stamp);
 
 #endif
