@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "cli/config.h"
 #include "cli/modes.h"
 #include "cli/options.h"
 #include "sys/exitcode.h"
@@ -198,6 +199,8 @@ int main(int argc, char **argv)
 	held = stderr_hold(&saved_fd);
 	code = options_parse(argc, argv, &o, &diff, &done);
 	setup_logging(&o, code != 0);
+	if (!code && !done)
+		code = config_check_modes(&o);
 	if (!code && !done)
 		file_err = setup_log_file(&o);
 	stderr_replay(held, saved_fd);

@@ -1,13 +1,35 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/config.h"
+#include "sources/file/cfgfile.h"
+#include "sys/exitcode.h"
+#include "sys/log.h"
 
 enum file_mode_check config_file_mode(const struct svcnat_options *o)
 {
 	if (o->allow_insecure_config)
 		return FILE_MODE_IGNORE;
 	return o->mode == MODE_DAEMON || o->mode == MODE_ONCE ? FILE_MODE_REFUSE : FILE_MODE_WARN;
+}
+
+int config_check_modes(const struct svcnat_options *o)
+{
+	if (config_file_mode(o) != FILE_MODE_REFUSE)
+		return 0;
+	for (size_t i = 0; i < o->n_configs; i++) {
+		struct stat st;
+
+		if (strcmp(o->configs[i], "-") == 0 || stat(o->configs[i], &st) < 0 ||
+		    !S_ISREG(st.st_mode) || !cfgfile_mode_insecure(&st))
+			continue;
+		log_err("%s: writable by users other than its owner (mode %04o): refusing it "
+			"(chmod go-w, or --allow-insecure-config)",
+			o->configs[i], (unsigned)(st.st_mode & 07777));
+		return EXIT_USAGE;
+	}
+	return 0;
 }
 
 /* What to say when the backend cannot be created without CAP_NET_ADMIN. */

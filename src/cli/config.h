@@ -18,6 +18,12 @@
  */
 enum file_mode_check config_file_mode(const struct svcnat_options *o);
 
+/* A --config file that the modes writing rules would refuse (writable by
+ * others) is an option error, told (one line on stderr) before anything
+ * is done: 2.  Else 0; a path that cannot be stat()ed is left to the
+ * read, which says why or waits for it. */
+int config_check_modes(const struct svcnat_options *o);
+
 /* The pipeline's configuration for o's mode. */
 void config_pipeline(const struct svcnat_options *o, struct pipeline_config *ret);
 

@@ -49,6 +49,8 @@ snapshot() {
 	} >"$1"
 }
 
+cp "$TMP/c.json" "$TMP/ww.json"
+chmod 0666 "$TMP/ww.json"
 mkdir -p "$TMP/out"
 snapshot "$TMP/before"
 n=0
@@ -108,6 +110,8 @@ for mode in daemon once; do
 	[ "$mode" = daemon ] &&
 		check "$mode sync period below min" --sync-period "${A[@]}" "${D[@]}" \
 			--min-sync-period 1m --sync-period 30s
+	# A services file others can write: refused before anything is done.
+	check "$mode config writable by others" "$TMP/ww.json" "${A[@]}" "${D[@]}" --config "$TMP/ww.json"
 	check "$mode config given twice" "$TMP/c.json" "${A[@]}" "${D[@]}" --config "$TMP/c.json"
 done
 echo "PASS: options-first: $n bad command lines, each exit 2 with nothing done"
