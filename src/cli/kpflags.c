@@ -278,6 +278,19 @@ static int kp_accept_types(struct pstate *ps, const struct kpfield *f)
 	return opt_set_str(&ps->o->kube_accept_content_types, f->value);
 }
 
+/* Whether the file's value for option c is one, without applying it: a
+ * flag given on the command line wins over the field, which kube-proxy
+ * would still have read (and refused if bad). */
+static int kp_check_only(const struct pstate *ps, int c, const char *arg)
+{
+	_cleanup_(options_done) struct svcnat_options scratch;
+	struct pstate sp = *ps;
+
+	options_init(&scratch);
+	sp.o = &scratch;
+	return opt_apply(&sp, c, arg);
+}
+
 static int kp_field(struct pstate *ps, const struct option *all, const struct kpconfig *kc,
 		    const struct kpfield *f)
 {
@@ -321,7 +334,7 @@ static int kp_field(struct pstate *ps, const struct option *all, const struct kp
 	 * logging flags too: kube-proxy's copyLogsFromFlags).  --vmodule
 	 * is set before the file is read only by the command line. */
 	if ((o->given & opt_given_bit(opt->val)) || (streq(opt->name, "vmodule") && o->vmodule))
-		return 0;
+		return kp_check_only(ps, opt->val, f->value);
 	return opt_apply(ps, opt->val, f->value);
 }
 

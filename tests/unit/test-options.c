@@ -1097,6 +1097,37 @@ static void test_flag_over_file_warning(void **state)
 	options_done(&o);
 }
 
+/* A field whose flag is given still has to be a value (kube-proxy reads
+ * the file whatever the flags say): refused, exit 2, naming the field;
+ * the flag's value is what a good file leaves in place. */
+static void test_flag_over_bad_field(void **state)
+{
+	struct svcnat_options o;
+	const char *svc = write_tmp("fb-svc.json", "{\"kind\": \"List\", \"items\": []}");
+	const char *kp = write_tmp("fb.yaml", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+					      "kind: KubeProxyConfiguration\n"
+					      "conntrack:\n"
+					      "  tcpEstablishedTimeout: forever\n");
+	const char *good = write_tmp("fg.yaml", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+						"kind: KubeProxyConfiguration\n"
+						"conntrack:\n"
+						"  tcpEstablishedTimeout: 2h\n");
+	const char *a[] = { "--config", kp, "--config", svc, "--conntrack-tcp-timeout-established=1h" };
+	const char *b[] = { "--config", good, "--config", svc, "--conntrack-tcp-timeout-established=1h" };
+	char *err = NULL;
+
+	(void)state;
+	assert_int_equal(parse_quiet(&o, &err, a, ARRAY_SIZE(a)), 2);
+	assert_non_null(strstr(err, "conntrack.tcpEstablishedTimeout"));
+	free(err);
+	options_done(&o);
+	assert_int_equal(parse_quiet(&o, &err, b, ARRAY_SIZE(b)), 0);
+	assert_null(strstr(err, "error"));
+	assert_int_equal(o.conntrack.tcp_established_usec, 3600ULL * 1000000);
+	free(err);
+	options_done(&o);
+}
+
 /* Healthz and metrics addresses are checked with the flags, before any
  * side effect; an IP alone gets kube-proxy's default port. */
 static void test_bind_addresses(void **state)
@@ -1332,6 +1363,7 @@ int main(void)
 		cmocka_unit_test(test_underscore_flags),
 		cmocka_unit_test(test_ignored_field_defaults),
 		cmocka_unit_test(test_flag_over_file_warning),
+		cmocka_unit_test(test_flag_over_bad_field),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
