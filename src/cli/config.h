@@ -19,7 +19,7 @@
 enum file_mode_check config_file_mode(const struct svcnat_options *o);
 
 /* A --config file that the modes writing rules would refuse (writable by
- * others) is an option error, told (one line on stderr) before anything
+ * others) is an option error, logged (one error line) before anything
  * is done: 2.  Else 0; a path that cannot be stat()ed is left to the
  * read, which says why or waits for it. */
 int config_check_modes(const struct svcnat_options *o);
