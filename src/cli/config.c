@@ -6,6 +6,7 @@
 #include "sources/file/cfgfile.h"
 #include "sys/exitcode.h"
 #include "sys/log.h"
+#include "util.h"
 
 enum file_mode_check config_file_mode(const struct svcnat_options *o)
 {
@@ -19,15 +20,24 @@ int config_check_modes(const struct svcnat_options *o)
 	if (config_file_mode(o) != FILE_MODE_REFUSE)
 		return 0;
 	for (size_t i = 0; i < o->n_configs; i++) {
+		_cleanup_(diag_list_done) struct diag_list d;
 		struct stat st;
 
 		if (strcmp(o->configs[i], "-") == 0 || stat(o->configs[i], &st) < 0 ||
-		    !S_ISREG(st.st_mode) || !cfgfile_mode_insecure(&st))
+		    !S_ISREG(st.st_mode))
 			continue;
-		log_err("%s: writable by users other than its owner (mode %04o): refusing it "
-			"(chmod go-w, or --allow-insecure-config)",
-			o->configs[i], (unsigned)(st.st_mode & 07777));
-		return EXIT_USAGE;
+		diag_list_init(&d);
+		if (cfgfile_check_mode(o->configs[i], &st, FILE_MODE_REFUSE, NULL, &d) == 0)
+			continue;
+		/* The one wording of this refusal is cfgfile's. */
+		for (size_t k = 0; k < d.n; k++) {
+			_cleanup_free_ char *line = diag_format(&d.items[k]);
+
+			log_err("%s", line ? line : d.items[k].msg);
+		}
+		if (!d.n)
+			log_err("out of memory");
+		return d.n ? EXIT_USAGE : EXIT_RUNTIME;
 	}
 	return 0;
 }
