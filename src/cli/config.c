@@ -105,8 +105,8 @@ void config_daemon(const struct svcnat_options *o, struct daemon_config *ret)
 	config_pipeline(o, &ret->pipeline);
 	config_sysctls(o, &ret->sysctls);
 	ret->kp_config = o->kp_config;
-	ret->min_sync_period = o->min_sync_period ? o->min_sync_period : OPT_DEFAULT_MIN_SYNC_PERIOD;
-	ret->sync_period = o->sync_period ? o->sync_period : OPT_DEFAULT_SYNC_PERIOD;
+	/* options_parse() checked both (options_sync_periods()). */
+	(void)options_sync_periods(o, &ret->min_sync_usec, &ret->sync_period_usec);
 	ret->healthz_bind_address =
 		o->healthz_bind_address ? o->healthz_bind_address : OPT_DEFAULT_HEALTHZ_BIND;
 	ret->metrics_bind_address =

@@ -14,6 +14,7 @@
 #include "cli/optval.h"
 #include "cli/options.h"
 #include "core/duration.h"
+#include "core/syncpolicy.h"
 #include "sources/etcd/etcdwire.h"
 #include "sys/host.h"
 #include "sys/par.h"
@@ -332,20 +333,29 @@ static int default_hostname(struct svcnat_options *o)
  * is done, rather than when the daemon sets its loop up.  Each text was
  * parsed as a duration already.  0 or EXIT_USAGE.
  */
-static int check_sync_periods(const struct svcnat_options *o)
+int options_sync_periods(const struct svcnat_options *o, uint64_t *ret_min, uint64_t *ret_period)
 {
-	uint64_t min = 0, period = 0;
+	struct syncpolicy_config c;
+	uint64_t min, period;
 
-	if (o->mode != MODE_DAEMON)
-		return 0;
 	if (duration_parse(o->min_sync_period ? o->min_sync_period : OPT_DEFAULT_MIN_SYNC_PERIOD,
 			   &min) < 0 ||
 	    duration_parse(o->sync_period ? o->sync_period : OPT_DEFAULT_SYNC_PERIOD, &period) < 0 ||
-	    period == 0 || period < min) {
-		fputs("svcnat: --sync-period must be > 0 and >= --min-sync-period\n", stderr);
-		return EXIT_USAGE;
-	}
+	    syncpolicy_config_periods(&c, min, period) < 0)
+		return -EINVAL;
+	*ret_min = min;
+	*ret_period = period;
 	return 0;
+}
+
+static int check_sync_periods(const struct svcnat_options *o)
+{
+	uint64_t min, period;
+
+	if (o->mode != MODE_DAEMON || options_sync_periods(o, &min, &period) == 0)
+		return 0;
+	fputs("svcnat: --sync-period must be > 0 and >= --min-sync-period\n", stderr);
+	return EXIT_USAGE;
 }
 
 /* Checks and derived settings once every flag and field is in.  0 or an exit code. */

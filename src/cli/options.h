@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "pipeline/pipeline.h"
 #include "sys/sysctl.h"
@@ -133,6 +134,14 @@ struct svcnat_options {
  * conntrack defaults); options_done() frees what o owns. */
 void options_init(struct svcnat_options *o);
 void options_done(struct svcnat_options *o);
+
+/*
+ * The daemon's --min-sync-period and --sync-period (defaults applied) in
+ * microseconds, if they make a sync policy (the period > 0 and at least
+ * the minimum).  0 or -EINVAL; options_parse() refuses the latter for the
+ * daemon.
+ */
+int options_sync_periods(const struct svcnat_options *o, uint64_t *ret_min, uint64_t *ret_period);
 
 
 /*

@@ -13,6 +13,18 @@ void syncpolicy_config_default(struct syncpolicy_config *c)
 	c->retry_max_usec = 30 * USEC_PER_SEC;
 }
 
+int syncpolicy_config_periods(struct syncpolicy_config *c, uint64_t min_sync_usec,
+			      uint64_t sync_period_usec)
+{
+	syncpolicy_config_default(c);
+	c->min_sync_usec = min_sync_usec;
+	c->sync_period_usec = sync_period_usec;
+	c->retry_max_usec = 0; /* = the sync period */
+	if (c->retry_min_usec > sync_period_usec)
+		c->retry_min_usec = sync_period_usec;
+	return syncpolicy_config_check(c);
+}
+
 int syncpolicy_config_check(struct syncpolicy_config *c)
 {
 	if (c->sync_period_usec == 0 || c->sync_period_usec < c->min_sync_usec)

@@ -69,6 +69,14 @@ void syncpolicy_config_default(struct syncpolicy_config *c);
  */
 int syncpolicy_config_check(struct syncpolicy_config *c);
 
+/*
+ * The daemon's policy for --min-sync-period and --sync-period: the
+ * defaults, retries from 1s (at most the period) up to the period, then
+ * syncpolicy_config_check().  0 or -EINVAL.
+ */
+int syncpolicy_config_periods(struct syncpolicy_config *c, uint64_t min_sync_usec,
+			      uint64_t sync_period_usec);
+
 void syncpolicy_init(struct syncpolicy *p, const struct syncpolicy_config *c, uint64_t now);
 
 /* Something the plan depends on changed at now. */

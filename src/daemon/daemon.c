@@ -125,16 +125,6 @@ static int on_watchdog(struct loop *l, struct loop_timer *t, void *userdata)
 	return loop_timer_arm(dm->watchdog, dm->watchdog_usec / 2);
 }
 
-static int parse_duration_opt(const char *flag, const char *text, uint64_t *ret)
-{
-	int r = duration_parse(text, ret);
-
-	if (r < 0)
-		fprintf(stderr, "svcnat: %s: '%s' is not a duration (e.g. 500ms, 1s, 2m, 1h30m)\n",
-			flag, text);
-	return r;
-}
-
 static int setup_signals(struct daemon *dm)
 {
 	sigset_t mask;
@@ -334,16 +324,10 @@ static void daemon_done(struct daemon *dm)
 /* The sync policy from --min-sync-period and --sync-period; 0 or EXIT_USAGE. */
 static int sync_config(const struct daemon_config *o, struct syncpolicy_config *pc)
 {
-	syncpolicy_config_default(pc);
-	if (parse_duration_opt("--min-sync-period", o->min_sync_period, &pc->min_sync_usec) < 0 ||
-	    parse_duration_opt("--sync-period", o->sync_period, &pc->sync_period_usec) < 0)
-		return EXIT_USAGE;
-	pc->retry_max_usec = 0; /* = the sync period */
-	if (pc->retry_min_usec > pc->sync_period_usec)
-		pc->retry_min_usec = pc->sync_period_usec;
-	if (syncpolicy_config_check(pc) < 0) {
-		fprintf(stderr, "svcnat: --sync-period must be > 0 and >= --min-sync-period\n");
-		return EXIT_USAGE;
+	/* The command line checked the periods; a caller that did not is a bug. */
+	if (syncpolicy_config_periods(pc, o->min_sync_usec, o->sync_period_usec) < 0) {
+		log_err("invalid sync periods in the daemon's configuration");
+		return EXIT_RUNTIME;
 	}
 	if (o->pipeline.n_configs == 0 && !o->etcd_endpoints && !o->pipeline.kube) {
 		fprintf(stderr, "svcnat: nothing to follow: give --config PATH, --etcd-endpoints and/or "

@@ -7,6 +7,7 @@
 #define SVCNAT_DAEMON_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "pipeline/counters.h"
 #include "pipeline/pipeline.h"
@@ -20,8 +21,8 @@ struct daemon_config {
 	struct pipeline_config pipeline;
 	struct host_sysctls sysctls;      /* checked and written at start (global6 there) */
 	const char *kp_config;            /* the KubeProxyConfiguration, watched; or NULL */
-	const char *min_sync_period;      /* kube-proxy duration text */
-	const char *sync_period;
+	uint64_t min_sync_usec;           /* --min-sync-period, checked by the command line */
+	uint64_t sync_period_usec;        /* --sync-period: > 0 and >= min_sync_usec */
 	const char *healthz_bind_address; /* "" = off */
 	const char *metrics_bind_address; /* "" = off */
 	bool bind_address_hard_fail;      /* a server that cannot listen is fatal */

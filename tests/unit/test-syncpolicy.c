@@ -73,6 +73,32 @@ static void test_config_check(void **state)
 	assert_int_equal(c.retry_max_usec, S(20));
 }
 
+/* The daemon's policy from its two flags: retries between 1s (at most the
+ * period) and the period. */
+static void test_config_periods(void **state)
+{
+	static const struct {
+		double min, period, rmin, rmax;
+		int r;
+	} cases[] = {
+		{ 1, 30, 1, 30, 0 },      { 0, 0.5, 0.5, 0.5, 0 }, { 2, 2, 1, 2, 0 },
+		{ 0, 45, 1, 45, 0 },      { 3, 2, 0, 0, -EINVAL }, { 0, 0, 0, 0, -EINVAL },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct syncpolicy_config c;
+
+		assert_int_equal(syncpolicy_config_periods(&c, S(cases[i].min), S(cases[i].period)),
+				 cases[i].r);
+		if (cases[i].r < 0)
+			continue;
+		assert_int_equal(c.min_sync_usec, S(cases[i].min));
+		assert_int_equal(c.sync_period_usec, S(cases[i].period));
+		assert_int_equal(c.retry_min_usec, S(cases[i].rmin));
+		assert_int_equal(c.retry_max_usec, S(cases[i].rmax));
+	}
+}
+
 static void test_initial_due_at_once(void **state)
 {
 	struct syncpolicy p;
@@ -321,6 +347,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_config_check),
+		cmocka_unit_test(test_config_periods),
 		cmocka_unit_test(test_initial_due_at_once),
 		cmocka_unit_test(test_batching),
 		cmocka_unit_test(test_change_while_running),
