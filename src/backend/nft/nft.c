@@ -467,8 +467,8 @@ static int commit_beside(struct nft_writer *x, const struct writer_table *tabs, 
 	return 0;
 }
 
-static int nft_commit(struct writer *w, const struct writer_table *tabs, size_t n, bool *ret_done,
-		      struct diag_list *d)
+static int commit_batch(struct writer *w, const struct writer_table *tabs, size_t n,
+			bool *ret_done, struct diag_list *d)
 {
 	struct nft_writer *x = nft_of(w);
 	size_t msgs, bytes;
@@ -517,6 +517,46 @@ static int nft_commit(struct writer *w, const struct writer_table *tabs, size_t 
 			 x->t_read, msgs, bytes, x->t_diff, t1 - t0, c1 - c0,
 			 monotonic_seconds() - t1, x->kept_foreign);
 	return 0;
+}
+
+/*
+ * After a commit made while out of the notification group: what came
+ * before leaving it is read as usual, then the group is joined again.
+ * Another program's commit in between went unseen, as may the start of
+ * one under way while joining (the kernel moves the generation before it
+ * notifies), so st stays trusted through the notifications only when the
+ * generation after joining is the one st is known at.
+ */
+static void listen_again(struct nft_writer *x)
+{
+	uint32_t gen;
+
+	if (nftsock_events(x->sock, event_cb, x) < 0)
+		x->ok = false;
+	if (nftsock_listen(x->sock, true) < 0) {
+		x->follow = x->ok = false;
+		return;
+	}
+	if (nftsock_getgen(x->sock, &gen) < 0 || x->ok_gen != gen)
+		x->ok = false;
+}
+
+/*
+ * The notifications of svcnat's own commit tell it nothing (event_cb
+ * skips them), but the kernel builds one for every rule of the batch
+ * while anyone listens: the commit leaves the group for its duration.
+ */
+static int nft_commit(struct writer *w, const struct writer_table *tabs, size_t n, bool *ret_done,
+		      struct diag_list *d)
+{
+	struct nft_writer *x = nft_of(w);
+	bool muted = x->follow && nftsock_listen(x->sock, false) >= 0;
+	int r;
+
+	r = commit_batch(w, tabs, n, ret_done, d);
+	if (muted)
+		listen_again(x);
+	return r;
 }
 
 static void nft_reset(struct writer *w)

@@ -225,6 +225,18 @@ int nftsock_follow(struct nftsock *s)
 	return 0;
 }
 
+int nftsock_listen(struct nftsock *s, bool on)
+{
+	int grp = NFNLGRP_NFTABLES;
+
+	if (!s->ev)
+		return -ENOTCONN;
+	if (mnl_socket_setsockopt(s->ev, on ? NETLINK_ADD_MEMBERSHIP : NETLINK_DROP_MEMBERSHIP,
+				  &grp, sizeof(grp)) < 0)
+		return -errno;
+	return 0;
+}
+
 /*
  * Read what fd holds, without waiting, into buf (RECV_BYTES) and run cb
  * over every whole message.  *lost is set when the kernel dropped

@@ -46,6 +46,16 @@ unsigned nftsock_reopened(const struct nftsock *s);
 int nftsock_follow(struct nftsock *s);
 
 /*
+ * Leave (on false) or join again (on true) nftsock_follow()'s group.
+ * While a listener is subscribed the kernel builds a notification for
+ * every object a commit changes, whether or not anyone reads it: for a
+ * full sync's batch that is more than half of the commit's CPU time.
+ * Notifications queued before leaving stay queued.  0, -ENOTCONN without
+ * nftsock_follow(), or -errno.
+ */
+int nftsock_listen(struct nftsock *s, bool on);
+
+/*
  * Run cb over every notification queued since the last call, without
  * waiting.  0; -ENOBUFS when some were lost (the socket overflowed; the
  * rest were still read); -ENOTCONN without nftsock_follow(); -errno.
