@@ -10,7 +10,8 @@ Run as root:
 For each writer (and each build: --before gives a second one, shown side by
 side), `svcnat --config FILE` runs as a daemon alone in a network and mount
 namespace of its own (unshare -n -m, a private /run) on gen.py's N services
-x M endpoints; once its first sync is done the script reads VmRSS and
+x M endpoints; once its first sync is done (and its plan stores made, which
+the nft writer's daemon does just after) the script reads VmRSS and
 VmHWM from /proc/PID/status and the daemon's svcnat_memory_bytes{part}
 gauge from /metrics (a build without it shows "-"), then moves one endpoint
 --changes times (each undone by the next) and reads them again.  Nothing
@@ -87,6 +88,22 @@ def wait_syncs(p, count, timeout):
     raise RuntimeError("no sync %d within %d s" % (count, timeout))
 
 
+def wait_store(p, m, parts, timeout=120):
+    """After the first sync: the nft writer's daemon plans its kept plans
+    (the plan stores) on its worker once that sync is done, and until then
+    svcnat_memory_bytes{part="plan_store"} reads 0 while that plan grows in
+    "other".  What the daemon keeps is there once the gauge is set."""
+    end = time.monotonic() + timeout
+    while parts.get("plan_store", 1) == 0 and time.monotonic() < end:
+        if p.poll() is not None:
+            raise RuntimeError("the daemon exited (%d)" % p.returncode)
+        time.sleep(0.3)
+        m, parts = metrics(p.pid)
+    if parts.get("plan_store", 1) == 0:
+        print("memory.py: no plan store after %d s; reading anyway" % timeout, file=sys.stderr)
+    return m, parts
+
+
 def run_one(svcnat, backend, base, change, changes, log):
     work = os.path.dirname(base)
     live = os.path.join(work, "live.json")
@@ -100,7 +117,7 @@ def run_one(svcnat, backend, base, change, changes, log):
         p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errlog)
     res = {}
     try:
-        m, parts = wait_syncs(p, 1, 1800)
+        m, parts = wait_store(p, *wait_syncs(p, 1, 1800))
         sum0 = m.get("kubeproxy_sync_proxy_rules_duration_seconds_sum")
         # the daemon's own process (unshare and sh exec into it)
         res["first"] = dict(status(p.pid), parts=parts, sync_s=sum0, cpu_s=cpu_seconds(p.pid),
@@ -143,6 +160,8 @@ def main():
     if os.geteuid() != 0:
         sys.exit("memory.py: needs root (network namespaces)")
     builds = ([("before", a.before)] if a.before else []) + [("after" if a.before else "build", a.builddir)]
+    if a.keep:
+        os.makedirs(a.keep, exist_ok=True)
     work = tempfile.mkdtemp(prefix="svcnat-mem-")
     try:
         base, change = os.path.join(work, "base.json"), os.path.join(work, "change.json")
