@@ -137,6 +137,11 @@ struct dsync {
 	struct xtk_table *kp;
 	struct xtk_table nk;
 	const struct xtk_key *key;
+	/* The read's chunks given back as the copies consume them (dp: drop,
+	 * shared with the parts; NULL: the read stays whole). */
+	struct xtk_drop drop;
+	struct xtk_drop *dp;
+	char *names; /* the user chains' names, out of the read (with dp) */
 	size_t n_reused; /* planned chains taken as kept, unread */
 	size_t n_planned;
 	unsigned threads; /* parts the user chains may be encoded in */
@@ -645,9 +650,72 @@ static int emit_builtins(struct dsync *s)
 	return 0;
 }
 
+/* The kernel's bytes emit_user_chain() copies for oc: false if none. */
+static bool copied_run(const struct dsync *s, const struct ochain *oc, uint32_t *ret_from,
+		       uint32_t *ret_len)
+{
+	size_t idx, n;
+	uint32_t to_end;
+
+	if (oc->pc || !oc->k || oc->k->fate == F_EMPTY || !oc->k->n_rules)
+		return false;
+	idx = oc->k->first_idx;
+	n = oc->k->n_rules;
+	to_end = idx + n < s->k.n_ent ? s->k.eoff[idx + n] : s->k.info.size;
+	*ret_from = s->k.eoff[idx];
+	*ret_len = to_end - *ret_from;
+	return true;
+}
+
+/*
+ * Unless the old table may have to be put back, the read's bytes are
+ * needed only until the user chains copied from it are: announce those
+ * copies, so that each chunk of the read goes back to the system once its
+ * last one is done (the read and the new table are each as large as the
+ * table).  Built-in chains were emitted already; nothing reads the old
+ * table's bytes after the user chains.
+ */
+static void drop_start(struct dsync *s)
+{
+	size_t bytes = 0, at = 0;
+	uint32_t from, len;
+
+	if (s->keep || !s->k.ge)
+		return; /* the read stays whole until the commit */
+	/* A user chain's name lies in the read (its head entry): the chains
+	 * and the jumps to them are named by copies from here on. */
+	for (size_t c = 0; c < s->k.n_ch; c++)
+		if (s->k.ch[c].hook < 0)
+			bytes += strlen(s->k.ch[c].name) + 1;
+	s->names = malloc(bytes ? bytes : 1);
+	if (!s->names || xtk_drop_init(&s->drop, s->k.ge, s->k.ge_len, XTK_DROP_CHUNK) < 0)
+		return;
+	for (size_t i = 0; i < s->n_oc; i++)
+		if (s->oc[i].k && s->oc[i].name == s->oc[i].k->name)
+			s->oc[i].name = NULL;
+	for (size_t c = 0; c < s->k.n_ch; c++) {
+		struct xtt_chain *kc = &s->k.ch[c];
+		size_t n = strlen(kc->name) + 1;
+
+		if (kc->hook >= 0)
+			continue;
+		memcpy(s->names + at, kc->name, n);
+		kc->name = s->names + at;
+		at += n;
+	}
+	for (size_t i = 0; i < s->n_oc; i++) {
+		if (!s->oc[i].name)
+			s->oc[i].name = s->oc[i].k->name;
+		if (copied_run(s, &s->oc[i], &from, &len))
+			xtk_drop_need(&s->drop, s->k.blob + from, len);
+	}
+	s->dp = &s->drop;
+}
+
 /* A user chain: its head, its rules (planned or kept), its RETURN. */
 static int emit_user_chain(struct dsync *s, struct ochain *oc)
 {
+	uint32_t from, len;
 	int r;
 
 	r = emit_error(s, oc->name);
@@ -669,6 +737,8 @@ static int emit_user_chain(struct dsync *s, struct ochain *oc)
 		r = emit_copy_run(s, oc->k->first_idx, oc->k->n_rules, oc->name);
 		if (r < 0)
 			return r;
+		if (s->dp && copied_run(s, oc, &from, &len))
+			xtk_drop_copied(s->dp, s->k.blob + from, len);
 	}
 	oc->end = o_off(&s->o);
 	return emit_return(s, oc->k ? oc->k->tail_idx : SIZE_MAX);
@@ -697,7 +767,7 @@ static int fix_jumps(struct dsync *s)
 		if (!ok) {
 			diag_add(s->d, DIAG_ERROR, "plan", s->tname, fx->from,
 				 "rule %u jumps to '%s', which is not a planned chain",
-				 fx->ruleno + 1, fx->chain);
+				 fx->ruleno + 1, fx->to ? fx->to->name : fx->chain);
 			return -EINVAL;
 		}
 		memcpy(s->o.buf + sizeof(struct ipt_replace) + s->o.fx[i].at, &v, sizeof(v));
@@ -917,6 +987,7 @@ static int build_table(struct dsync *s)
 		return r;
 	if (!s->oc_sorted)
 		qsort_safe(s->oc, s->n_oc, sizeof(*s->oc), oc_cmp);
+	drop_start(s);
 	r = emit_user_chains(s);
 	if (r < 0)
 		return r;
@@ -1029,6 +1100,10 @@ static void dsync_done(struct dsync *s)
 {
 	xtt_done(&s->k);
 	xtk_done(&s->nk);
+	xtk_drop_done(&s->drop);
+	s->dp = NULL;
+	free(s->names);
+	s->names = NULL;
 	for (size_t i = 0; i < s->n_bc; i++)
 		free(s->bc[i].items);
 	free(s->oc);

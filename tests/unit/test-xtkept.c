@@ -14,7 +14,10 @@
  *     another chain, a fall-through turned into a jump: no, for that
  *     chain only (the address byte leaves the entry's size as it was);
  *   - kept with another key: no digest is the same;
- * and the SipHash-2-4-128 under it against libcrypto's, fed in pieces.
+ * and the SipHash-2-4-128 under it against libcrypto's, fed in pieces;
+ * and a read given back chunk by chunk (xtk_drop_*): a chunk only once the
+ * last byte announced in it is copied, one with nothing announced never,
+ * the last chunk short, ranges outside the mapping ignored.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -27,6 +30,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
@@ -433,6 +438,59 @@ static void test_jump_nowhere(void **state)
 	ruleset_free(rs);
 }
 
+
+/* Whether every byte of the len at p is v. */
+static bool all_are(const unsigned char *p, size_t len, unsigned char v)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != v)
+			return false;
+	return true;
+}
+
+static void test_drop(void **state)
+{
+	const size_t pg = (size_t)sysconf(_SC_PAGESIZE), ch = 2 * pg, len = 3 * ch - pg / 2;
+	unsigned char *m = mmap(NULL, 3 * ch, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				-1, 0);
+	struct xtk_drop dp;
+
+	(void)state;
+	assert_true(m != MAP_FAILED);
+	memset(m, 0xaa, 3 * ch);
+	assert_int_equal(xtk_drop_init(&dp, m, len, pg + 1), -EINVAL);
+	assert_int_equal(xtk_drop_init(&dp, m + 1, len, ch), -EINVAL);
+	assert_int_equal(xtk_drop_init(&dp, m, len, ch), 0);
+	assert_int_equal(dp.n, 3);
+	/* chunk 0: two runs, one across into chunk 1; chunk 2: one run to
+	 * the end; nothing announced past the end or before the mapping */
+	xtk_drop_need(&dp, m + 10, 100);
+	xtk_drop_need(&dp, m + ch - 50, 100);
+	xtk_drop_need(&dp, m + 2 * ch + 7, len - 2 * ch - 7);
+	xtk_drop_need(&dp, m + len - 10, 20);
+	xtk_drop_copied(&dp, m + len - 10, 20);
+	xtk_drop_copied(&dp, m + ch - 50, 100);
+	/* chunk 1's announced bytes are copied; chunk 0 still has 100 */
+	assert_true(all_are(m, ch, 0xaa));
+	assert_true(all_are(m + ch, ch, 0));
+	xtk_drop_copied(&dp, m + 10, 60);
+	assert_true(all_are(m, ch, 0xaa));
+	xtk_drop_copied(&dp, m + 70, 40);
+	assert_true(all_are(m, ch, 0));
+	assert_true(all_are(m + 2 * ch, ch, 0xaa));
+	xtk_drop_copied(&dp, m + 2 * ch + 7, len - 2 * ch - 7);
+	assert_true(all_are(m + 2 * ch, len - 2 * ch, 0));
+	xtk_drop_done(&dp);
+	xtk_drop_done(NULL);
+	/* nothing announced: nothing given back */
+	memset(m, 0xbb, 3 * ch);
+	assert_int_equal(xtk_drop_init(&dp, m, 3 * ch, ch), 0);
+	xtk_drop_copied(&dp, m, 0);
+	assert_true(all_are(m, 3 * ch, 0xbb));
+	xtk_drop_done(&dp);
+	munmap(m, 3 * ch);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -441,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_fallthrough),
 		cmocka_unit_test(test_sip),
 		cmocka_unit_test(test_jump_nowhere),
+		cmocka_unit_test(test_drop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include <linux/netfilter_ipv4/ip_tables.h>
 #include <linux/netfilter_ipv6/ip6_tables.h>
@@ -155,4 +157,78 @@ bool xtk_same(const struct xtk_key *key, const struct xtk_table *kp, const struc
 	if (xtk_digest(key, k->f, k->blob, from, len, xtk_read_chain_at, (void *)k, &d) < 0)
 		return false;
 	return memcmp(d.b, kk->digest.b, sizeof(d.b)) == 0;
+}
+
+int xtk_drop_init(struct xtk_drop *dp, void *map, size_t len, size_t chunk)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	*dp = (struct xtk_drop){ 0 };
+	if (!map || page <= 0 || !chunk || chunk % (size_t)page || chunk > (1u << 31) ||
+	    (uintptr_t)map % (size_t)page)
+		return -EINVAL;
+	dp->n = (len + chunk - 1) / chunk;
+	dp->need = calloc(dp->n ? dp->n : 1, sizeof(*dp->need));
+	if (!dp->need)
+		return -ENOMEM;
+	dp->map = map;
+	dp->len = len;
+	dp->chunk = chunk;
+	return 0;
+}
+
+/* How many of the bytes [off, end) of the mapping lie in off's chunk. */
+static size_t chunk_part(const struct xtk_drop *dp, size_t off, size_t end)
+{
+	size_t next = (off / dp->chunk + 1) * dp->chunk;
+
+	return (next < end ? next : end) - off;
+}
+
+/* Whether [p, p + len) is inside the mapping: its offset in *ret_off. */
+static bool drop_range(const struct xtk_drop *dp, const void *p, size_t len, size_t *ret_off)
+{
+	const unsigned char *b = p;
+
+	if (!dp->need || b < dp->map || (size_t)(b - dp->map) > dp->len ||
+	    len > dp->len - (size_t)(b - dp->map))
+		return false;
+	*ret_off = (size_t)(b - dp->map);
+	return true;
+}
+
+void xtk_drop_need(struct xtk_drop *dp, const void *p, size_t len)
+{
+	size_t off, end, part;
+
+	if (!drop_range(dp, p, len, &off))
+		return;
+	for (end = off + len; off < end; off += part) {
+		part = chunk_part(dp, off, end);
+		dp->need[off / dp->chunk] += (uint32_t)part;
+	}
+}
+
+void xtk_drop_copied(struct xtk_drop *dp, const void *p, size_t len)
+{
+	size_t off, end, part;
+
+	if (!drop_range(dp, p, len, &off))
+		return;
+	for (end = off + len; off < end; off += part) {
+		size_t c = off / dp->chunk, at = c * dp->chunk;
+
+		part = chunk_part(dp, off, end);
+		if (__atomic_sub_fetch(&dp->need[c], (uint32_t)part, __ATOMIC_ACQ_REL) == 0)
+			(void)madvise(dp->map + at, at + dp->chunk < dp->len ? dp->chunk : dp->len - at,
+				      MADV_DONTNEED);
+	}
+}
+
+void xtk_drop_done(struct xtk_drop *dp)
+{
+	if (!dp)
+		return;
+	free(dp->need);
+	*dp = (struct xtk_drop){ 0 };
 }

@@ -98,4 +98,40 @@ void xtk_pair(const struct xtk_table *kp, struct xtt_table *k);
 bool xtk_same(const struct xtk_key *key, const struct xtk_table *kp, const struct xtt_table *k,
 	      const struct xtt_chain *kc, uint64_t stamp);
 
+/*
+ * A table read whose bytes go back to the system as the new table's
+ * copies of its chains consume them (the read and the table built from it
+ * are otherwise both whole at a sync's peak).  The read's mapping is cut
+ * in chunks; each copy to come is announced first (xtk_drop_need()), and a
+ * chunk is given back (MADV_DONTNEED: it reads as zeros afterwards) once
+ * every byte announced in it was copied (xtk_drop_copied()).  A chunk in
+ * which nothing was announced is never given back.  Announce each byte at
+ * most once and read no byte of the mapping after its copy was reported.
+ */
+struct xtk_drop {
+	unsigned char *map; /* the mapping (page aligned) */
+	size_t len;
+	size_t chunk;       /* bytes per chunk, a multiple of the page size */
+	uint32_t *need;     /* per chunk: announced bytes not yet copied */
+	size_t n;
+};
+
+/* Chunks of a table read given back as their copies are done. */
+#define XTK_DROP_CHUNK (2u << 20)
+
+/* Track the len bytes at map (page aligned) in chunks of chunk bytes (a
+ * multiple of the page size, at most 2 GiB).  0 or -EINVAL, -ENOMEM. */
+int xtk_drop_init(struct xtk_drop *dp, void *map, size_t len, size_t chunk);
+
+/* The len bytes at p (inside the mapping) are to be copied; before any
+ * xtk_drop_copied(), from one thread. */
+void xtk_drop_need(struct xtk_drop *dp, const void *p, size_t len);
+
+/* The len bytes at p, announced, are copied: the chunks no announced byte
+ * is left in are given back.  Any thread, at the same time as others. */
+void xtk_drop_copied(struct xtk_drop *dp, const void *p, size_t len);
+
+/* Stop tracking (nothing more is given back).  NULL-safe. */
+void xtk_drop_done(struct xtk_drop *dp);
+
 #endif
