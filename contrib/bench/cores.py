@@ -120,14 +120,17 @@ class Bench:
                     r["raw_floor"] = f["seconds"]
                     r["raw_floor_cpu"] = f["cpu"]
             else:
-                m = re.search(r"encoded \d+ messages \((\d+) bytes\) in ([0-9.]+) s, "
-                              r"committed in ([0-9.]+) s(?: \(CPU ([0-9.]+) s\))?, "
-                              r"kept state updated in ([0-9.]+) s", r["stderr"])
-                r["bytes"] = int(m.group(1)) if m else None
-                r["encode"] = float(m.group(2)) if m else None
-                r["kernel"] = float(m.group(3)) if m else None
-                r["kernel_cpu"] = float(m.group(4)) if m and m.group(4) else None
-                r["kept"] = float(m.group(5)) if m else None
+                m = re.search(r"encoded \d+ messages \((\d+) bytes(?:, [^)]*)?\) in ([0-9.]+) s"
+                              r"(?: \(CPU ([0-9.]+) s\))?, committed in ([0-9.]+) s"
+                              r"(?: \(CPU ([0-9.]+) s\))?, kept state updated in ([0-9.]+) s",
+                              r["stderr"])
+                g = m.groups() if m else (None,) * 6
+                r["bytes"] = int(g[0]) if g[0] else None
+                r["encode"] = float(g[1]) if g[1] else None
+                r["encode_cpu"] = float(g[2]) if g[2] else None
+                r["kernel"] = float(g[3]) if g[3] else None
+                r["kernel_cpu"] = float(g[4]) if g[4] else None
+                r["kept"] = float(g[5]) if g[5] else None
             m = re.search(r" in ([0-9.]+)s \(plan ([0-9.]+)s\)", r["stderr"])
             r["plan"] = float(m.group(2)) if m else None
             return r
@@ -170,6 +173,11 @@ def fmt(v, unit="s"):
     return "-" if v is None else "%.3f %s" % (v, unit)
 
 
+def enc(w, c):
+    """The encode's wall time, and its CPU time (all threads) where known."""
+    return fmt(w) + (" (CPU %.3f s)" % c if c is not None else "")
+
+
 def size(s):
     n, m = s.split("x")
     return int(n), int(m)
@@ -204,7 +212,7 @@ def main():
               "pages freed and taken again at once: %.3f s (%.0f MiB/s)" % (
                   a.touch_mb, fresh, rate, again, a.touch_mb / again))
     floors = []
-    print("| size | writer | threads | wall | CPU (user+sys) | peak RSS | plan | encode "
+    print("| size | writer | threads | wall | CPU (user+sys) | peak RSS | plan | encode (its CPU) "
           "| kernel's part (floor) | its CPU | wall / floor | CPU / its CPU | load |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for s in a.sizes.split(","):
@@ -224,7 +232,8 @@ def main():
                 print("| %s | %s | %d | %s | %s | %.0f MiB | %s | %s | %s | %s | %s | %s "
                       "| %.1f-%.1f |" % (
                           s, be, t, fmt(w), fmt(c), med(rs, "maxrss_kb") / 1024,
-                          fmt(med(rs, "plan")), fmt(med(rs, "encode")), fmt(k), fmt(kc),
+                          fmt(med(rs, "plan")), enc(med(rs, "encode"), med(rs, "encode_cpu")),
+                          fmt(k), fmt(kc),
                           "%.2fx" % (w / k) if k else "-", "%.2fx" % (c / kc) if kc else "-",
                           min(r["load"] for r in rs), max(r["load"] for r in rs)))
                 floors.append((s, be, t, c, kc, med(rs, "bytes"), med(rs, "maxrss_kb")))

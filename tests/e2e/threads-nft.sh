@@ -5,9 +5,10 @@
 # commits a big batch, and that state is the one a single thread keeps:
 #  - `svcnat --once --backend=nft` of a generated cluster (contrib/bench/gen.py,
 #    100 services x 10 endpoints: thousands of messages) with SVCNAT_THREADS=1
-#    and =2, each in a fresh namespace: the 2-thread note says the kept state was updated
-#    beside the commit, the 1-thread one does not, and the four tables
-#    (tests/e2e/nftdump) are the same;
+#    and =2, each in a fresh namespace: the 2-thread note says the batch was
+#    encoded in 2 parts at once and the kept state updated beside the commit,
+#    the 1-thread one says neither, and the four tables (tests/e2e/nftdump)
+#    are the same;
 #  - a daemon with SVCNAT_THREADS=2 syncs the cluster (beside the commit),
 #    then one endpoint moved and one service added: each change is diffed
 #    against the kept state, and after each the tables hold the chains and
@@ -53,6 +54,10 @@ once_dump 2 "$TMP/base.json" "$TMP/once2"
 grep -q 'beside the commit' "$TMP/once2.err" ||
 	fail "2 threads: the kept state was not updated beside the commit: $(grep 'nft:' "$TMP/once2.err")"
 grep -q 'beside the commit' "$TMP/once1.err" && fail "1 thread updated the kept state beside the commit"
+grep -q 'bytes, 2 parts at once)' "$TMP/once2.err" ||
+	fail "2 threads: the batch was not encoded in 2 parts: $(grep 'nft:' "$TMP/once2.err")"
+grep -q 'bytes, 1 part at once)' "$TMP/once1.err" ||
+	fail "1 thread: the batch was encoded in parts: $(grep 'nft:' "$TMP/once1.err")"
 for n in 1 2; do
 	grep -q 'committed in [0-9.]* s (CPU [0-9.]* s), kept state updated in' "$TMP/once$n.err" ||
 		fail "$n thread(s): no CPU time of the commit: $(grep 'nft:' "$TMP/once$n.err")"

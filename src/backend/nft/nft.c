@@ -55,6 +55,8 @@ struct nft_writer {
 	const struct ruleset *plan[2]; /* [enum writer_family]; NULL: no table of it */
 	bool checked[2];               /* the family's kept state checked for this plan */
 	double t_read, t_diff;         /* seconds: generation check and reads, diff + encoding */
+	double c_diff;                 /* the process's CPU seconds in diff + encoding */
+	unsigned parts;                /* the most parts a table was encoded in at once */
 	/* Following the notifications (nftsock_follow() worked): st holds
 	 * the kernel's state as of generation ok_gen while ok, though other
 	 * programs wrote since st was read, as long as nothing they wrote
@@ -325,14 +327,20 @@ static int fresh_family(struct nft_writer *x, enum writer_family f, const struct
 	return 0;
 }
 
+/* A part of the encoding beside the first gets this many new chains'
+ * rules at least: a few milliseconds of work, against a thread's start. */
+#define ENCODE_PART_MIN_RULES 1500
+
 static int nft_prepare(struct writer *w, const struct writer_table *tab, const struct ruleset *plan,
 		       bool keep, bool *ret_changed, struct apply_result *res,
 		       struct diag_list *d)
 {
 	struct nft_writer *x = nft_of(w);
+	struct nftdiff_par par = { .run = w->cfg.par, .parts = w->cfg.threads,
+				   .min_rules = ENCODE_PART_MIN_RULES };
 	enum writer_family f = tab->family;
 	size_t n0, b0;
-	double t0, t1;
+	double t0, t1, c1;
 	int r;
 
 	(void)keep; /* one atomic batch: nothing is ever put back */
@@ -349,7 +357,8 @@ static int nft_prepare(struct writer *w, const struct writer_table *tab, const s
 			return -ENOMEM;
 		x->checked[0] = x->checked[1] = false;
 		x->plan[0] = x->plan[1] = NULL;
-		x->t_read = x->t_diff = 0;
+		x->t_read = x->t_diff = x->c_diff = 0;
+		x->parts = 1;
 	}
 	if (!x->checked[f]) {
 		r = fresh_family(x, f, plan, d);
@@ -361,12 +370,16 @@ static int nft_prepare(struct writer *w, const struct writer_table *tab, const s
 	n0 = nftbatch_count(x->batch);
 	b0 = nftbatch_bytes(x->batch);
 	t1 = monotonic_seconds();
+	c1 = cpu_seconds();
 	x->t_read += t1 - t0;
-	r = nftdiff_build(x->sock, x->st, plan, f, tab->table, x->batch, res, d);
+	r = nftdiff_build(x->sock, x->st, plan, f, tab->table, x->batch, &par, res, d);
 	/* The diff's rare chain reloads count as encoding too: the driver
 	 * takes the rest of prepare as reading the kernel. */
 	res->encode_seconds += monotonic_seconds() - t1;
+	if (x->parts < par.used)
+		x->parts = par.used;
 	x->t_diff += monotonic_seconds() - t1;
+	x->c_diff += cpu_seconds() - c1;
 	if (r < 0) {
 		/* A chain re-read for its handles may have failed half way:
 		 * the next attempt reads everything again. */
@@ -459,11 +472,11 @@ static int commit_beside(struct nft_writer *x, const struct writer_table *tabs, 
 	if (x->w.cfg.verbose)
 		diag_add(d, DIAG_NOTE, "nft", NULL, NULL,
 			 "generation checked (and tables read) in %.3f s, diffed and encoded %zu "
-			 "messages (%zu bytes) in %.3f s, committed in %.3f s (CPU %.3f s), kept "
-			 "state updated in %.3f s beside the commit; %zu changes of other programs "
-			 "left it as it was",
-			 x->t_read, msgs, bytes, x->t_diff, j.t_commit, j.cpu_commit, j.t_kept,
-			 x->kept_foreign);
+			 "messages (%zu bytes, %u part%s at once) in %.3f s (CPU %.3f s), "
+			 "committed in %.3f s (CPU %.3f s), kept state updated in %.3f s beside "
+			 "the commit; %zu changes of other programs left it as it was",
+			 x->t_read, msgs, bytes, x->parts, x->parts == 1 ? "" : "s", x->t_diff,
+			 x->c_diff, j.t_commit, j.cpu_commit, j.t_kept, x->kept_foreign);
 	return 0;
 }
 
@@ -512,10 +525,11 @@ static int commit_batch(struct writer *w, const struct writer_table *tabs, size_
 	if (w->cfg.verbose)
 		diag_add(d, DIAG_NOTE, "nft", NULL, NULL,
 			 "generation checked (and tables read) in %.3f s, diffed and encoded %zu "
-			 "messages (%zu bytes) in %.3f s, committed in %.3f s (CPU %.3f s), kept "
-			 "state updated in %.3f s; %zu changes of other programs left it as it was",
-			 x->t_read, msgs, bytes, x->t_diff, t1 - t0, c1 - c0,
-			 monotonic_seconds() - t1, x->kept_foreign);
+			 "messages (%zu bytes, %u part%s at once) in %.3f s (CPU %.3f s), "
+			 "committed in %.3f s (CPU %.3f s), kept state updated in %.3f s; %zu "
+			 "changes of other programs left it as it was",
+			 x->t_read, msgs, bytes, x->parts, x->parts == 1 ? "" : "s", x->t_diff,
+			 x->c_diff, t1 - t0, c1 - c0, monotonic_seconds() - t1, x->kept_foreign);
 	return 0;
 }
 

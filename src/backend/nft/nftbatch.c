@@ -536,6 +536,39 @@ int nftbatch_push(struct nftbatch *b, const struct nftmsg_ctx *ctx)
 	return 0;
 }
 
+struct nftbatch *nftbatch_new_part(void)
+{
+	return calloc(1, sizeof(struct nftbatch));
+}
+
+int nftbatch_join(struct nftbatch *b, struct nftbatch *part)
+{
+	uint32_t base = (uint32_t)b->n;
+
+	if (b->cur || part->cur)
+		return -EINVAL;
+	if (GROW(b->pages, b->cap_pages, b->n_pages + part->n_pages) < 0 ||
+	    GROW(b->ctx, b->cap, b->n + part->n) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < part->n_pages; i++) {
+		const struct page *p = &part->pages[i];
+
+		for (size_t off = 0; off < p->len;) {
+			struct nlmsghdr *h = (struct nlmsghdr *)(p->buf + off);
+
+			h->nlmsg_seq += base;
+			off += MNL_ALIGN(h->nlmsg_len);
+		}
+		b->pages[b->n_pages++] = *p;
+	}
+	if (part->n)
+		memcpy(b->ctx + b->n, part->ctx, part->n * sizeof(*part->ctx));
+	b->n += part->n;
+	b->bytes += part->bytes;
+	part->n_pages = part->n = part->bytes = 0;
+	return 0;
+}
+
 size_t nftbatch_count(const struct nftbatch *b)
 {
 	return b->n;
@@ -544,6 +577,20 @@ size_t nftbatch_count(const struct nftbatch *b)
 size_t nftbatch_bytes(const struct nftbatch *b)
 {
 	return b->bytes;
+}
+
+const void *nftbatch_page(const struct nftbatch *b, size_t i, size_t *ret_len)
+{
+	if (i >= b->n_pages)
+		return NULL;
+	if (ret_len)
+		*ret_len = b->pages[i].len;
+	return b->pages[i].buf;
+}
+
+const struct nftmsg_ctx *nftbatch_ctx(const struct nftbatch *b, uint32_t seq)
+{
+	return seq == 0 || seq > b->n ? NULL : &b->ctx[seq - 1];
 }
 
 static const char *op_words(uint8_t op)

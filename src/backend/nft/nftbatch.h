@@ -129,9 +129,35 @@ void nftbatch_free(struct nftbatch *b);
 struct nlmsghdr *nftbatch_msg(struct nftbatch *b, uint8_t nfproto, uint16_t type, uint16_t flags);
 int nftbatch_push(struct nftbatch *b, const struct nftmsg_ctx *ctx);
 
+/*
+ * A part of a batch, encoded on its own (on another thread) and then
+ * joined to the batch: no BEGIN, messages numbered from 1 as if it were
+ * alone.  NULL on ENOMEM.  Freed with nftbatch_free().
+ */
+struct nftbatch *nftbatch_new_part(void);
+
+/*
+ * Append part's messages to b, after b's, numbered on from b's last (each
+ * message's header is renumbered in place): the same bytes, in the same
+ * order, as had they been built into b.  b takes part's pages (no copy);
+ * part is left empty.  0, -EINVAL with a message built and not pushed in
+ * either, or -ENOMEM (nothing moved).
+ */
+int nftbatch_join(struct nftbatch *b, struct nftbatch *part);
+
 /* Messages pushed, and their bytes. */
 size_t nftbatch_count(const struct nftbatch *b);
 size_t nftbatch_bytes(const struct nftbatch *b);
+
+/*
+ * Page i of the batch as it will be sent (the first begins with the room
+ * BEGIN is written into at commit), its length in *ret_len (may be NULL);
+ * NULL past the last.
+ */
+const void *nftbatch_page(const struct nftbatch *b, size_t i, size_t *ret_len);
+
+/* The context of message seq (1 ..); NULL for none. */
+const struct nftmsg_ctx *nftbatch_ctx(const struct nftbatch *b, uint32_t seq);
 
 /*
  * Send the batch, guarded by generation genid (the kernel refuses it when

@@ -23,12 +23,17 @@ struct diffctx {
 	struct nftread_state *st;
 	const struct ruleset *plan;
 	struct nftbatch *b;
+	struct nftdiff_par *par; /* NULL: one part */
 	struct apply_result *res;
 	struct diag_list *d;
 	enum writer_family f;
 	enum rs_table t;
 	uint8_t nfproto;
 	struct keepbuf scratch; /* nftkeep_chain_same()'s */
+	/* The chains the batch writes, in order: the table's touched list, or
+	 * a part's own (encode_parts()), joined to the table's after it. */
+	const char ***touched;
+	size_t *n_touched, *cap_touched;
 };
 
 /* "nat", "ip6 filter", ...: for messages. */
@@ -44,7 +49,7 @@ static int push(struct diffctx *x, uint8_t op, const char *chain, long rule)
 	struct nftmsg_ctx c = {
 		.op = op, .family = (uint8_t)x->f, .table = (uint8_t)x->t, .chain = chain, .rule = rule
 	};
-	struct nftread_table *tb = &x->st->f[x->f].t[x->t];
+	size_t n = *x->n_touched;
 
 	if (x->f == WRITER_IPV6)
 		x->res->committed6[x->t] = true;
@@ -52,10 +57,11 @@ static int push(struct diffctx *x, uint8_t op, const char *chain, long rule)
 		x->res->committed[x->t] = true;
 	/* Messages come chain by chain (but for the phases): note each once
 	 * in a row, nftdiff_committed() takes duplicates. */
-	if (chain && (!tb->n_touched || tb->touched[tb->n_touched - 1] != chain)) {
-		if (GROW(tb->touched, tb->cap_touched, tb->n_touched + 1) < 0)
+	if (chain && (!n || (*x->touched)[n - 1] != chain)) {
+		if (GROW(*x->touched, *x->cap_touched, n + 1) < 0)
 			return -ENOMEM;
-		tb->touched[tb->n_touched++] = chain;
+		(*x->touched)[n] = chain;
+		*x->n_touched = n + 1;
 	}
 	return nftbatch_push(x->b, &c);
 }
@@ -315,6 +321,169 @@ static void pair_chains(struct diffctx *x, struct nftread_chain **at)
 	}
 }
 
+/* Phase 2 of diff_table() for planned chains [from, to). */
+static int encode_range(struct diffctx *x, struct nftread_chain **at, size_t from, size_t to)
+{
+	const struct rs_chains *pcs = &x->plan->t[x->t];
+	int r = 0;
+
+	for (size_t i = from; i < to; i++) {
+		const struct rs_chain *pc = pcs->chains[i];
+		struct nftread_chain *ch = at[i];
+
+		if (pc->builtin) {
+			r = diff_jumps(x, live(ch) ? ch : NULL, pc, pc->name);
+		} else if (!live(ch)) {
+			for (size_t j = 0; r >= 0 && j < pc->n_rules; j++)
+				r = msg_addrule(x, pc->name, &pc->rules[j], (long)j, AT_END, 0);
+		} else {
+			r = diff_rules(x, ch, pc);
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * Phase 2 split in parts encoded at once.  A planned user chain the
+ * kernel does not hold is only appended to: its messages need the plan
+ * and nothing else (no live state, no socket).  The table's last chains,
+ * from where every one is such a chain, are cut in ranges of about equal
+ * rules; part 0 (on the calling thread) encodes everything before the
+ * second range into the batch itself, each other part its range into a
+ * batch part of its own (own result counts, diags and touched list),
+ * joined after it in order: the batch, its sequence numbers, the touched
+ * list and the first error are the same as one part's.
+ */
+struct part {
+	struct diffctx *x;
+	struct diffctx own; /* parts 1.. */
+	struct apply_result res;
+	struct diag_list d;
+	const char **touched;
+	size_t n_touched, cap_touched;
+	struct nftread_chain **at;
+	size_t from, to;
+	int r;
+};
+
+struct parts {
+	struct part p[NFTDIFF_MAX_PARTS];
+	unsigned n;
+};
+
+static void part_run(void *arg, unsigned i)
+{
+	struct part *p = &((struct parts *)arg)->p[i];
+
+	p->r = encode_range(p->x, p->at, p->from, p->to);
+}
+
+/* The parts' bounds: ps->p[i].from and .to; ps->n parts (1: no split). */
+static void split_parts(const struct diffctx *x, struct nftread_chain **at, struct parts *ps)
+{
+	const struct rs_chains *pcs = &x->plan->t[x->t];
+	size_t s = pcs->n, total = 0, tail = 0, sum = 0, i = 0;
+	unsigned n = x->par ? x->par->parts : 1;
+
+	while (s > 0 && !pcs->chains[s - 1]->builtin && !live(at[s - 1]))
+		tail += pcs->chains[--s]->n_rules;
+	for (size_t k = 0; k < pcs->n; k++)
+		total += pcs->chains[k]->n_rules;
+	if (n > NFTDIFF_MAX_PARTS)
+		n = NFTDIFF_MAX_PARTS;
+	if (x->par && x->par->min_rules && n > tail / x->par->min_rules)
+		n = (unsigned)(tail / x->par->min_rules);
+	if (n < 2 || !x->par->run)
+		n = 1;
+	ps->n = n;
+	ps->p[0].from = 0;
+	for (unsigned k = 1; k < n; k++) {
+		/* Range k starts where the rules before it reach k/n of all. */
+		while (i < pcs->n && (i < s || sum * n < total * k))
+			sum += pcs->chains[i++]->n_rules;
+		ps->p[k - 1].to = ps->p[k].from = i;
+	}
+	ps->p[n - 1].to = pcs->n;
+}
+
+/* Part i's messages, counts and chains after the table's (part 0's). */
+static int join_part(struct diffctx *x, struct part *p)
+{
+	struct apply_result *res = x->res;
+	int r;
+
+	r = nftbatch_join(x->b, p->own.b);
+	if (r < 0)
+		return r;
+	for (size_t k = 0; k < p->n_touched; k++) {
+		size_t n = *x->n_touched;
+
+		if (n && (*x->touched)[n - 1] == p->touched[k])
+			continue;
+		if (GROW(*x->touched, *x->cap_touched, n + 1) < 0)
+			return -ENOMEM;
+		(*x->touched)[n] = p->touched[k];
+		*x->n_touched = n + 1;
+	}
+	/* A part only appends rules to new chains. */
+	res->rules_written += p->res.rules_written;
+	res->committed[x->t] |= p->res.committed[x->t];
+	res->committed6[x->t] |= p->res.committed6[x->t];
+	return 0;
+}
+
+static void parts_done(struct parts *ps)
+{
+	for (unsigned i = 1; i < ps->n; i++) {
+		nftbatch_free(ps->p[i].own.b);
+		diag_list_done(&ps->p[i].d);
+		free(ps->p[i].touched);
+	}
+}
+
+static int encode_parts(struct diffctx *x, struct nftread_chain **at)
+{
+	_cleanup_(parts_done) struct parts ps = { .n = 1 };
+	int r;
+
+	split_parts(x, at, &ps);
+	if (x->par && x->par->used < ps.n)
+		x->par->used = ps.n;
+	for (unsigned i = 0; i < ps.n; i++) {
+		struct part *p = &ps.p[i];
+
+		p->at = at;
+		p->x = x;
+		if (i == 0)
+			continue;
+		diag_list_init(&p->d);
+		p->own = (struct diffctx){ .s = x->s, .st = x->st, .plan = x->plan,
+					   .res = &p->res, .d = &p->d, .f = x->f, .t = x->t,
+					   .nfproto = x->nfproto, .touched = &p->touched,
+					   .n_touched = &p->n_touched, .cap_touched = &p->cap_touched };
+		p->own.b = nftbatch_new_part();
+		if (!p->own.b) {
+			ps.n = i + 1;
+			return -ENOMEM;
+		}
+		p->x = &p->own;
+	}
+	par_call(x->par ? x->par->run : NULL, ps.n, part_run, &ps);
+	for (unsigned i = 0; i < ps.n; i++) {
+		r = ps.p[i].r;
+		if (r >= 0 && i > 0)
+			r = join_part(x, &ps.p[i]);
+		if (r < 0) {
+			if (i > 0)
+				diag_list_move(x->d, &ps.p[i].d);
+			return r;
+		}
+	}
+	return 0;
+}
+
 static int diff_table(struct diffctx *x)
 {
 	const struct rs_chains *pcs = &x->plan->t[x->t];
@@ -350,21 +519,9 @@ static int diff_table(struct diffctx *x)
 			x->res->chains_created++;
 	}
 	/* 2. Rules of changed chains, and svcnat's jumps in the built-in ones. */
-	for (size_t i = 0; i < pcs->n; i++) {
-		const struct rs_chain *pc = pcs->chains[i];
-		struct nftread_chain *ch = at[i];
-
-		if (pc->builtin) {
-			r = diff_jumps(x, live(ch) ? ch : NULL, pc, pc->name);
-		} else if (!live(ch)) {
-			for (size_t j = 0; r >= 0 && j < pc->n_rules; j++)
-				r = msg_addrule(x, pc->name, &pc->rules[j], (long)j, AT_END, 0);
-		} else {
-			r = diff_rules(x, ch, pc);
-		}
-		if (r < 0)
-			return r;
-	}
+	r = encode_parts(x, at);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < tb->n; i++) {
 		struct nftread_chain *ch = &tb->chains[i];
 
@@ -402,14 +559,17 @@ static int diff_table(struct diffctx *x)
 
 int nftdiff_build(struct nftsock *s, struct nftread_state *st, const struct ruleset *plan,
 		  enum writer_family f, enum rs_table t, struct nftbatch *b,
-		  struct apply_result *res, struct diag_list *d)
+		  struct nftdiff_par *par, struct apply_result *res, struct diag_list *d)
 {
+	struct nftread_table *tb = &st->f[f].t[t];
 	struct diffctx x = {
-		.s = s, .st = st, .plan = plan, .b = b, .res = res, .d = d, .f = f, .t = t, .nfproto = nftenc_nfproto(f)
+		.s = s, .st = st, .plan = plan, .b = b, .par = par, .res = res, .d = d, .f = f,
+		.t = t, .nfproto = nftenc_nfproto(f), .touched = &tb->touched,
+		.n_touched = &tb->n_touched, .cap_touched = &tb->cap_touched
 	};
 	int r;
 
-	st->f[f].t[t].n_touched = 0;
+	tb->n_touched = 0;
 	r = diff_table(&x);
 	keepbuf_done(&x.scratch);
 	return r;
