@@ -1432,6 +1432,10 @@ static int direct_commit(struct writer *w, const struct writer_table *tabs, size
 			 s->t_read, s->n_reused, s->n_planned, s->o.len, s->t_build, s->parts,
 			 s->parts == 1 ? "" : "s", monotonic_seconds() - t0,
 			 thread_cpu_seconds() - c0);
+	if (r >= 0 && s->verbose && s->dp)
+		diag_add(d, DIAG_NOTE, "direct", s->tname, NULL,
+			 "gave back %zu of the %zu bytes read while building", s->dp->released,
+			 s->dp->len);
 	return r;
 }
 

@@ -14,7 +14,8 @@
 #    and the foreign rule stays);
 # and after the sync `svcnat --dry-run --diff` finds the kernel equal to the
 # plan.  The -v notes show that chains were taken as kept at all (else the
-# test would prove nothing about the kept copy).
+# test would prove nothing about the kept copy), and that the table read
+# went back to the system while the new one was built from it.
 . "$(dirname "$0")/lib/daemon-ns.sh"
 dn_init daemon-kept "$@"
 
@@ -67,6 +68,10 @@ run() {
 	echo "# second change: ${k:-?} of ${m:-?} planned nat chains taken as kept"
 	[ -n "$k" ] && [ "$k" -gt 0 ] && [ "$k" -lt "$m" ] ||
 		fail "the second change took ${k:-no} of ${m:-?} chains as kept: $(grep 'direct: nat' "$TMP/log" | tail -n 1)"
+	# The read went back to the system as its chains were copied (its
+	# one chunk once the last copy in it was done).
+	grep 'direct: nat: gave back' "$TMP/log" | tail -n 1 | grep -q 'gave back [1-9][0-9]* of' ||
+		fail "the read was not given back: $(grep 'direct: nat: gave back' "$TMP/log" | tail -n 1)"
 
 	sep1=$(sep_of 198.18.65.1)
 	sep3=$(sep_of 198.18.65.3)

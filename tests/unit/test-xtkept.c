@@ -480,6 +480,7 @@ static void test_drop(void **state)
 	assert_true(all_are(m + 2 * ch, ch, 0xaa));
 	xtk_drop_copied(&dp, m + 2 * ch + 7, len - 2 * ch - 7);
 	assert_true(all_are(m + 2 * ch, len - 2 * ch, 0));
+	assert_int_equal(dp.released, len);
 	xtk_drop_done(&dp);
 	xtk_drop_done(NULL);
 	/* nothing announced: nothing given back */
@@ -487,6 +488,7 @@ static void test_drop(void **state)
 	assert_int_equal(xtk_drop_init(&dp, m, 3 * ch, ch), 0);
 	xtk_drop_copied(&dp, m, 0);
 	assert_true(all_are(m, 3 * ch, 0xbb));
+	assert_int_equal(dp.released, 0);
 	xtk_drop_done(&dp);
 	munmap(m, 3 * ch);
 }

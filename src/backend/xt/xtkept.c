@@ -217,11 +217,12 @@ void xtk_drop_copied(struct xtk_drop *dp, const void *p, size_t len)
 		return;
 	for (end = off + len; off < end; off += part) {
 		size_t c = off / dp->chunk, at = c * dp->chunk;
+		size_t n = at + dp->chunk < dp->len ? dp->chunk : dp->len - at;
 
 		part = chunk_part(dp, off, end);
-		if (__atomic_sub_fetch(&dp->need[c], (uint32_t)part, __ATOMIC_ACQ_REL) == 0)
-			(void)madvise(dp->map + at, at + dp->chunk < dp->len ? dp->chunk : dp->len - at,
-				      MADV_DONTNEED);
+		if (__atomic_sub_fetch(&dp->need[c], (uint32_t)part, __ATOMIC_ACQ_REL) == 0 &&
+		    madvise(dp->map + at, n, MADV_DONTNEED) == 0)
+			__atomic_add_fetch(&dp->released, n, __ATOMIC_RELAXED);
 	}
 }
 

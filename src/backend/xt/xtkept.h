@@ -114,6 +114,7 @@ struct xtk_drop {
 	size_t chunk;       /* bytes per chunk, a multiple of the page size */
 	uint32_t *need;     /* per chunk: announced bytes not yet copied */
 	size_t n;
+	size_t released;    /* bytes given back so far */
 };
 
 /* Chunks of a table read given back as their copies are done. */
