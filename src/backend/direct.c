@@ -997,6 +997,11 @@ static int build_table(struct dsync *s)
 	r = fix_jumps(s);
 	if (r < 0)
 		return r;
+	/* One per jump (a third of the rules): not needed past here, and
+	 * the table is at its largest from now until the commit. */
+	free(s->o.fx);
+	s->o.fx = NULL;
+	s->o.n_fx = s->o.cap_fx = 0;
 	repl = (struct ipt_replace *)s->o.buf;
 	memset(repl, 0, sizeof(*repl));
 	snprintf(repl->name, sizeof(repl->name), "%s", s->table);
@@ -1265,6 +1270,10 @@ static int prepare_table(struct dsync *s, bool *ret_changed)
 	r = build_table(s);
 	if (r >= 0 && s->kp)
 		r = keep_built(s);
+	/* The chains are in the new table and their records made. */
+	free(s->oc);
+	s->oc = NULL;
+	s->n_oc = s->cap_oc = 0;
 	/* What was kept has served (keep_built copied the digests it took). */
 	if (s->kp)
 		xtk_done(s->kp);
