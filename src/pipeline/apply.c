@@ -177,6 +177,13 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 	rep->ports_resolved = p->ports_resolved;
 	if (!p->backend)
 		return -EINVAL;
+	/* What the sources' reload and the resolve freed (a changed file's
+	 * old and new decoded items, its read buffer) goes back to the system
+	 * before the writer's big buffers are faulted in: on the direct
+	 * writer the table read and the table built are both alive at this
+	 * sync's peak, and the freed heap would only add to it. */
+	if (p->synced && !p->c->sync_once)
+		malloc_trim(0);
 	/* ip6tables too when the backend writes it (kube-proxy runs
 	 * single-stack where the host has no ip6tables). */
 	v6 = backend_has_ipv6(p->backend);
