@@ -10,8 +10,9 @@ as svcnat's verbose notes report it: the legacy nat table's IPT_SO_SET_REPLACE
 ("replaced in"), or the nf_tables batch's commit ("committed in"), with its
 CPU time (the kernel does that work in svcnat's system call).  That part is
 the floor no writer goes below; CPU / its CPU is the ratio a loaded machine
-does not move.  Beside them the restore tool of the same
-rules (`svcnat --dry-run` text): iptables-legacy-restore for direct,
+does not move.  The encode's time comes with its CPU time where svcnat
+reports it (all threads: the nft writer encodes a table in parts at once).
+Beside them the restore tool of the same rules (`svcnat --dry-run` text): iptables-legacy-restore for direct,
 iptables-nft-restore for nft (minutes at 10,000 x 10: --nft-restore-size
 gives it a smaller cluster, and the report says which), and `floor --raw`
 (read the loaded legacy nat table and replace it with the same bytes).
