@@ -96,10 +96,26 @@ const char *ruleset_printf(struct ruleset *rs, const char *fmt, ...)
 
 /* --- chain index: open addressing on the name, per table --- */
 
+/*
+ * A slot holds the chain's name hash beside the pointer: probing compares
+ * hashes in the slot array and touches a chain record only on a hash
+ * match, and growing moves slots without reading a chain.  At 100,000
+ * chains the records are far out of cache, and following each probe's
+ * pointer was most of the index's cost.
+ */
+struct index_slot {
+	struct rs_chain *c; /* NULL: empty */
+	uint64_t h;
+};
+
 struct chain_index {
-	struct rs_chain **slots;
+	struct index_slot *slots;
 	size_t cap; /* power of two */
 	size_t n;
+	/* Chains were added by ruleset_add_chain_new() and are not in the
+	 * slots: the next change by name indexes the whole table, a lookup
+	 * until then walks it. */
+	bool partial;
 };
 
 struct ruleset_priv {
@@ -112,44 +128,93 @@ static struct ruleset_priv *priv(const struct ruleset *rs)
 	return (struct ruleset_priv *)rs;
 }
 
-static uint64_t name_hash(const char *s)
+/* The last 1..8 bytes of a name as one word (little endian, zero filled). */
+static uint64_t tail_word(const unsigned char *s, size_t n)
 {
-	uint64_t h = 1469598103934665603ULL;
+	uint64_t w = 0;
 
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
+	for (size_t i = 0; i < n; i++)
+		w |= (uint64_t)s[i] << (8 * i);
+	return w;
+}
+
+/* A word at a time (names are at most RS_CHAIN_MAXLEN bytes), then
+ * murmur3's finaliser: linear probing takes the low bits. */
+static uint64_t name_hash(const char *name, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)name;
+	uint64_t h = (uint64_t)len * 0x9e3779b97f4a7c15ULL, w;
+
+	for (; len > 8; s += 8, len -= 8) {
+		memcpy(&w, s, sizeof(w));
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
 	}
+	h = (h ^ tail_word(s, len)) * 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
 	return h;
 }
 
+/* Room for `need` chains at a load of at most one half.  0 or -ENOMEM. */
+static int index_reserve(struct chain_index *ix, size_t need)
+{
+	size_t ncap = ix->cap ? ix->cap : 64;
+	struct index_slot *ns;
+
+	if (need * 2 <= ix->cap)
+		return 0;
+	while (need * 2 > ncap) {
+		if (ncap > SIZE_MAX / 4 / sizeof(*ns))
+			return -ENOMEM;
+		ncap *= 2;
+	}
+	ns = calloc(ncap, sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	for (size_t i = 0; i < ix->cap; i++) {
+		const struct index_slot *o = &ix->slots[i];
+		size_t j;
+
+		if (!o->c)
+			continue;
+		for (j = o->h & (ncap - 1); ns[j].c; j = (j + 1) & (ncap - 1))
+			;
+		ns[j] = *o;
+	}
+	free(ix->slots);
+	ix->slots = ns;
+	ix->cap = ncap;
+	return 0;
+}
+
+/*
+ * The slot of the chain named name (len bytes, hash h), else the empty
+ * slot where it would go.  The index must have a slot (cap > 0).
+ */
+static size_t index_probe(const struct chain_index *ix, const char *name, size_t len, uint64_t h)
+{
+	size_t mask = ix->cap - 1, i;
+
+	for (i = h & mask; ix->slots[i].c; i = (i + 1) & mask)
+		if (ix->slots[i].h == h && memcmp(ix->slots[i].c->name, name, len + 1) == 0)
+			break;
+	return i;
+}
+
+/* c must not be in the index yet.  0 or -ENOMEM. */
 static int index_insert(struct chain_index *ix, struct rs_chain *c)
 {
+	size_t len = strlen(c->name);
+	uint64_t h = name_hash(c->name, len);
 	size_t i;
 
-	if ((ix->n + 1) * 2 > ix->cap) {
-		size_t ncap = ix->cap ? ix->cap * 2 : 64;
-		struct rs_chain **ns = calloc(ncap, sizeof(*ns));
-
-		if (!ns)
-			return -ENOMEM;
-		for (i = 0; i < ix->cap; i++) {
-			struct rs_chain *o = ix->slots[i];
-			size_t j;
-
-			if (!o)
-				continue;
-			for (j = name_hash(o->name) & (ncap - 1); ns[j]; j = (j + 1) & (ncap - 1))
-				;
-			ns[j] = o;
-		}
-		free(ix->slots);
-		ix->slots = ns;
-		ix->cap = ncap;
-	}
-	for (i = name_hash(c->name) & (ix->cap - 1); ix->slots[i]; i = (i + 1) & (ix->cap - 1))
-		;
-	ix->slots[i] = c;
+	if (index_reserve(ix, ix->n + 1) < 0)
+		return -ENOMEM;
+	i = index_probe(ix, c->name, len, h);
+	ix->slots[i].c = c;
+	ix->slots[i].h = h;
 	ix->n++;
 	return 0;
 }
@@ -161,21 +226,34 @@ static void index_remove(struct chain_index *ix, const struct rs_chain *c)
 
 	if (!ix->cap)
 		return;
-	for (i = name_hash(c->name) & mask; ix->slots[i] != c; i = (i + 1) & mask)
-		if (!ix->slots[i])
+	for (i = name_hash(c->name, strlen(c->name)) & mask; ix->slots[i].c != c;
+	     i = (i + 1) & mask)
+		if (!ix->slots[i].c)
 			return;
-	ix->slots[i] = NULL;
+	ix->slots[i].c = NULL;
 	ix->n--;
-	for (j = (i + 1) & mask; ix->slots[j]; j = (j + 1) & mask) {
-		size_t k = name_hash(ix->slots[j]->name) & mask;
+	for (j = (i + 1) & mask; ix->slots[j].c; j = (j + 1) & mask) {
+		size_t k = ix->slots[j].h & mask;
 
 		/* Stays if its home k is cyclically within (i, j]. */
 		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
 			continue;
 		ix->slots[i] = ix->slots[j];
-		ix->slots[j] = NULL;
+		ix->slots[j].c = NULL;
 		i = j;
 	}
+}
+
+static struct rs_chain *index_find(const struct chain_index *ix, const char *name)
+{
+	size_t len;
+
+	if (!ix->cap)
+		return NULL;
+	len = strnlen(name, RS_CHAIN_MAXLEN + 1);
+	if (len > RS_CHAIN_MAXLEN)
+		return NULL; /* no chain has so long a name */
+	return ix->slots[index_probe(ix, name, len, name_hash(name, len))].c;
 }
 
 size_t ruleset_arena_bytes(const struct ruleset *rs)
@@ -223,18 +301,6 @@ void ruleset_compact(struct ruleset *rs)
 			}
 		}
 	}
-}
-
-static struct rs_chain *index_find(const struct chain_index *ix, const char *name)
-{
-	size_t i;
-
-	if (!ix->cap)
-		return NULL;
-	for (i = name_hash(name) & (ix->cap - 1); ix->slots[i]; i = (i + 1) & (ix->cap - 1))
-		if (streq(ix->slots[i]->name, name))
-			return ix->slots[i];
-	return NULL;
 }
 
 /* --- ruleset --- */
@@ -299,25 +365,41 @@ bool rs_chain_is_builtin(enum rs_table t, const char *name)
 	return builtin_rank(t, name) >= 0;
 }
 
-struct rs_chain *ruleset_add_chain(struct ruleset *rs, enum rs_table t, const char *name)
+/* Index every chain of table t when some are not (partial).  0 or -ENOMEM
+ * (the index stays partial, lookups stay right). */
+static int index_complete(struct ruleset *rs, enum rs_table t)
 {
-	struct rs_chains *cs = &rs->t[t];
-	struct rs_chain *c;
-	size_t len = strlen(name);
+	struct chain_index *ix = &priv(rs)->idx[t];
+	const struct rs_chains *cs = &rs->t[t];
 
-	if (len == 0 || len > RS_CHAIN_MAXLEN) {
-		errno = ENAMETOOLONG;
-		return NULL;
+	if (!ix->partial)
+		return 0;
+	free(ix->slots);
+	ix->slots = NULL;
+	ix->cap = ix->n = 0;
+	if (index_reserve(ix, cs->n) < 0)
+		return -ENOMEM;
+	for (size_t k = 0; k < cs->n; k++) {
+		struct rs_chain *c = cs->chains[k];
+		size_t len = strlen(c->name);
+		uint64_t h = name_hash(c->name, len);
+		size_t i = index_probe(ix, c->name, len, h);
+
+		ix->slots[i].c = c;
+		ix->slots[i].h = h;
+		ix->n++;
 	}
-	if (index_find(&priv(rs)->idx[t], name)) {
-		errno = EEXIST;
-		return NULL;
-	}
-	if (GROW(cs->chains, cs->cap, cs->n + 1) < 0) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	c = calloc(1, sizeof(*c));
+	ix->partial = false;
+	return 0;
+}
+
+/* A new chain record (name of len bytes, checked) in table t's array, which
+ * has room for it. */
+static struct rs_chain *chain_push(struct rs_chains *cs, enum rs_table t, const char *name,
+				   size_t len)
+{
+	struct rs_chain *c = calloc(1, sizeof(*c));
+
 	if (!c) {
 		errno = ENOMEM;
 		return NULL;
@@ -325,24 +407,93 @@ struct rs_chain *ruleset_add_chain(struct ruleset *rs, enum rs_table t, const ch
 	memcpy(c->name, name, len + 1);
 	c->table = (uint8_t)t;
 	c->builtin = rs_chain_is_builtin(t, name);
-	if (index_insert(&priv(rs)->idx[t], c) < 0) {
-		free(c);
-		errno = ENOMEM;
-		return NULL;
-	}
 	cs->chains[cs->n++] = c;
 	cs->sorted = false;
 	return c;
 }
 
+struct rs_chain *ruleset_add_chain(struct ruleset *rs, enum rs_table t, const char *name)
+{
+	struct rs_chains *cs = &rs->t[t];
+	struct chain_index *ix = &priv(rs)->idx[t];
+	struct rs_chain *c;
+	size_t len = strnlen(name, RS_CHAIN_MAXLEN + 1), i;
+	uint64_t h;
+
+	if (len == 0 || len > RS_CHAIN_MAXLEN) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	if (index_complete(rs, t) < 0 || index_reserve(ix, ix->n + 1) < 0 ||
+	    GROW(cs->chains, cs->cap, cs->n + 1) < 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	h = name_hash(name, len);
+	i = index_probe(ix, name, len, h);
+	if (ix->slots[i].c) {
+		errno = EEXIST;
+		return NULL;
+	}
+	c = chain_push(cs, t, name, len);
+	if (!c)
+		return NULL;
+	ix->slots[i].c = c;
+	ix->slots[i].h = h;
+	ix->n++;
+	return c;
+}
+
+struct rs_chain *ruleset_add_chain_new(struct ruleset *rs, enum rs_table t, const char *name)
+{
+	struct rs_chains *cs = &rs->t[t];
+	size_t len = strnlen(name, RS_CHAIN_MAXLEN + 1);
+	struct rs_chain *c;
+
+	if (len == 0 || len > RS_CHAIN_MAXLEN) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	if (GROW(cs->chains, cs->cap, cs->n + 1) < 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c = chain_push(cs, t, name, len);
+	if (c)
+		priv(rs)->idx[t].partial = true;
+	return c;
+}
+
+int ruleset_reserve(struct ruleset *rs, enum rs_table t, size_t n)
+{
+	struct rs_chains *cs = &rs->t[t];
+	struct chain_index *ix = &priv(rs)->idx[t];
+
+	if (n > SIZE_MAX - cs->n || (!ix->partial && index_reserve(ix, cs->n + n) < 0) ||
+	    GROW(cs->chains, cs->cap, cs->n + n) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 struct rs_chain *ruleset_find_chain(const struct ruleset *rs, enum rs_table t, const char *name)
 {
-	return index_find(&priv(rs)->idx[t], name);
+	const struct rs_chains *cs = &rs->t[t];
+
+	if (!priv(rs)->idx[t].partial)
+		return index_find(&priv(rs)->idx[t], name);
+	for (size_t i = 0; i < cs->n; i++)
+		if (streq(cs->chains[i]->name, name))
+			return cs->chains[i];
+	return NULL;
 }
 
 struct rs_chain *ruleset_get_chain(struct ruleset *rs, enum rs_table t, const char *name)
 {
-	struct rs_chain *c = ruleset_find_chain(rs, t, name);
+	struct rs_chain *c;
+
+	/* A failure leaves the walk, and the add fails alike. */
+	(void)index_complete(rs, t);
+	c = ruleset_find_chain(rs, t, name);
 
 	return c ? c : ruleset_add_chain(rs, t, name);
 }
@@ -434,6 +585,8 @@ int ruleset_move_chain(struct ruleset *dst, struct ruleset *src, struct rs_chain
 	struct rs_chains *from = &src->t[t], *to = &dst->t[t];
 	size_t pos = from->n;
 
+	if (index_complete(src, t) < 0 || index_complete(dst, t) < 0)
+		return -ENOMEM;
 	if (ruleset_find_chain(src, t, c->name) != c)
 		return -ENOENT;
 	if (ruleset_find_chain(dst, t, c->name))

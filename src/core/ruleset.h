@@ -231,7 +231,23 @@ bool rs_chain_is_builtin(enum rs_table t, const char *name);
  * Pointers stay valid until ruleset_free().
  */
 struct rs_chain *ruleset_add_chain(struct ruleset *rs, enum rs_table t, const char *name);
-/* Find a chain; O(log n) after ruleset_sort(), else O(n). */
+/*
+ * ruleset_add_chain() for a caller that knows the name is not in table t
+ * yet (names from a list it checked sorted and unique): the chain is not
+ * indexed until the next ruleset_add_chain() or ruleset_move_chain() of
+ * table t, so a table that is only walked never builds its index.  Until
+ * then ruleset_find_chain() walks the table.  NULL (errno ENOMEM,
+ * ENAMETOOLONG).
+ */
+struct rs_chain *ruleset_add_chain_new(struct ruleset *rs, enum rs_table t, const char *name);
+
+/*
+ * Room for n more chains in table t, for a caller that knows how many it
+ * adds: the index and the chain array are sized once instead of grown.
+ * 0 or -ENOMEM (nothing changes then).
+ */
+int ruleset_reserve(struct ruleset *rs, enum rs_table t, size_t n);
+/* Find a chain by name: O(1) (hashed), but see ruleset_add_chain_new(). */
 struct rs_chain *ruleset_find_chain(const struct ruleset *rs, enum rs_table t, const char *name);
 /* Get or create. */
 struct rs_chain *ruleset_get_chain(struct ruleset *rs, enum rs_table t, const char *name);

@@ -347,6 +347,69 @@ static void test_ruleset_rules(void **state)
 	ruleset_free(b);
 }
 
+/* Many chains (the index grows and moves), chains added unindexed, moves. */
+static void test_ruleset_index(void **state)
+{
+	struct ruleset *rs = ruleset_new(), *dst = ruleset_new();
+	char name[RS_CHAIN_MAXLEN + 1];
+	struct rs_chain *c;
+
+	(void)state;
+	assert_non_null(rs);
+	assert_non_null(dst);
+	assert_int_equal(ruleset_reserve(rs, RS_NAT, 10), 0);
+	for (int i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "KUBE-SEP-%06d", i);
+		c = ruleset_add_chain(rs, RS_NAT, name);
+		assert_non_null(c);
+		assert_string_equal(c->name, name);
+	}
+	for (int i = 0; i < 5000; i += 7) {
+		snprintf(name, sizeof(name), "KUBE-SEP-%06d", i);
+		assert_non_null(ruleset_find_chain(rs, RS_NAT, name));
+		assert_null(ruleset_add_chain(rs, RS_NAT, name));
+		assert_int_equal(errno, EEXIST);
+	}
+	assert_null(ruleset_find_chain(rs, RS_NAT, "KUBE-SEP-005000"));
+	assert_null(ruleset_find_chain(rs, RS_NAT, "KUBE-THIS-NAME-IS-LONGER-THAN-28"));
+	/* Unindexed: found by a walk, then indexed by the next add. */
+	for (int i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "KUBE-SVC-%06d", i);
+		assert_non_null(ruleset_add_chain_new(rs, RS_NAT, name));
+	}
+	assert_null(ruleset_add_chain_new(rs, RS_NAT, ""));
+	assert_non_null(ruleset_find_chain(rs, RS_NAT, "KUBE-SVC-000299"));
+	assert_non_null(ruleset_find_chain(rs, RS_NAT, "KUBE-SEP-000001"));
+	assert_null(ruleset_find_chain(rs, RS_NAT, "KUBE-SVC-000300"));
+	assert_null(ruleset_add_chain(rs, RS_NAT, "KUBE-SVC-000007"));
+	assert_int_equal(errno, EEXIST);
+	assert_non_null(ruleset_add_chain(rs, RS_NAT, "KUBE-SVC-000300"));
+	assert_ptr_equal(ruleset_get_chain(rs, RS_NAT, "KUBE-SVC-000100"),
+			 ruleset_find_chain(rs, RS_NAT, "KUBE-SVC-000100"));
+	/* Moves take chains out of the index and into another's. */
+	ruleset_sort(rs);
+	assert_non_null(ruleset_add_chain_new(rs, RS_NAT, "KUBE-XLB-1"));
+	for (int i = 0; i < 5000; i += 3) {
+		snprintf(name, sizeof(name), "KUBE-SEP-%06d", i);
+		c = ruleset_find_chain(rs, RS_NAT, name);
+		assert_int_equal(ruleset_move_chain(dst, rs, c), 0);
+		assert_null(ruleset_find_chain(rs, RS_NAT, name));
+		assert_ptr_equal(ruleset_find_chain(dst, RS_NAT, name), c);
+	}
+	for (int i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "KUBE-SEP-%06d", i);
+		assert_non_null(ruleset_find_chain(i % 3 ? rs : dst, RS_NAT, name));
+		assert_null(ruleset_find_chain(i % 3 ? dst : rs, RS_NAT, name));
+	}
+	assert_non_null(ruleset_find_chain(rs, RS_NAT, "KUBE-XLB-1"));
+	assert_int_equal(ruleset_count_chains(rs) + ruleset_count_chains(dst), 5000 + 302);
+	ruleset_sort(rs);
+	for (size_t i = 1; i < rs->t[RS_NAT].n; i++)
+		assert_true(strcmp(rs->t[RS_NAT].chains[i - 1]->name, rs->t[RS_NAT].chains[i]->name) < 0);
+	ruleset_free(dst);
+	ruleset_free(rs);
+}
+
 static void test_ruleset_printf_long(void **state)
 {
 	struct ruleset *rs = ruleset_new();
@@ -381,6 +444,7 @@ int main(void)
 		cmocka_unit_test(test_diag),
 		cmocka_unit_test(test_ruleset_chains),
 		cmocka_unit_test(test_ruleset_rules),
+		cmocka_unit_test(test_ruleset_index),
 		cmocka_unit_test(test_ruleset_printf_long),
 	};
 
