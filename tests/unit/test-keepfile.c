@@ -494,6 +494,22 @@ static void test_nft_round_trip(void **state)
 		assert_non_null(svc->lazy);
 		assert_int_equal(svc->n_lazy, 4);
 		assert_int_equal(svc->c->n_rules, 0);
+		/* So do their handles (decoded with the rules), where known. */
+		assert_false(svc->handles_lazy);
+		assert_true(svc->stale);
+		{
+			struct nftread_chain *sep = nftread_find(back, WRITER_IPV4, RS_NAT, "KUBE-SEP-A");
+
+			assert_true(sep->handles_lazy);
+			assert_null(sep->handles);
+			assert_false(sep->stale);
+			assert_int_equal(nftkeep_chain_rules(back, WRITER_IPV4, sep), 0);
+			assert_false(sep->handles_lazy);
+			assert_non_null(sep->handles);
+			assert_int_equal(sep->c->n_rules, 2);
+			assert_int_equal(sep->handles[1],
+					 nftread_find(st, WRITER_IPV4, RS_NAT, "KUBE-SEP-A")->handles[1]);
+		}
 		assert_null(pre->lazy);
 		assert_int_equal(pre->c->n_rules, 1);
 		/* The plan's chain as the same bytes: the same. */

@@ -173,6 +173,13 @@ static int rule_put(struct keepbuf *b, const struct rs_rule *r)
 	return target_put(b, &r->t);
 }
 
+/* Where the file holds a lazy chain's handles (handles_lazy): just
+ * before the length of its rules' bytes. */
+static const uint8_t *lazy_handles(const struct nftread_chain *ch)
+{
+	return ch->lazy - 4 - 8 * (size_t)ch->n_lazy;
+}
+
 static void strs_put(struct keepbuf *b, const char *const *s, size_t n)
 {
 	keepbuf_u32(b, (uint32_t)n);
@@ -192,7 +199,8 @@ static int table_put(struct keepbuf *b, const struct nftread_table *tb)
 	for (size_t i = 0; i < tb->n; i++) {
 		const struct nftread_chain *ch = &tb->chains[i];
 		const struct rs_chain *c = ch->c;
-		bool handles = !ch->stale && ((ch->lazy ? ch->n_lazy : c->n_rules) == 0 || ch->handles);
+		bool handles = !ch->stale && ((ch->lazy ? ch->n_lazy : c->n_rules) == 0 ||
+					      ch->handles || ch->handles_lazy);
 
 		if (ch->gone)
 			continue;
@@ -202,7 +210,9 @@ static int table_put(struct keepbuf *b, const struct nftread_table *tb)
 		keepbuf_u64(b, ch->handle);
 		n = ch->lazy ? ch->n_lazy : c->n_rules;
 		keepbuf_u32(b, (uint32_t)n);
-		for (size_t j = 0; handles && j < n; j++)
+		if (handles && ch->handles_lazy)
+			keepbuf_put(b, lazy_handles(ch), 8 * (size_t)n);
+		for (size_t j = 0; handles && !ch->handles_lazy && j < n; j++)
 			keepbuf_u64(b, ch->handles[j]);
 		if (ch->lazy) {
 			/* As the previous process wrote them, still undecoded. */
@@ -469,7 +479,8 @@ static int chain_get(struct rd *x, struct nftread_table *tb, enum rs_table t)
 		buf[len] = '\0';
 		if (tb->n && strcmp(tb->chains[tb->n - 1].c->name, buf) >= 0)
 			return -EINVAL; /* found by bsearch: sorted, once each */
-		ch->c = ruleset_add_chain(x->rs, t, buf);
+		/* Unique (sorted): found by bsearch in tb, never by the index. */
+		ch->c = ruleset_add_chain_new(x->rs, t, buf);
 	}
 	if (!ch->c)
 		return errno == ENOMEM ? -ENOMEM : -EINVAL;
@@ -483,7 +494,14 @@ static int chain_get(struct rd *x, struct nftread_table *tb, enum rs_table t)
 	if (fl >> 3 || n > MAX_RULES || n > (x->r.n - x->r.at) / 4 ||
 	    (ch->hook_ok && (!ch->base || !ch->c->builtin)))
 		return -EINVAL;
-	if (fl & CH_HANDLES) {
+	ch->stale = !(fl & CH_HANDLES);
+	if ((fl & CH_HANDLES) && !ch->c->builtin) {
+		/* Decoded with the rules (nftkeep_chain_rules()): skipped here. */
+		if (n > (x->r.n - x->r.at) / 8)
+			return -EINVAL;
+		x->r.at += 8 * (size_t)n;
+		ch->handles_lazy = n > 0;
+	} else if (fl & CH_HANDLES) {
 		ch->handles = calloc(n ? n : 1, sizeof(*ch->handles));
 		if (!ch->handles)
 			return -ENOMEM;
@@ -491,7 +509,6 @@ static int chain_get(struct rd *x, struct nftread_table *tb, enum rs_table t)
 		for (uint32_t j = 0; j < n; j++)
 			ch->handles[j] = keepread_u64(&x->r);
 	}
-	ch->stale = !(fl & CH_HANDLES);
 	len = keepread_u32(&x->r);
 	if (x->r.bad || len > x->r.n - x->r.at || n > len / 4)
 		return -EINVAL; /* every rule takes at least 4 bytes */
@@ -521,7 +538,7 @@ static int table_get(struct rd *x, struct nftread_table *tb, enum rs_table t)
 	tb->exists = exists;
 	if (n > (x->r.n - x->r.at) / 8)
 		return -EINVAL; /* a chain takes at least 8 bytes */
-	if (n && GROW(tb->chains, tb->cap, n) < 0)
+	if (n && (GROW(tb->chains, tb->cap, n) < 0 || ruleset_reserve(x->rs, t, n) < 0))
 		return -ENOMEM;
 	for (uint32_t i = 0; i < n; i++)
 		if ((k = chain_get(x, tb, t)) < 0)
@@ -591,9 +608,18 @@ int nftkeep_chain_rules(struct nftread_state *st, enum writer_family f, struct n
 
 	if (!ch->lazy)
 		return 0;
+	if (ch->handles_lazy) {
+		struct keepread r = { .p = lazy_handles(ch), .n = 8 * (size_t)ch->n_lazy };
+
+		if (GROW(ch->handles, ch->cap_handles, ch->n_lazy) < 0)
+			return -ENOMEM;
+		for (uint32_t j = 0; j < ch->n_lazy; j++)
+			ch->handles[j] = keepread_u64(&r);
+	}
 	k = rules_get(st->f[f].rs, ch, ch->lazy, ch->lazy_len, ch->n_lazy);
 	if (k < 0)
 		return k;
+	ch->handles_lazy = false;
 	nftread_chain_unlazy(ch);
 	st->unpacked = true;
 	return 0;

@@ -200,6 +200,10 @@ static void family_done(struct nftread_family *fam)
 
 void nftread_chain_unlazy(struct nftread_chain *ch)
 {
+	/* Handles still as the file's bytes go with them. */
+	if (ch->handles_lazy)
+		ch->stale = true;
+	ch->handles_lazy = false;
 	free(ch->lazy_own);
 	ch->lazy_own = NULL;
 	ch->lazy = NULL;

@@ -20,20 +20,17 @@
 #include "core/diag.h"
 #include "core/ruleset.h"
 
-/* A live chain svcnat reads (its own, or a built-in one). */
+/* A live chain svcnat reads (its own, or a built-in one).  Pointers and
+ * counts first, the flags together at the end: a restart holds one for
+ * each of 100,000 chains. */
 struct nftread_chain {
 	struct rs_chain *c;   /* in its family's nftread_family.rs */
 	uint64_t handle;      /* chain handle */
-	bool base;            /* has a hook */
-	bool hook_ok;         /* built-in: hook, priority and type as iptables-nft makes them */
-	uint64_t *handles;    /* handles[i] is c->rules[i]'s, unless stale */
+	uint64_t *handles;    /* handles[i] is c->rules[i]'s, unless stale (or handles_lazy) */
 	size_t cap_handles;
-	bool stale;           /* rules as committed, handles unknown: reload before editing */
-	bool gone;            /* deleted by svcnat since the read */
 	/* The plan's content stamp (struct rs_chain.stamp) of the rules c
 	 * holds, known equal; 0: unknown (as read from the kernel). */
 	uint64_t stamp;
-	bool planned;         /* nftdiff's: the plan being diffed has the chain */
 	/* Rules not decoded (nftkeep.h's bytes): n_lazy of them, lazy_len
 	 * bytes at lazy, either in the state's keep_buf (taken from the
 	 * previous process's file) or in lazy_own (malloc'ed, the chain's
@@ -41,8 +38,17 @@ struct nftread_chain {
 	 * until nftkeep_chain_rules(). */
 	const uint8_t *lazy;
 	size_t lazy_len;
-	uint32_t n_lazy;
 	void *lazy_own;
+	uint32_t n_lazy;
+	bool base;            /* has a hook */
+	bool hook_ok;         /* built-in: hook, priority and type as iptables-nft makes them */
+	bool stale;           /* rules as committed, handles unknown: reload before editing */
+	bool gone;            /* deleted by svcnat since the read */
+	bool planned;         /* nftdiff's: the plan being diffed has the chain */
+	/* The lazy rules' handles are still the file's bytes in keep_buf
+	 * (nftkeep.c knows where), not in handles: nftkeep_chain_rules()
+	 * decodes both.  Only with lazy, never with stale. */
+	bool handles_lazy;
 };
 
 struct nftread_table {
