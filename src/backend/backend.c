@@ -59,12 +59,14 @@ struct plans {
 	const struct writer_table *tables;
 };
 
-static size_t nat_rules(const struct ruleset *rs)
+/* The rules of rs's nat table, counted up to a little past `limit`: every
+ * chain is a cache miss at 100,000 chains, and only the larger one matters. */
+static size_t nat_rules(const struct ruleset *rs, size_t limit)
 {
 	const struct rs_chains *cs = &rs->t[RS_NAT];
 	size_t n = 0;
 
-	for (size_t i = 0; i < cs->n; i++)
+	for (size_t i = 0; i < cs->n && n <= limit; i++)
 		n += cs->chains[i]->n_rules;
 	return n;
 }
@@ -74,7 +76,9 @@ static size_t nat_rules(const struct ruleset *rs)
  * a third more peak memory through libiptc). */
 static const struct writer_table *table_order(const struct ruleset *rs, const struct ruleset *rs6)
 {
-	return rs6 && nat_rules(rs6) > nat_rules(rs) ? tables_ip6_nat_last : tables;
+	size_t n6 = rs6 ? nat_rules(rs6, SIZE_MAX) : 0;
+
+	return rs6 && n6 > nat_rules(rs, n6) ? tables_ip6_nat_last : tables;
 }
 
 static bool table_on(const struct plans *ps, size_t i)
