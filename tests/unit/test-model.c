@@ -410,6 +410,48 @@ static void test_ruleset_index(void **state)
 	ruleset_free(rs);
 }
 
+/* ruleset_sort() of many names: random order, long shared prefixes, names
+ * that differ only past the 16 bytes after their common prefix, built-in
+ * chains among them, a sorted table with a tail added. */
+static void test_ruleset_sort_many(void **state)
+{
+	static const char *const pre[] = { "KUBE-SEP-", "KUBE-SVC-", "KUBE-SVC-XXXXXXXXXXXXXX",
+					   "KUBE-", "KUBE-FW-XXXXXXXXXXXXXXXXX" };
+	static const int width[] = { 6, 6, 4, 1, 3 };
+	struct ruleset *rs = ruleset_new();
+	char name[RS_CHAIN_MAXLEN + 1];
+	unsigned x = 12345;
+
+	(void)state;
+	assert_non_null(rs);
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 3000; i++) {
+			x = x * 1103515245u + 12345u;
+			snprintf(name, sizeof(name), "%s%0*x", pre[(x >> 8) % 5], width[(x >> 8) % 5],
+				 (x >> 12) & 0xfff);
+			(void)ruleset_get_chain(rs, RS_NAT, name);
+			if (i % 1000 == 0)
+				(void)ruleset_get_chain(rs, RS_NAT, i ? "OUTPUT" : "POSTROUTING");
+		}
+		if (round == 0)
+			(void)ruleset_get_chain(rs, RS_NAT, "PREROUTING");
+		ruleset_sort(rs);
+		{
+			const struct rs_chains *cs = &rs->t[RS_NAT];
+
+			assert_string_equal(cs->chains[0]->name, "PREROUTING");
+			assert_string_equal(cs->chains[1]->name, "OUTPUT");
+			assert_string_equal(cs->chains[2]->name, "POSTROUTING");
+			for (size_t i = 4; i < cs->n; i++)
+				assert_true(strcmp(cs->chains[i - 1]->name, cs->chains[i]->name) < 0);
+		}
+	}
+	/* Sorted already: stays. */
+	ruleset_sort(rs);
+	assert_true(rs->t[RS_NAT].sorted);
+	ruleset_free(rs);
+}
+
 static void test_ruleset_printf_long(void **state)
 {
 	struct ruleset *rs = ruleset_new();
@@ -445,6 +487,7 @@ int main(void)
 		cmocka_unit_test(test_ruleset_chains),
 		cmocka_unit_test(test_ruleset_rules),
 		cmocka_unit_test(test_ruleset_index),
+		cmocka_unit_test(test_ruleset_sort_many),
 		cmocka_unit_test(test_ruleset_printf_long),
 	};
 
