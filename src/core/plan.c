@@ -85,6 +85,16 @@ static int plan_all(struct plan_ctx *c, const struct desired *d, struct dispatch
 	e = plan_fixed_chains(c);
 	if (e < 0)
 		return e;
+	/* The nat chain index sized once, not grown a dozen times (about a
+	 * KUBE-SVC- chain per port and a KUBE-SEP- per endpoint). */
+	{
+		size_t n = d->n_ports;
+
+		for (size_t i = 0; i < d->n_ports; i++)
+			n += d->ports[i].n_endpoints;
+		if (ruleset_reserve(c->rs, RS_NAT, n, true) < 0)
+			return -ENOMEM;
+	}
 	for (size_t i = 0; i < d->n_ports; i++) {
 		const struct svc_port *sp = &d->ports[i];
 

@@ -464,12 +464,12 @@ struct rs_chain *ruleset_add_chain_new(struct ruleset *rs, enum rs_table t, cons
 	return c;
 }
 
-int ruleset_reserve(struct ruleset *rs, enum rs_table t, size_t n)
+int ruleset_reserve(struct ruleset *rs, enum rs_table t, size_t n, bool indexed)
 {
 	struct rs_chains *cs = &rs->t[t];
 	struct chain_index *ix = &priv(rs)->idx[t];
 
-	if (n > SIZE_MAX - cs->n || (!ix->partial && index_reserve(ix, cs->n + n) < 0) ||
+	if (n > SIZE_MAX - cs->n || (indexed && !ix->partial && index_reserve(ix, cs->n + n) < 0) ||
 	    GROW(cs->chains, cs->cap, cs->n + n) < 0)
 		return -ENOMEM;
 	return 0;

@@ -243,10 +243,11 @@ struct rs_chain *ruleset_add_chain_new(struct ruleset *rs, enum rs_table t, cons
 
 /*
  * Room for n more chains in table t, for a caller that knows how many it
- * adds: the index and the chain array are sized once instead of grown.
+ * adds: the chain array and (indexed: for ruleset_add_chain()) the index
+ * are sized once instead of grown; ruleset_add_chain_new() needs no index.
  * 0 or -ENOMEM (nothing changes then).
  */
-int ruleset_reserve(struct ruleset *rs, enum rs_table t, size_t n);
+int ruleset_reserve(struct ruleset *rs, enum rs_table t, size_t n, bool indexed);
 /* Find a chain by name: O(1) (hashed), but see ruleset_add_chain_new(). */
 struct rs_chain *ruleset_find_chain(const struct ruleset *rs, enum rs_table t, const char *name);
 /* Get or create. */

@@ -357,7 +357,8 @@ static void test_ruleset_index(void **state)
 	(void)state;
 	assert_non_null(rs);
 	assert_non_null(dst);
-	assert_int_equal(ruleset_reserve(rs, RS_NAT, 10), 0);
+	assert_int_equal(ruleset_reserve(rs, RS_NAT, 10, true), 0);
+	assert_int_equal(ruleset_reserve(rs, RS_FILTER, 10, false), 0);
 	for (int i = 0; i < 5000; i++) {
 		snprintf(name, sizeof(name), "KUBE-SEP-%06d", i);
 		c = ruleset_add_chain(rs, RS_NAT, name);

@@ -538,7 +538,7 @@ static int table_get(struct rd *x, struct nftread_table *tb, enum rs_table t)
 	tb->exists = exists;
 	if (n > (x->r.n - x->r.at) / 8)
 		return -EINVAL; /* a chain takes at least 8 bytes */
-	if (n && (GROW(tb->chains, tb->cap, n) < 0 || ruleset_reserve(x->rs, t, n) < 0))
+	if (n && (GROW(tb->chains, tb->cap, n) < 0 || ruleset_reserve(x->rs, t, n, false) < 0))
 		return -ENOMEM;
 	for (uint32_t i = 0; i < n; i++)
 		if ((k = chain_get(x, tb, t)) < 0)
