@@ -28,6 +28,7 @@ import json
 import mmap
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -65,6 +66,11 @@ class Bench:
         jf = os.path.join(self.work, "runin.json")
         full = [self.runin, "-t", str(timeout), "-o", jf, "-n", ns, "-l", self.lock, "--"] + cmd
         e = dict(os.environ)
+        # svcnat's kept state (nft-*.keep, one per namespace, ~18 MB at
+        # 10,000 x 10) goes to the run's own directory, removed with it,
+        # not to the host's /run/svcnat, where files of deleted namespaces
+        # would stay.
+        e["SVCNAT_RUNTIME_DIR"] = os.path.join(self.work, "run")
         e.update(env or {})
         fin = open(stdin) if stdin else subprocess.DEVNULL
         fout = open(stdout, "w") if stdout else subprocess.DEVNULL
@@ -203,6 +209,14 @@ def main():
     if os.geteuid() != 0:
         sys.exit("cores.py: needs root (network namespaces)")
     b = Bench(a)
+    try:
+        measure(a, b)
+    finally:
+        # the inputs, the dry-run text and the kept-state files
+        shutil.rmtree(b.work, ignore_errors=True)
+
+
+def measure(a, b):
     out = []
     print("load average at the start: %.2f %.2f %.2f" % os.getloadavg())
     rate = None
