@@ -43,6 +43,9 @@ class Bench:
         self.a = a
         self.ns = "svcnat-bench-api-%d" % os.getpid()
         self.work = tempfile.mkdtemp(prefix="svcnat-bench-api.")
+        # svcnat's kept state (nft-*.keep) stays in the run's directory, removed
+        # with it, not in the host's /run/svcnat (files of deleted namespaces).
+        os.environ["SVCNAT_RUNTIME_DIR"] = os.path.join(self.work, "run")
         self.svcnat = os.path.join(os.path.abspath(a.builddir), "svcnat")
         self.procs = []
         subprocess.run(["ip", "netns", "add", self.ns], check=True)

@@ -31,6 +31,8 @@ svcnat=$build/svcnat
 [ -x "$svcnat" ] || { echo "no svcnat in $build" >&2; exit 1; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/svcnat-family.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
+# svcnat's kept state (nft-*.keep) in $tmp, not in the host's /run/svcnat
+export SVCNAT_RUNTIME_DIR=$tmp/run
 
 v4=(--node-ip 198.18.0.1 --cluster-cidr 198.18.64.0/18)
 v6=(--node-ip 2001:2::c612:1 --cluster-cidr 2001:2::c612:4000/114)

@@ -145,6 +145,9 @@ class Suite:
             if not shutil.which(tool):
                 raise BenchError("%s is needed (contrib/install-deps)" % tool)
         self.work = tempfile.mkdtemp(prefix="svcnat-bench-", dir=a.workdir)
+        # svcnat's kept state (nft-*.keep) stays in the run's directory, removed
+        # with it, not in the host's /run/svcnat (files of deleted namespaces).
+        os.environ["SVCNAT_RUNTIME_DIR"] = os.path.join(self.work, "run")
         self.lock = os.path.join(self.work, "xtables.lock")
         self.namespaces = []
         self.procs = []
