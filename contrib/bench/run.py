@@ -151,6 +151,8 @@ class Suite:
         self.lock = os.path.join(self.work, "xtables.lock")
         self.namespaces = []
         self.procs = []
+        self.nfacct_names = {}   # restore file -> the nfacct counters it names
+        self.nfacct_made = set()  # (namespace, counter)
         self.nscount = 0
         self.t0 = time.monotonic()
         self.warnings = []
@@ -219,8 +221,29 @@ class Suite:
         if p in self.procs:
             self.procs.remove(p)
 
+    def nfacct_counters(self, txt, ns):
+        """The nfacct counters a restore file's rules count in (kube-proxy's
+        ct_state_invalid_dropped_pkts, localhost_nps_accepted_pkts), made in ns
+        before the peer's restore, as kube-proxy makes them at start: without
+        them the kernel refuses the rule (RULE_APPEND ... No such file)."""
+        if txt not in self.nfacct_names:
+            names = set()
+            with open(txt) as f:
+                for line in f:
+                    if "--nfacct-name" in line:
+                        names.update(re.findall(r"--nfacct-name\s+(\S+)", line))
+            self.nfacct_names[txt] = sorted(names)
+        for name in self.nfacct_names[txt]:
+            if (ns, name) in self.nfacct_made:
+                continue
+            subprocess.run(["ip", "netns", "exec", ns, "nfacct", "add", name],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.nfacct_made.add((ns, name))
+
     def run(self, cmd, ns=None, stdin=None, stdout=None, timeout=900, check=True):
         """Run cmd through runin: wall seconds, its own peak RSS, exit code."""
+        if ns and stdin and os.path.basename(cmd[0]).endswith("-restore"):
+            self.nfacct_counters(stdin, ns)
         jf = os.path.join(self.work, "runin.json")
         ef = os.path.join(self.work, "stderr.txt")
         full = [self.bin["runin"], "-t", str(timeout), "-o", jf]
