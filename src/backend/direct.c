@@ -991,6 +991,10 @@ static int build_table(struct dsync *s)
 	r = emit_user_chains(s);
 	if (r < 0)
 		return r;
+	/* Nothing reads the old table's bytes from here on: what the copies
+	 * left (chunks with changed or removed chains) goes back too. */
+	if (s->dp)
+		xtk_drop_rest(s->dp);
 	r = emit_error(s, NULL);
 	if (r < 0)
 		return r;

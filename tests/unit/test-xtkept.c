@@ -481,6 +481,9 @@ static void test_drop(void **state)
 	xtk_drop_copied(&dp, m + 2 * ch + 7, len - 2 * ch - 7);
 	assert_true(all_are(m + 2 * ch, len - 2 * ch, 0));
 	assert_int_equal(dp.released, len);
+	/* all given back already: the rest is nothing more */
+	xtk_drop_rest(&dp);
+	assert_int_equal(dp.released, len);
 	xtk_drop_done(&dp);
 	xtk_drop_done(NULL);
 	/* nothing announced: nothing given back */
@@ -489,6 +492,22 @@ static void test_drop(void **state)
 	xtk_drop_copied(&dp, m, 0);
 	assert_true(all_are(m, 3 * ch, 0xbb));
 	assert_int_equal(dp.released, 0);
+	xtk_drop_done(&dp);
+	/* the rest: chunk 1 given back by its copy, 0 (a copy pending) and 2
+	 * (nothing announced) by xtk_drop_rest() */
+	assert_int_equal(xtk_drop_init(&dp, m, 3 * ch, ch), 0);
+	xtk_drop_need(&dp, m + 5, 10);
+	xtk_drop_need(&dp, m + ch, 10);
+	xtk_drop_copied(&dp, m + ch, 10);
+	assert_true(all_are(m, ch, 0xbb));
+	assert_true(all_are(m + ch, ch, 0));
+	assert_true(all_are(m + 2 * ch, ch, 0xbb));
+	memset(m + ch, 0xcc, ch);
+	xtk_drop_rest(&dp);
+	assert_true(all_are(m, ch, 0));
+	assert_true(all_are(m + ch, ch, 0xcc)); /* not given back twice */
+	assert_true(all_are(m + 2 * ch, ch, 0));
+	assert_int_equal(dp.released, 3 * ch);
 	xtk_drop_done(&dp);
 	munmap(m, 3 * ch);
 }

@@ -177,6 +177,9 @@ int xtk_drop_init(struct xtk_drop *dp, void *map, size_t len, size_t chunk)
 	return 0;
 }
 
+/* xtk_drop.need of a chunk given back (no chunk holds 2 GiB). */
+#define DROP_GONE UINT32_MAX
+
 /* How many of the bytes [off, end) of the mapping lie in off's chunk. */
 static size_t chunk_part(const struct xtk_drop *dp, size_t off, size_t end)
 {
@@ -221,8 +224,22 @@ void xtk_drop_copied(struct xtk_drop *dp, const void *p, size_t len)
 
 		part = chunk_part(dp, off, end);
 		if (__atomic_sub_fetch(&dp->need[c], (uint32_t)part, __ATOMIC_ACQ_REL) == 0 &&
-		    madvise(dp->map + at, n, MADV_DONTNEED) == 0)
+		    madvise(dp->map + at, n, MADV_DONTNEED) == 0) {
+			__atomic_store_n(&dp->need[c], DROP_GONE, __ATOMIC_RELAXED);
 			__atomic_add_fetch(&dp->released, n, __ATOMIC_RELAXED);
+		}
+	}
+}
+
+void xtk_drop_rest(struct xtk_drop *dp)
+{
+	for (size_t c = 0; dp->need && c < dp->n; c++) {
+		size_t at = c * dp->chunk, n = at + dp->chunk < dp->len ? dp->chunk : dp->len - at;
+
+		if (dp->need[c] == DROP_GONE || madvise(dp->map + at, n, MADV_DONTNEED) < 0)
+			continue;
+		dp->need[c] = DROP_GONE;
+		dp->released += n;
 	}
 }
 

@@ -132,6 +132,10 @@ void xtk_drop_need(struct xtk_drop *dp, const void *p, size_t len);
  * is left in are given back.  Any thread, at the same time as others. */
 void xtk_drop_copied(struct xtk_drop *dp, const void *p, size_t len);
 
+/* Every copy is done (or will not be made): give back every chunk not
+ * given back yet.  After the copies' threads are done. */
+void xtk_drop_rest(struct xtk_drop *dp);
+
 /* Stop tracking (nothing more is given back).  NULL-safe. */
 void xtk_drop_done(struct xtk_drop *dp);
 
