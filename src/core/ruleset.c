@@ -118,9 +118,20 @@ struct chain_index {
 	bool partial;
 };
 
+/* Chain records of ruleset_add_chain_new(), a block at a time: a restart
+ * decodes 100,000 of them and frees them at exit. */
+#define CHAIN_BLOCK 1024
+
+struct chain_block {
+	struct chain_block *next;
+	size_t used;
+	struct rs_chain c[CHAIN_BLOCK];
+};
+
 struct ruleset_priv {
 	struct ruleset pub;
 	struct chain_index idx[RS_NTABLES];
+	struct chain_block *blocks; /* the newest first */
 };
 
 static struct ruleset_priv *priv(const struct ruleset *rs)
@@ -330,10 +341,17 @@ void ruleset_free(struct ruleset *rs)
 	for (t = 0; t < RS_NTABLES; t++) {
 		for (i = 0; i < rs->t[t].n; i++) {
 			free(rs->t[t].chains[i]->rules);
-			free(rs->t[t].chains[i]);
+			if (!rs->t[t].chains[i]->pooled)
+				free(rs->t[t].chains[i]);
 		}
 		free(rs->t[t].chains);
 		free(p->idx[t].slots);
+	}
+	while (p->blocks) {
+		struct chain_block *b = p->blocks;
+
+		p->blocks = b->next;
+		free(b);
 	}
 	arena_free(rs->arena);
 	free(p);
@@ -396,14 +414,26 @@ static int index_complete(struct ruleset *rs, enum rs_table t)
 /* A new chain record (name of len bytes, checked) in table t's array, which
  * has room for it. */
 static struct rs_chain *chain_push(struct rs_chains *cs, enum rs_table t, const char *name,
-				   size_t len)
+				   size_t len, struct chain_block **pool)
 {
-	struct rs_chain *c = calloc(1, sizeof(*c));
+	struct rs_chain *c;
 
+	if (pool && (!*pool || (*pool)->used == CHAIN_BLOCK)) {
+		struct chain_block *b = calloc(1, sizeof(*b));
+
+		if (!b) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		b->next = *pool;
+		*pool = b;
+	}
+	c = pool ? &(*pool)->c[(*pool)->used++] : calloc(1, sizeof(*c));
 	if (!c) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	c->pooled = pool != NULL;
 	memcpy(c->name, name, len + 1);
 	c->table = (uint8_t)t;
 	c->builtin = rs_chain_is_builtin(t, name);
@@ -435,7 +465,7 @@ struct rs_chain *ruleset_add_chain(struct ruleset *rs, enum rs_table t, const ch
 		errno = EEXIST;
 		return NULL;
 	}
-	c = chain_push(cs, t, name, len);
+	c = chain_push(cs, t, name, len, NULL);
 	if (!c)
 		return NULL;
 	ix->slots[i].c = c;
@@ -458,7 +488,7 @@ struct rs_chain *ruleset_add_chain_new(struct ruleset *rs, enum rs_table t, cons
 		errno = ENOMEM;
 		return NULL;
 	}
-	c = chain_push(cs, t, name, len);
+	c = chain_push(cs, t, name, len, &priv(rs)->blocks);
 	if (c)
 		priv(rs)->idx[t].partial = true;
 	return c;

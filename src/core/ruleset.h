@@ -183,6 +183,7 @@ struct rs_chain {
 	char name[RS_CHAIN_MAXLEN + 1];
 	uint8_t table;   /* enum rs_table */
 	bool builtin;    /* PREROUTING, INPUT, ...: holds only svcnat's jump rules */
+	bool pooled;     /* ruleset.c's: one of a block of chains, not malloc'ed alone */
 	struct rs_rule *rules;
 	size_t n_rules;
 	size_t cap_rules;
@@ -236,7 +237,9 @@ struct rs_chain *ruleset_add_chain(struct ruleset *rs, enum rs_table t, const ch
  * yet (names from a list it checked sorted and unique): the chain is not
  * indexed until the next ruleset_add_chain() or ruleset_move_chain() of
  * table t, so a table that is only walked never builds its index.  Until
- * then ruleset_find_chain() walks the table.  NULL (errno ENOMEM,
+ * then ruleset_find_chain() walks the table.  The chain record is carved
+ * from a block of them (freed with rs; moved to another ruleset, it lives
+ * only as long as rs, as its strings do).  NULL (errno ENOMEM,
  * ENAMETOOLONG).
  */
 struct rs_chain *ruleset_add_chain_new(struct ruleset *rs, enum rs_table t, const char *name);

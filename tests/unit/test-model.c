@@ -403,6 +403,12 @@ static void test_ruleset_index(void **state)
 		assert_null(ruleset_find_chain(i % 3 ? dst : rs, RS_NAT, name));
 	}
 	assert_non_null(ruleset_find_chain(rs, RS_NAT, "KUBE-XLB-1"));
+	/* A chain from a block moves too (and lives as long as rs). */
+	c = ruleset_find_chain(rs, RS_NAT, "KUBE-SVC-000001");
+	assert_true(c->pooled);
+	assert_int_equal(ruleset_move_chain(dst, rs, c), 0);
+	assert_ptr_equal(ruleset_find_chain(dst, RS_NAT, "KUBE-SVC-000001"), c);
+	assert_int_equal(ruleset_move_chain(rs, dst, c), 0);
 	assert_int_equal(ruleset_count_chains(rs) + ruleset_count_chains(dst), 5000 + 302);
 	ruleset_sort(rs);
 	for (size_t i = 1; i < rs->t[RS_NAT].n; i++)
