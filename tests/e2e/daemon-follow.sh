@@ -81,8 +81,10 @@ run() {
 	say "daemon synced: only a1 serves"
 
 	say "health and metrics answer on 127.0.0.1"
+	: >"$o"
 	in_ns node curl -sS -o "$o" -w '%{http_code}' http://127.0.0.1:10256/healthz >"$o.code" ||
-		fail "curl /healthz: $(cat "$o")"
+		fail "curl /healthz: $(cat "$o"); daemon $(kill -0 "$DAEMON" 2>/dev/null && echo running ||
+			echo gone); its log: $(tail -n 20 "$E2E_TMP/daemon.log")"
 	[ "$(cat "$o.code")" = 200 ] || fail "/healthz: HTTP $(cat "$o.code"): $(cat "$o")"
 	grep -q '^{"lastUpdated": "[0-9-]* [0-9:.]* +0000 UTC","currentTime": ' "$o" ||
 		fail "/healthz body: $(cat "$o")"
