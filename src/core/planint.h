@@ -183,7 +183,7 @@ static inline struct rs_rule *rule_new(struct rs_chain *c)
 	return rs_chain_append(c);
 }
 
-/* Every rule here has at most 3 matches (RS_MAX_MATCHES is 5), so adding a
+/* Every rule here has at most 3 matches (RS_MAX_MATCHES is 3), so adding a
  * match cannot fail; the checks keep that true if rules grow. */
 static inline int m_comment(struct rs_rule *r, const char *text)
 {

@@ -31,7 +31,7 @@ enum rs_table {
 #define RS_CHAIN_MAXLEN 28
 /* kube-proxy's rules have at most 3 (-m comment, -m tcp and -m addrtype or
  * -m nfacct); every slot costs each of the plan's rules 24 bytes. */
-#define RS_MAX_MATCHES 4
+#define RS_MAX_MATCHES 3
 
 /* The all-ones mask ip6tables-save prints for -m recent. */
 #define RECENT_MASK6 "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"
@@ -158,7 +158,7 @@ struct rs_target {
 };
 
 /*
- * The plan holds every rule as one of these (192 bytes on LP64): the small
+ * The plan holds every rule as one of these (168 bytes on LP64): the small
  * fields sit together so that no padding goes between them.
  */
 struct rs_rule {
