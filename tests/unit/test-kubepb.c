@@ -25,28 +25,9 @@
 #include "sources/kube/kubepb.h"
 #include "sources/kube/kubewire.h"
 #include "util.h"
+#include "slurp.h"
 
 #define DATA SRCDIR "/tests/data/kubepb"
-
-static char *slurp(const char *path, size_t *ret_len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*ret_len = (size_t)n;
-	return buf;
-}
 
 /* Decode a protobuf list through its JSON into d. */
 static void decode_pb(const char *path, struct decoded *d)

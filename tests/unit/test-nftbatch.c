@@ -34,26 +34,7 @@
 #include "backend/nft/nftread.h"
 #include "core/parse.h"
 #include "util.h"
-
-static char *slurp(const char *path, size_t *ret_len)
-{
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t cap = 0, len = 0, n;
-
-	assert_non_null(f);
-	for (;;) {
-		assert_int_equal(GROW(buf, cap, len + 65536), 0);
-		n = fread(buf + len, 1, 65536, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	fclose(f);
-	buf[len] = '\0';
-	*ret_len = len;
-	return buf;
-}
+#include "slurp.h"
 
 /* A runner with a thread per part beside the first, as sys/par.c's. */
 struct th {

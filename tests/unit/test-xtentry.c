@@ -33,27 +33,7 @@
 #include "core/owned.h"
 #include "core/parse.h"
 #include "util.h"
-
-static char *slurp(const char *path, size_t *ret_len)
-{
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t cap = 0, len = 0, n;
-
-	if (!f)
-		fail_msg("cannot open %s", path);
-	for (;;) {
-		assert_int_equal(GROW(buf, cap, len + 65536), 0);
-		n = fread(buf + len, 1, 65536, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	fclose(f);
-	buf[len] = '\0';
-	*ret_len = len;
-	return buf;
-}
+#include "slurp.h"
 
 /* One recorded entry: "table chain n hex". */
 struct ref {
