@@ -8,7 +8,10 @@
 # again and repairs: a rule deleted with `nft delete rule`, a chain flushed
 # with `iptables-nft -F`, a jump rule deleted from a built-in chain, in the
 # ip tables and in the ip6 ones (the dual-stack example: ip6tables-nft-save
-# equals the dry-run's IPv6 part throughout).
+# equals the dry-run's IPv6 part throughout).  Another program's commit of
+# a table of its own after svcnat's commits is seen through the
+# notifications (the writer joins their group again after each of its own
+# commits) and found not to matter (the -v note counts it).
 
 . "$(dirname "$0")/backend-common.sh"
 bk_init "$@"
@@ -57,7 +60,7 @@ wait_equal() {
 }
 
 # shellcheck disable=SC2086
-timeout 120 "$SVCNAT" --backend=nft --config "$CFG" $SETTINGS --sync-period 1s \
+timeout 120 "$SVCNAT" --backend=nft --config "$CFG" $SETTINGS --sync-period 1s -v \
 	--healthz-bind-address '' --metrics-bind-address '' </dev/null >"$BK_TMP/daemon.log" 2>&1 &
 DAEMON=$!
 wait_equal "first sync"
@@ -116,6 +119,30 @@ h=$(nft -a list chain ip6 nat PREROUTING 2>/dev/null | grep -m1 'KUBE-SERVICES' 
 nft delete rule ip6 nat PREROUTING handle "$h" || fail "nft delete rule ip6 PREROUTING"
 wait_equal "the jump from ip6 nat PREROUTING"
 echo "  the jump from ip6 nat PREROUTING deleted: repaired"
+
+# The writer leaves the notification group for its own commits and joins
+# it again after each: another program's commit after them (a table of its
+# own) is still seen, and found not to matter, so the kept state stays.
+# The next commit's -v note counts it.
+foreign() {
+	grep 'changes of other programs left it as it was' "$BK_TMP/daemon.log" | tail -n 1 |
+		sed 's/.*; \([0-9]*\) changes of other programs.*/\1/'
+}
+before=$(foreign)
+[ -n "$before" ] || fail "no -v note of a commit: $(tail -n 5 "$BK_TMP/daemon.log")"
+nft add table inet svcnat-e2e-other || fail "nft add table"
+sleep 1.5
+h=$(nft -a list chain ip nat KUBE-SERVICES 2>/dev/null | grep -m1 'KUBE-SVC-' | sed 's/.*# handle //')
+nft delete rule ip nat KUBE-SERVICES handle "$h" || fail "nft delete rule (after the other table)"
+wait_equal "nft delete rule after another program's table"
+for _ in $(seq 50); do
+	[ "$(foreign)" -gt "$before" ] && break
+	sleep 0.1
+done
+[ "$(foreign)" -gt "$before" ] ||
+	fail "another program's table after svcnat's commits went unseen ($before, then $(foreign) changes found not to matter)"
+nft delete table inet svcnat-e2e-other
+echo "  another program's table after svcnat's commits: seen, the kept state stays ($(foreign) such changes)"
 
 kill -0 "$DAEMON" 2>/dev/null || fail "the daemon died: $(cat "$BK_TMP/daemon.log")"
 stop
