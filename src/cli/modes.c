@@ -219,6 +219,9 @@ static int run_once(const struct svcnat_options *o, struct pipeline *p, struct d
 		 rep.plan.services, rep.plan.endpoints, rep.plan.chains, rep.plan.rules,
 		 rep.apply.chains_created, rep.apply.chains_replaced, rep.apply.chains_deleted,
 		 rep.total_seconds, rep.plan_seconds);
+	if (rep.warm_bytes)
+		log_debug("%.1f MiB faulted in ahead of the decode, merge and plan on a thread "
+			  "of its own", (double)rep.warm_bytes / (1 << 20));
 	if (rep.ipv6)
 		log_info("  and IPv6 (ip6tables): %zu service ports, %zu endpoints: "
 			 "%zu chains, %zu rules", rep.plan6.services, rep.plan6.endpoints,

@@ -9,6 +9,7 @@
 
 #include "pipeline/state.h"
 #include "sys/host.h"
+#include "sys/warm.h"
 #include "util.h"
 
 int pipeline_plan_family(struct pipeline *p, int family, bool dual_stack, struct ruleset **ret,
@@ -223,6 +224,11 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 		p->merge = NULL;
 		/* Give the freed pages back (glibc keeps them otherwise). */
 		malloc_trim(0);
+	}
+	/* The writer's encode keeps every core busy: warm's work is done. */
+	if (p->warm) {
+		rep->warm_bytes = warm_stop();
+		p->warm = false;
 	}
 	r = backend_apply_families(p->backend, rs, rs2[PLAN_V6], &rep->apply, d);
 	if (!store) { /* else the stores' plans */

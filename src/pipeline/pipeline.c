@@ -14,6 +14,7 @@
 #include "sources/file/filesrc.h"
 #include "sources/kube/kube.h"
 #include "sys/host.h"
+#include "sys/warm.h"
 #include "util.h"
 
 int pipeline_new(const struct pipeline_config *c, struct pipeline **ret, struct diag_list *d)
@@ -40,6 +41,10 @@ int pipeline_new(const struct pipeline_config *c, struct pipeline **ret, struct 
 		pipeline_free(p);
 		return -ENOMEM;
 	}
+	/* The first sync decodes, merges and plans on one thread: another
+	 * core faults in the memory it writes meanwhile (sys/warm.h). */
+	if (c->backend.threads > 1 && !getenv("SVCNAT_NO_WARM"))
+		p->warm = warm_start();
 	p->merge = merge_new();
 	p->files = calloc(c->n_configs ? c->n_configs : 1, sizeof(*p->files));
 	/*
@@ -73,6 +78,8 @@ void pipeline_free(struct pipeline *p)
 {
 	if (!p)
 		return;
+	if (p->warm)
+		warm_stop();
 	backend_free(p->backend);
 	desired_free(&p->desired);
 	merge_snapshot_unref(p->resolved);

@@ -78,6 +78,9 @@ struct sync_report {
 	 * stores' (plan_store_bytes()) and the writer's (backend_kept_bytes()). */
 	size_t plan_store_bytes;
 	size_t kept_bytes;
+	/* What sys/warm.h faulted in ahead of this sync's writes (the first
+	 * sync's; 0 when it did not run). */
+	size_t warm_bytes;
 };
 
 /* The pipeline's state is its own: callers use the functions below. */

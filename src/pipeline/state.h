@@ -34,6 +34,7 @@ struct pipeline {
 	struct merge_snapshot *planned[PLAN_NFAMILIES]; /* the view each store's plan is of */
 	bool plan_check_next;          /* the next plans are checked against full ones */
 	bool synced;                   /* a sync succeeded: the stores plan from then on */
+	bool warm;                     /* sys/warm.h runs for the first sync */
 	bool store_pending;            /* that sync planned without the stores */
 	double resolve_seconds;        /* of the last pipeline_resolve() that resolved */
 	size_t ports_resolved;         /* service ports it built anew */

@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "sources/decode/jsonarena.h"
+#include "sys/warm.h"
 #include "util.h"
 
 #ifdef __SANITIZE_ADDRESS__
@@ -64,6 +65,7 @@ void jsonarena_leave(struct jsonarena *a)
 	for (c = a->chunks; c; c = next) {
 		next = c->next;
 		ASAN_UNPOISON_MEMORY_REGION(c, c->size);
+		warm_forget(c, c->size);
 		munmap(c, c->size);
 	}
 	*a = (struct jsonarena){ 0 };
@@ -118,6 +120,8 @@ static int chunk_add(struct jsonarena *a, size_t size)
 	/* First touch costs one fault per 2 MiB instead of per 4 KiB. */
 	if (len >= HUGE_PAGE)
 		(void)madvise(c, len, MADV_HUGEPAGE);
+	/* Written from its start on, as fast as the decode goes. */
+	warm_region(c, len);
 	c->next = a->chunks;
 	c->size = len;
 	a->chunks = c;
