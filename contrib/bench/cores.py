@@ -17,11 +17,22 @@ iptables-nft-restore for nft (minutes at 10,000 x 10: --nft-restore-size
 gives it a smaller cluster, and the report says which), and `floor --raw`
 (read the loaded legacy nat table and replace it with the same bytes).
 
+With --pause S, each svcnat run waits S seconds first.  On a VM whose
+balloon reports free pages to its host, memory freed by the run before
+costs little to touch again for about a second, and as much as never
+touched memory after a few (docs/performance.md): a pause of 5 s or more
+gives each run the cold memory a node's first sync after boot meets.
+
+With --no-warm-too, the N-thread run is also made with SVCNAT_NO_WARM=1
+(no thread faulting in memory ahead of the decode, merge and plan), in the
+same run, just before the N-thread run with it.
+
 The 1-minute load average is printed with each figure: on a shared machine,
 compare the two thread counts of the same run, and CPU time more than wall.
 
     sudo python3 contrib/bench/cores.py --builddir BUILD [--sizes 10000x10]
         [--backends direct,nft] [--reps 3] [--threads N] [--nft-restore-size 2000x10]
+        [--no-warm-too] [--pause S]
 """
 import argparse
 import json
@@ -108,11 +119,16 @@ class Bench:
                                stdout=f, check=True)
         return out
 
-    def svcnat_once(self, cfg, backend, threads):
+    def svcnat_once(self, cfg, backend, threads, warm=True):
         ns = self.netns()
+        env = {"SVCNAT_THREADS": str(threads)}
+        if not warm:
+            env["SVCNAT_NO_WARM"] = "1"
         try:
             r = self.run([self.svcnat, "--once", "-v", "--backend", backend, "--config", cfg] +
-                         NODE_ARGS, ns, env={"SVCNAT_THREADS": str(threads)})
+                         NODE_ARGS, ns, env=env)
+            m = re.search(r"([0-9.]+) MiB faulted in ahead", r["stderr"])
+            r["warm_mib"] = float(m.group(1)) if m else 0.0
             if backend == "direct":
                 m = re.search(r"direct: nat: .*built (\d+) bytes in ([0-9.]+) s"
                               r"(?: \((\d+) parts?\))?, replaced in ([0-9.]+) s"
@@ -204,6 +220,10 @@ def main():
                     help="also floor --raw (replace the loaded nat table with itself)")
     ap.add_argument("--touch-mb", type=int, default=256,
                     help="MiB of new memory whose first touch is timed (0: none)")
+    ap.add_argument("--pause", type=float, default=0.0,
+                    help="seconds to wait before each svcnat run (cold memory)")
+    ap.add_argument("--no-warm-too", action="store_true",
+                    help="also run the N threads with SVCNAT_NO_WARM=1")
     ap.add_argument("--json", help="keep every sample here")
     a = ap.parse_args()
     if os.geteuid() != 0:
@@ -235,27 +255,35 @@ def measure(a, b):
         cfg = b.config(n, m)
         for be in a.backends.split(","):
             row = {"size": s, "backend": be}
-            for t in sorted({1, a.threads}):
+            runs = [(1, True)]
+            if a.threads > 1:
+                runs += [(a.threads, False)] if a.no_warm_too else []
+                runs.append((a.threads, True))
+            for t, warm in runs:
                 rs = []
                 # Alternate nothing: the reps of one count run back to back,
-                # the two counts one after the other in the same run.
+                # the counts one after the other in the same run.
                 for _ in range(a.reps):
-                    rs.append(b.svcnat_once(cfg, be, t))
+                    time.sleep(a.pause)
+                    rs.append(b.svcnat_once(cfg, be, t, warm))
                 w, c, k = med(rs, "seconds"), med(rs, "cpu"), med(rs, "kernel")
                 kc = med(rs, "kernel_cpu")
-                row[t] = rs
-                print("| %s | %s | %d | %s | %s | %.0f MiB | %s | %s | %s | %s | %s | %s "
+                row[t if warm else "%d-no-warm" % t] = rs
+                wm = med(rs, "warm_mib")
+                label = "%d" % t + (", no warm" if not warm else
+                                    ", warm %.0f MiB" % wm if wm else "")
+                print("| %s | %s | %s | %s | %s | %.0f MiB | %s | %s | %s | %s | %s | %s "
                       "| %.1f-%.1f |" % (
-                          s, be, t, fmt(w), fmt(c), med(rs, "maxrss_kb") / 1024,
+                          s, be, label, fmt(w), fmt(c), med(rs, "maxrss_kb") / 1024,
                           fmt(med(rs, "plan")), enc(med(rs, "encode"), med(rs, "encode_cpu")),
                           fmt(k), fmt(kc),
                           "%.2fx" % (w / k) if k else "-", "%.2fx" % (c / kc) if kc else "-",
                           min(r["load"] for r in rs), max(r["load"] for r in rs)))
-                floors.append((s, be, t, c, kc, med(rs, "bytes"), med(rs, "maxrss_kb")))
+                floors.append((s, be, label, c, kc, med(rs, "bytes"), med(rs, "maxrss_kb")))
                 if be == "direct" and a.raw_floor:
-                    print("| %s | floor --raw (nat read + replaced with itself) | %d | %s | %s "
+                    print("| %s | floor --raw (nat read + replaced with itself) | %s | %s | %s "
                           "| - | - | - | - | - | - | - | - |" % (
-                              s, t, fmt(med(rs, "raw_floor")), fmt(med(rs, "raw_floor_cpu"))))
+                              s, label, fmt(med(rs, "raw_floor")), fmt(med(rs, "raw_floor_cpu"))))
             if not a.no_restore:
                 rsz = s if be == "direct" else a.nft_restore_size
                 rcfg = b.config(*size(rsz))
@@ -277,7 +305,7 @@ def measure(a, b):
         for s, be, t, c, kc, nb, rss in floors:
             tb = nb / 2**20 if nb else None
             rm = rss / 1024 if rss else None
-            print("| %s | %s | %d | %s | %s | %s | %s | %s |" % (
+            print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 s, be, t, fmt(c), fmt(kc),
                 "%.0f, %.3f s" % (tb, tb / rate) if tb else "-",
                 "%.0f, %.3f s" % (rm, rm / rate) if rm else "-",
