@@ -153,8 +153,8 @@ static bool heap_step(void)
 	 * program's memory: no warm_forget() for it. */
 	r = populate(a, n);
 	pthread_mutex_lock(&w.mu);
-	if (r == -ENOMEM) /* shrunk meanwhile: read the break again */
-		return true;
+	if (r == -ENOMEM && cur_break() < a + n)
+		return true; /* shrunk meanwhile: read the break again */
 	if (r < 0) {
 		w.heap_broken = true;
 		return false;
@@ -181,6 +181,9 @@ static void *warm_main(void *arg)
 		pthread_cond_broadcast(&w.cv);
 		idle_wait();
 	}
+	/* Out of time: the heap grows by need again (warm_stop() does so too). */
+	if (!w.stopping)
+		mallopt(M_TOP_PAD, TOP_PAD_DEFAULT);
 	w.exited = true;
 	w.cur.len = 0;
 	w.nq = 0;
