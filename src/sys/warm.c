@@ -78,14 +78,6 @@ static bool overlaps(const struct region *r, uintptr_t a, size_t n)
 	return r->len && p < a + n && a < p + r->len;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void idle_wait(void)
 {
 	struct timespec ts;
@@ -166,11 +158,11 @@ static bool heap_step(void)
 
 static void *warm_main(void *arg)
 {
-	double end = now() + WARM_MAX_SECONDS;
+	double end = monotonic_seconds() + WARM_MAX_SECONDS;
 
 	(void)arg;
 	pthread_mutex_lock(&w.mu);
-	while (!w.stopping && now() < end) {
+	while (!w.stopping && monotonic_seconds() < end) {
 		if (w.cur.len || w.nq) {
 			region_step();
 			continue;

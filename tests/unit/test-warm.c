@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <valgrind/valgrind.h>
 
 #include "sys/warm.h"
+#include "glibcmalloc.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -139,19 +139,6 @@ static void test_forget(void **state)
 	warm_stop();
 }
 
-/* The break follows malloc's heap only with glibc's own allocator. */
-static bool glibc_heap(void)
-{
-#if defined(__SANITIZE_ADDRESS__)
-	return false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-	return false;
-#endif
-#endif
-	return !RUNNING_ON_VALGRIND;
-}
-
 static void test_heap(void **state)
 {
 	uintptr_t before, after;
@@ -159,7 +146,7 @@ static void test_heap(void **state)
 	size_t len = 8 * MIB;
 
 	(void)state;
-	if (!kernel_populates() || !glibc_heap())
+	if (!kernel_populates() || !glibc_malloc() /* the break is glibc's */)
 		skip();
 	malloc_trim(0); /* no free top left from the tests before */
 	assert_true(warm_start());

@@ -17,6 +17,7 @@
 
 #include "sys/loop.h"
 #include "sys/worker.h"
+#include "glibcmalloc.h"
 
 struct ctx {
 	struct loop *loop;
@@ -101,22 +102,6 @@ static void test_free_while_busy(void **state)
 	assert_false(c.done);
 	loop_free(c.loop);
 	worker_free(NULL);
-}
-
-/* Whether malloc is glibc's own here: ASan and valgrind bring theirs,
- * where arenas and malloc_info() mean nothing. */
-static bool glibc_malloc(void)
-{
-#if defined(__SANITIZE_ADDRESS__)
-	return false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-	return false;
-#endif
-#endif
-	const char *pre = getenv("LD_PRELOAD");
-
-	return !(pre && strstr(pre, "vgpreload"));
 }
 
 struct arena_ctx {
