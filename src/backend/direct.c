@@ -90,6 +90,7 @@ struct fixup {
 	const char *from;
 	const char *chain;
 	struct xtt_chain *to; /* a copied entry's: the kernel's chain (no name lookup) */
+	const struct ochain *dst; /* a planned rule's target, found while encoding; NULL: by name */
 };
 
 /* The new table being built. */
@@ -130,6 +131,7 @@ struct dsync {
 	struct ochain *oc; /* in name order if oc_sorted */
 	size_t n_oc, cap_oc;
 	bool oc_sorted;
+	bool oc_named; /* s->oc is in name order now: jumps find their target while encoding */
 	struct otable o;
 	/* What the writer kept of this table (NULL: keep nothing), and what
 	 * it will keep of the new table once it is committed; the writer's
@@ -450,12 +452,12 @@ static unsigned char *o_entry(struct otable *o, size_t size, size_t old_idx)
 }
 
 static int o_fixup(struct otable *o, uint32_t at, bool plan, const char *from, size_t ruleno,
-		   const char *chain, struct xtt_chain *to)
+		   const char *chain, struct xtt_chain *to, const struct ochain *dst)
 {
 	if (GROW(o->fx, o->cap_fx, o->n_fx + 1) < 0)
 		return -ENOMEM;
 	o->fx[o->n_fx++] = (struct fixup){ .at = at, .ruleno = (uint32_t)ruleno, .plan = plan,
-					   .from = from, .chain = chain, .to = to };
+					   .from = from, .chain = chain, .to = to, .dst = dst };
 	return 0;
 }
 
@@ -522,7 +524,7 @@ static int emit_copy_run(struct dsync *s, size_t idx, size_t n, const char *chai
 				 st->verdict);
 			return -EPROTO;
 		}
-		r = o_fixup(&s->o, verdict_at(&s->o, s->f, e), false, chain, 0, to->name, to);
+		r = o_fixup(&s->o, verdict_at(&s->o, s->f, e), false, chain, 0, to->name, to, NULL);
 		if (r < 0)
 			return r;
 	}
@@ -551,6 +553,17 @@ static int encode_rule(struct dsync *s, const char *chain, const struct rs_rule 
 	return 0;
 }
 
+static int oc_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct ochain *)a)->name, ((const struct ochain *)b)->name);
+}
+
+/* The chain named name, by its name; NULL: none. */
+static const struct ochain *oc_find(const struct dsync *s, const char *name)
+{
+	return bsearch(&(struct ochain){ .name = name }, s->oc, s->n_oc, sizeof(*s->oc), oc_cmp);
+}
+
 static int emit_rule(struct dsync *s, const char *chain, const struct rs_rule *r, size_t ruleno)
 {
 	struct xt_entry_buf buf;
@@ -575,8 +588,10 @@ static int emit_rule(struct dsync *s, const char *chain, const struct rs_rule *r
 	case RS_T_GOTO:
 		if (!r->t.u.chain)
 			return -EINVAL;
+		/* Looked up here, where the table's parts encode at once, not
+		 * in fix_jumps() on one thread: a third of the rules jump. */
 		return o_fixup(&s->o, verdict_at(&s->o, s->f, e), true, chain, ruleno,
-			       r->t.u.chain, NULL);
+			       r->t.u.chain, NULL, s->oc_named ? oc_find(s, r->t.u.chain) : NULL);
 	default:
 		return 0;
 	}
@@ -617,11 +632,6 @@ static int emit_return(struct dsync *s, size_t old_idx)
 	st->target.u.user.target_size = XT_ALIGN(sizeof(*st));
 	st->verdict = XT_RETURN;
 	return 0;
-}
-
-static int oc_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct ochain *)a)->name, ((const struct ochain *)b)->name);
 }
 
 /* The built-in chains, each ending in its policy. */
@@ -759,8 +769,7 @@ static int fix_jumps(struct dsync *s)
 			ok = fx->to->placed;
 			v = (int)fx->to->ofirst;
 		} else {
-			to = bsearch(&(struct ochain){ .name = fx->chain }, s->oc, s->n_oc,
-				     sizeof(*s->oc), oc_cmp);
+			to = fx->dst ? fx->dst : oc_find(s, fx->chain);
 			ok = to && (!fx->plan || to->pc || (to->k && to->k->pc));
 			v = to ? (int)to->first : 0;
 		}
@@ -987,6 +996,7 @@ static int build_table(struct dsync *s)
 		return r;
 	if (!s->oc_sorted)
 		qsort_safe(s->oc, s->n_oc, sizeof(*s->oc), oc_cmp);
+	s->oc_named = true;
 	drop_start(s);
 	r = emit_user_chains(s);
 	if (r < 0)
@@ -1121,6 +1131,7 @@ static void dsync_done(struct dsync *s)
 	free(s->o.fx);
 	s->n_bc = 0;
 	s->oc = NULL;
+	s->oc_named = false;
 	memset(&s->o, 0, sizeof(s->o));
 }
 
