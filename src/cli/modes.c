@@ -474,7 +474,11 @@ static int run_pipeline_mode(const struct svcnat_options *o, struct diag_list *d
 	}
 	switch (o->mode) {
 	case MODE_ONCE:
-		return run_once(o, p, d);
+		r = run_once(o, p, d);
+		/* The process exits next: its memory goes with it. */
+		pipeline_leave(p);
+		p = NULL;
+		return r;
 	case MODE_CLEANUP:
 		return run_cleanup(o, p, d);
 	case MODE_INIT_ONLY:

@@ -231,7 +231,13 @@ int pipeline_sync_run(struct pipeline *p, struct sync_report *rep, struct diag_l
 		p->warm = false;
 	}
 	r = backend_apply_families(p->backend, rs, rs2[PLAN_V6], &rep->apply, d);
-	if (!store) { /* else the stores' plans */
+	if (!store && p->c->sync_once) {
+		/* Kept for pipeline_free(), or for the exit (pipeline_leave()). */
+		ruleset_free(p->spent[PLAN_V4]);
+		ruleset_free(p->spent[PLAN_V6]);
+		p->spent[PLAN_V4] = rs;
+		p->spent[PLAN_V6] = rs2[PLAN_V6];
+	} else if (!store) { /* else the stores' plans */
 		ruleset_free(rs);
 		ruleset_free(rs2[PLAN_V6]);
 	}

@@ -81,6 +81,8 @@ void pipeline_free(struct pipeline *p)
 	if (p->warm)
 		warm_stop();
 	backend_free(p->backend);
+	for (size_t i = 0; i < PLAN_NFAMILIES; i++)
+		ruleset_free(p->spent[i]);
 	desired_free(&p->desired);
 	merge_snapshot_unref(p->resolved);
 	chain_hasher_free(p->hasher);
@@ -95,6 +97,21 @@ void pipeline_free(struct pipeline *p)
 	free(p->files);
 	node_done(&p->node);
 	free(p);
+}
+
+/* What pipeline_leave() left, still reachable. */
+static struct pipeline *volatile left; /* volatile: the store is kept */ /* volatile: the store is kept */
+
+void pipeline_leave(struct pipeline *p)
+{
+	if (!p)
+		return;
+	if (p->warm)
+		warm_stop();
+	p->warm = false;
+	backend_free(p->backend);
+	p->backend = NULL;
+	left = p;
 }
 
 int pipeline_read_source(struct pipeline *p, size_t i, struct diag_list *d)

@@ -36,6 +36,9 @@ struct pipeline {
 	bool synced;                   /* a sync succeeded: the stores plan from then on */
 	bool warm;                     /* sys/warm.h runs for the first sync */
 	bool store_pending;            /* that sync planned without the stores */
+	/* A one-shot's plans once written: freed by pipeline_free(), or left
+	 * to the process's exit by pipeline_leave(). */
+	struct ruleset *spent[PLAN_NFAMILIES];
 	double resolve_seconds;        /* of the last pipeline_resolve() that resolved */
 	size_t ports_resolved;         /* service ports it built anew */
 	size_t ports_planned[PLAN_NFAMILIES]; /* service ports the last plans planned anew */
