@@ -49,6 +49,7 @@
 #include "backend/xt/xtkept.h"
 #include "backend/xt/xtsnap.h"
 #include "backend/xt/xttable.h"
+#include "core/nameidx.h"
 #include "util.h"
 
 enum fate {
@@ -131,7 +132,8 @@ struct dsync {
 	struct ochain *oc; /* in name order if oc_sorted */
 	size_t n_oc, cap_oc;
 	bool oc_sorted;
-	bool oc_named; /* s->oc is in name order now: jumps find their target while encoding */
+	struct nameidx ocix; /* s->oc by name, once its order is final: jumps find their
+			      * targets while encoding (the parts share it, read only) */
 	struct otable o;
 	/* What the writer kept of this table (NULL: keep nothing), and what
 	 * it will keep of the new table once it is committed; the writer's
@@ -558,10 +560,17 @@ static int oc_cmp(const void *a, const void *b)
 	return strcmp(((const struct ochain *)a)->name, ((const struct ochain *)b)->name);
 }
 
-/* The chain named name, by its name; NULL: none. */
+/* The chain named name; NULL: none. */
 static const struct ochain *oc_find(const struct dsync *s, const char *name)
 {
-	return bsearch(&(struct ochain){ .name = name }, s->oc, s->n_oc, sizeof(*s->oc), oc_cmp);
+	size_t i = nameidx_find(&s->ocix, name);
+
+	return i == SIZE_MAX ? NULL : &s->oc[i];
+}
+
+static const char *oc_name_at(const void *ctx, size_t i)
+{
+	return ((const struct dsync *)ctx)->oc[i].name;
 }
 
 static int emit_rule(struct dsync *s, const char *chain, const struct rs_rule *r, size_t ruleno)
@@ -591,7 +600,7 @@ static int emit_rule(struct dsync *s, const char *chain, const struct rs_rule *r
 		/* Looked up here, where the table's parts encode at once, not
 		 * in fix_jumps() on one thread: a third of the rules jump. */
 		return o_fixup(&s->o, verdict_at(&s->o, s->f, e), true, chain, ruleno,
-			       r->t.u.chain, NULL, s->oc_named ? oc_find(s, r->t.u.chain) : NULL);
+			       r->t.u.chain, NULL, oc_find(s, r->t.u.chain));
 	default:
 		return 0;
 	}
@@ -996,7 +1005,9 @@ static int build_table(struct dsync *s)
 		return r;
 	if (!s->oc_sorted)
 		qsort_safe(s->oc, s->n_oc, sizeof(*s->oc), oc_cmp);
-	s->oc_named = true;
+	r = nameidx_build(&s->ocix, s->n_oc, oc_name_at, s);
+	if (r < 0)
+		return r;
 	drop_start(s);
 	r = emit_user_chains(s);
 	if (r < 0)
@@ -1131,7 +1142,7 @@ static void dsync_done(struct dsync *s)
 	free(s->o.fx);
 	s->n_bc = 0;
 	s->oc = NULL;
-	s->oc_named = false;
+	nameidx_done(&s->ocix);
 	memset(&s->o, 0, sizeof(s->o));
 }
 
@@ -1286,6 +1297,7 @@ static int prepare_table(struct dsync *s, bool *ret_changed)
 	if (r >= 0 && s->kp)
 		r = keep_built(s);
 	/* The chains are in the new table and their records made. */
+	nameidx_done(&s->ocix);
 	free(s->oc);
 	s->oc = NULL;
 	s->n_oc = s->cap_oc = 0;
