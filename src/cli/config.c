@@ -23,10 +23,11 @@ int config_check_modes(const struct svcnat_options *o)
 		_cleanup_(diag_list_done) struct diag_list d;
 		struct stat st;
 
+		/* Before the first continue: the cleanup runs on every way out. */
+		diag_list_init(&d);
 		if (strcmp(o->configs[i], "-") == 0 || stat(o->configs[i], &st) < 0 ||
 		    !S_ISREG(st.st_mode))
 			continue;
-		diag_list_init(&d);
 		if (cfgfile_check_mode(o->configs[i], &st, FILE_MODE_REFUSE, NULL, &d) == 0)
 			continue;
 		/* The one wording of this refusal is cfgfile's. */
