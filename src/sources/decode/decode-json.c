@@ -79,14 +79,47 @@ size_t dec_path_push(struct dctx *c, const char *fmt, ...)
 	return old;
 }
 
+/* n bytes of a at the path's end, cut where the path is full (as
+ * dec_path_push() cuts): a decode pushes a key or an index for each
+ * field it enters, a million at 10,000 x 10, so these two do without
+ * vsnprintf(). */
+static void path_append(struct dctx *c, const char *a, size_t n)
+{
+	size_t room = sizeof(c->path) - 1 - c->plen;
+
+	if (n > room)
+		n = room;
+	memcpy(c->path + c->plen, a, n);
+	c->plen += n;
+	c->path[c->plen] = '\0';
+}
+
 size_t dec_path_key(struct dctx *c, const char *key)
 {
-	return dec_path_push(c, c->plen ? ".%s" : "%s", key);
+	size_t old = c->plen;
+
+	if (c->plen >= sizeof(c->path) - 1)
+		return old;
+	if (c->plen)
+		path_append(c, ".", 1);
+	path_append(c, key, strlen(key));
+	return old;
 }
 
 size_t dec_path_idx(struct dctx *c, size_t i)
 {
-	return dec_path_push(c, "[%zu]", i);
+	char b[24]; /* "[" 20 digits "]" */
+	size_t at = sizeof(b), old = c->plen;
+
+	if (c->plen >= sizeof(c->path) - 1)
+		return old;
+	b[--at] = ']';
+	do
+		b[--at] = (char)('0' + i % 10);
+	while ((i /= 10) != 0);
+	b[--at] = '[';
+	path_append(c, b + at, sizeof(b) - at);
+	return old;
 }
 
 void dec_path_pop(struct dctx *c, size_t old)
