@@ -90,8 +90,10 @@ struct fixup {
 	bool plan;       /* a planned rule's jump: its target must be planned too */
 	const char *from;
 	const char *chain;
-	struct xtt_chain *to; /* a copied entry's: the kernel's chain (no name lookup) */
-	const struct ochain *dst; /* a planned rule's target, found while encoding; NULL: by name */
+	union {
+		struct xtt_chain *to;     /* !plan, a copied entry's: the kernel's chain */
+		const struct ochain *dst; /* plan: the target, found while encoding; NULL: by name */
+	} u;
 };
 
 /* The new table being built. */
@@ -459,7 +461,11 @@ static int o_fixup(struct otable *o, uint32_t at, bool plan, const char *from, s
 	if (GROW(o->fx, o->cap_fx, o->n_fx + 1) < 0)
 		return -ENOMEM;
 	o->fx[o->n_fx++] = (struct fixup){ .at = at, .ruleno = (uint32_t)ruleno, .plan = plan,
-					   .from = from, .chain = chain, .to = to, .dst = dst };
+					   .from = from, .chain = chain };
+	if (plan)
+		o->fx[o->n_fx - 1].u.dst = dst;
+	else
+		o->fx[o->n_fx - 1].u.to = to;
 	return 0;
 }
 
@@ -774,18 +780,18 @@ static int fix_jumps(struct dsync *s)
 
 		/* Planned rules jump only to planned chains (as the libiptc
 		 * backend checks up front); kept foreign rules to kept chains. */
-		if (fx->to) {
-			ok = fx->to->placed;
-			v = (int)fx->to->ofirst;
+		if (!fx->plan && fx->u.to) {
+			ok = fx->u.to->placed;
+			v = (int)fx->u.to->ofirst;
 		} else {
-			to = fx->dst ? fx->dst : oc_find(s, fx->chain);
+			to = fx->plan && fx->u.dst ? fx->u.dst : oc_find(s, fx->chain);
 			ok = to && (!fx->plan || to->pc || (to->k && to->k->pc));
 			v = to ? (int)to->first : 0;
 		}
 		if (!ok) {
 			diag_add(s->d, DIAG_ERROR, "plan", s->tname, fx->from,
 				 "rule %u jumps to '%s', which is not a planned chain",
-				 fx->ruleno + 1, fx->to ? fx->to->name : fx->chain);
+				 fx->ruleno + 1, !fx->plan && fx->u.to ? fx->u.to->name : fx->chain);
 			return -EINVAL;
 		}
 		memcpy(s->o.buf + sizeof(struct ipt_replace) + s->o.fx[i].at, &v, sizeof(v));
