@@ -69,6 +69,8 @@ int pipeline_new(const struct pipeline_config *c, struct pipeline **ret, struct 
 			pipeline_free(p);
 			return r;
 		}
+		if (c->sync_once)
+			filesrc_read_once(p->files[i]);
 	}
 	*ret = p;
 	return 0;

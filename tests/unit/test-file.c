@@ -576,6 +576,45 @@ static void test_file_deltas(void **state)
 	diag_list_done(&dl);
 }
 
+/* A kubectl List read twice: the second read takes its unchanged items as
+ * they were, unless the source is read once (then nothing is kept). */
+static void test_list_read_once(void **state)
+{
+	static const char list[] =
+		"{\"kind\":\"List\",\"apiVersion\":\"v1\",\"items\":["
+		"{\"kind\":\"Service\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"a\","
+		"\"namespace\":\"n\"},\"spec\":{\"clusterIP\":\"198.19.0.1\",\"ports\":"
+		"[{\"port\":80,\"protocol\":\"TCP\"}]}},"
+		"{\"kind\":\"Service\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"b\","
+		"\"namespace\":\"n\"},\"spec\":{\"clusterIP\":\"198.19.0.2\",\"ports\":"
+		"[{\"port\":81,\"protocol\":\"TCP\"}]}}]}";
+	struct diag_list dl;
+	char p[128];
+
+	(void)state;
+	diag_list_init(&dl);
+	put("l.json", list, 0644);
+	age();
+	snprintf(p, sizeof(p), "%s/l.json", dir);
+	for (int once = 0; once < 2; once++) {
+		struct file_source *s;
+
+		assert_int_equal(file_source_new(p, FILE_MODE_REFUSE, &s), 0);
+		if (once)
+			file_source_read_once(s);
+		assert_int_equal(reload(s, &dl), 0);
+		assert_string_equal(names(s), "a b");
+		file_source_reread_all(s);
+		assert_int_equal(reload(s, &dl), 0);
+		assert_int_equal(file_source_stats(s)->files_read, 1);
+		assert_int_equal(file_source_stats(s)->objects_reused, once ? 0 : 2);
+		assert_string_equal(names(s), "a b");
+		file_source_free(s);
+	}
+	assert_int_equal(dl.n, 0);
+	diag_list_done(&dl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -589,6 +628,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dir_racy_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dir_duplicate_deltas, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_deltas, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_read_once, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

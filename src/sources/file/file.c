@@ -158,6 +158,7 @@ struct file_source {
 	bool handed;               /* the index's state was handed over (accept) */
 	bool reread_all;           /* the next reload reads every file */
 	bool complete;
+	bool once;                 /* file_source_read_once(): no item caches */
 	int first_error;           /* of the last reload's rejected files */
 	struct file_source_stats stats;
 };
@@ -589,7 +590,7 @@ static int read_single(struct file_source *s, int fd, const struct stat *st, con
 	}
 	/* Its items are kept from one read to the next: an unchanged one is
 	 * not decoded again.  Without the memory for it, decoded all. */
-	if (!e->cache)
+	if (!e->cache && !s->once)
 		(void)decode_cache_new(&e->cache);
 	r = read_fd(fd, st, name, DECODE_MAX_FILE_SIZE, e->cache, &tmp, diags, &used);
 	if (r < 0) {
@@ -733,6 +734,11 @@ void file_source_forget_handed(struct file_source *s)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct file_source *, file_source_free)
 
+void file_source_read_once(struct file_source *s)
+{
+	s->once = true;
+}
+
 int file_source_read(const char *path, struct decoded *out, struct diag_list *diags)
 {
 	_cleanup_(file_source_freep) struct file_source *s = NULL;
@@ -742,6 +748,7 @@ int file_source_read(const char *path, struct decoded *out, struct diag_list *di
 	r = file_source_new(path, FILE_MODE_IGNORE, &s);
 	if (r < 0)
 		return r;
+	file_source_read_once(s);
 	r = file_source_reload(s, diags);
 	if (r > 0)
 		r = s->first_error;

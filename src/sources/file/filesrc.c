@@ -48,6 +48,11 @@ void filesrc_free(struct filesrc *f)
 	free(f);
 }
 
+void filesrc_read_once(struct filesrc *f)
+{
+	file_source_read_once(f->fs);
+}
+
 int filesrc_load(struct filesrc *f, bool all, struct diag_list *d)
 {
 	if (all)

@@ -27,6 +27,9 @@ int filesrc_new(struct merge *m, const char *path, enum file_mode_check mode,
 		struct diag_list *d, struct filesrc **ret);
 void filesrc_free(struct filesrc *f);
 
+/* f is read once: see file_source_read_once(). */
+void filesrc_read_once(struct filesrc *f);
+
 /*
  * Read the path (file_source_reload(): its returns).  Touches nothing but
  * f's file source, so it may run on another thread while nobody else uses f.
