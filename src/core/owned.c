@@ -161,29 +161,77 @@ int owned_jumps_match(size_t nl, size_t np, bool (*same)(void *ctx, size_t i, si
 	return change;
 }
 
-int owned_check_targets(const struct ruleset *rs, enum rs_table t, struct diag_list *d)
+/* Below this many chains the targets are checked in one part. */
+#define CHECK_PART_MIN_CHAINS 4096
+#define CHECK_MAX_PARTS 16
+
+struct tcheck {
+	const struct ruleset *rs;
+	enum rs_table t;
+	size_t per; /* chains per part */
+	struct {
+		size_t chain, rule; /* the part's first bad jump; chain SIZE_MAX: none */
+	} bad[CHECK_MAX_PARTS];
+};
+
+static void check_part(void *arg, unsigned i)
 {
-	const struct rs_chains *cs = &rs->t[t];
+	struct tcheck *k = arg;
+	const struct rs_chains *cs = &k->rs->t[k->t];
+	size_t from = k->per * i, to = from + k->per < cs->n ? from + k->per : cs->n;
 
-	for (size_t i = 0; i < cs->n; i++) {
-		const struct rs_chain *c = cs->chains[i];
+	k->bad[i].chain = SIZE_MAX;
+	for (size_t c = from; c < to; c++) {
+		const struct rs_chain *ch = cs->chains[c];
 
-		for (size_t j = 0; j < c->n_rules; j++) {
-			const struct rs_target *tg = &c->rules[j].t;
+		for (size_t j = 0; j < ch->n_rules; j++) {
+			const struct rs_target *tg = &ch->rules[j].t;
 			const struct rs_chain *dst;
 
 			if (tg->kind != RS_T_JUMP && tg->kind != RS_T_GOTO)
 				continue;
-			dst = tg->u.chain ? ruleset_find_chain(rs, t, tg->u.chain) : NULL;
+			dst = tg->u.chain ? ruleset_find_chain(k->rs, k->t, tg->u.chain) : NULL;
 			if (!dst || dst->builtin) {
-				diag_add(d, DIAG_ERROR, "plan", rs_table_name(t), c->name,
-					 "rule %zu jumps to '%s', which is not a planned chain", j + 1,
-					 tg->u.chain ? tg->u.chain : "");
-				return -EINVAL;
+				k->bad[i].chain = c;
+				k->bad[i].rule = j;
+				return;
 			}
 		}
 	}
+}
+
+int owned_check_targets_par(const struct ruleset *rs, enum rs_table t, par_runner par,
+			    unsigned parts, struct diag_list *d)
+{
+	const struct rs_chains *cs = &rs->t[t];
+	struct tcheck k = { .rs = rs, .t = t };
+
+	if (parts > CHECK_MAX_PARTS)
+		parts = CHECK_MAX_PARTS;
+	if (!par || parts < 2 || cs->n < CHECK_PART_MIN_CHAINS)
+		parts = 1;
+	k.per = (cs->n + parts - 1) / parts;
+	par_call(par, parts, check_part, &k);
+	/* The first bad jump in chain order, as one part finds it. */
+	for (unsigned i = 0; i < parts; i++) {
+		const struct rs_chain *c;
+		const char *to;
+
+		if (k.bad[i].chain == SIZE_MAX)
+			continue;
+		c = cs->chains[k.bad[i].chain];
+		to = c->rules[k.bad[i].rule].t.u.chain;
+		diag_add(d, DIAG_ERROR, "plan", rs_table_name(t), c->name,
+			 "rule %zu jumps to '%s', which is not a planned chain", k.bad[i].rule + 1,
+			 to ? to : "");
+		return -EINVAL;
+	}
 	return 0;
+}
+
+int owned_check_targets(const struct ruleset *rs, enum rs_table t, struct diag_list *d)
+{
+	return owned_check_targets_par(rs, t, NULL, 1, d);
 }
 
 int owned_rule_copy_strings(struct ruleset *rs, struct rs_rule *r)

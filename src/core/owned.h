@@ -23,6 +23,7 @@
 
 #include "core/diag.h"
 #include "core/ruleset.h"
+#include "util.h"
 
 /* rs_target.kind of a live rule the model cannot represent (a writer's
  * read puts its description in m[0].u.comment). */
@@ -79,6 +80,10 @@ int owned_jumps_match(size_t nl, size_t np, bool (*same)(void *ctx, size_t i, si
 /* Every jump in table t of the plan names a planned user chain; -EINVAL
  * with a diag naming the chain and rule otherwise. */
 int owned_check_targets(const struct ruleset *rs, enum rs_table t, struct diag_list *d);
+/* The same checked in up to parts parts at once by par (the chains split
+ * in ranges; the diag is the first bad jump's in chain order, as above). */
+int owned_check_targets_par(const struct ruleset *rs, enum rs_table t, par_runner par,
+			    unsigned parts, struct diag_list *d);
 
 /* Copy the strings a decoded rule points to into rs's arena; -ENOMEM. */
 int owned_rule_copy_strings(struct ruleset *rs, struct rs_rule *r);
