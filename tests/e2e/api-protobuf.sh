@@ -41,11 +41,13 @@ owned_rules() {
 		grep -E '^(:KUBE-|-A KUBE-|-A [A-Z]+ .*-j KUBE-)' | sed 's/ \[[0-9]*:[0-9]*\]$//' | sort
 }
 
-# has_rules: the rules of every service applied so far (by their cluster IPs)
+# has_rules IP...: the rules of every service applied so far, endpoints included: each
+# cluster IP jumps to its service chain (a service whose slice has not come yet has a
+# REJECT rule to its cluster IP instead, and the rules compared later would differ)
 has_rules() {
 	local r ip
 	r=$(owned_rules)
-	for ip in "$@"; do grep -q -- "-d $ip/32" <<<"$r" || return 1; done
+	for ip in "$@"; do grep -q -- "-d $ip/32 .*-j KUBE-SVC-" <<<"$r" || return 1; done
 }
 
 lacks_rules() {
