@@ -102,7 +102,7 @@ void pipeline_free(struct pipeline *p)
 }
 
 /* What pipeline_leave() left, still reachable. */
-static struct pipeline *volatile left; /* volatile: the store is kept */ /* volatile: the store is kept */
+static struct pipeline *volatile left; /* volatile: the store is kept */
 
 void pipeline_leave(struct pipeline *p)
 {

@@ -38,7 +38,8 @@ void file_source_free(struct file_source *s);
 /*
  * s is read once (a one-shot run): no item is kept for a later reload to
  * take unchanged (the keeping digests each item's text and holds its
- * objects: a tenth of a 10,000-service decode, and nothing reads it).
+ * objects: a fifth of the samples of a 10,000-service decode, and nothing
+ * reads it).
  */
 void file_source_read_once(struct file_source *s);
 
