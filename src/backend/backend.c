@@ -396,8 +396,8 @@ static int drive(struct backend *b, const struct plans *ps, struct apply_result 
 	for (size_t i = 0; i < N_TABLES; i++) {
 		if (!table_on(ps, i))
 			continue;
-		r = owned_check_targets_par(ps->plan[ps->tables[i].family], ps->tables[i].table,
-					    b->o.par, b->o.threads, d);
+		r = owned_check_targets(ps->plan[ps->tables[i].family], ps->tables[i].table,
+					b->o.par, b->o.threads, d);
 		if (r < 0)
 			return refused(ops, after, res, d, r);
 	}

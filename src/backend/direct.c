@@ -89,7 +89,7 @@ struct fixup {
 	uint32_t ruleno; /* for errors: the rule's number in from */
 	bool plan;       /* a planned rule's jump: its target must be planned too */
 	const char *from;
-	const char *chain;
+	const char *chain; /* the target's name (a copied entry's: to->name) */
 	union {
 		struct xtt_chain *to;     /* !plan, a copied entry's: the kernel's chain */
 		const struct ochain *dst; /* plan: the target, found while encoding; NULL: by name */
@@ -780,18 +780,18 @@ static int fix_jumps(struct dsync *s)
 
 		/* Planned rules jump only to planned chains (as the libiptc
 		 * backend checks up front); kept foreign rules to kept chains. */
-		if (!fx->plan && fx->u.to) {
+		if (!fx->plan) {
 			ok = fx->u.to->placed;
 			v = (int)fx->u.to->ofirst;
 		} else {
-			to = fx->plan && fx->u.dst ? fx->u.dst : oc_find(s, fx->chain);
+			to = fx->u.dst ? fx->u.dst : oc_find(s, fx->chain);
 			ok = to && (!fx->plan || to->pc || (to->k && to->k->pc));
 			v = to ? (int)to->first : 0;
 		}
 		if (!ok) {
 			diag_add(s->d, DIAG_ERROR, "plan", s->tname, fx->from,
 				 "rule %u jumps to '%s', which is not a planned chain",
-				 fx->ruleno + 1, !fx->plan && fx->u.to ? fx->u.to->name : fx->chain);
+				 fx->ruleno + 1, fx->chain);
 			return -EINVAL;
 		}
 		memcpy(s->o.buf + sizeof(struct ipt_replace) + s->o.fx[i].at, &v, sizeof(v));

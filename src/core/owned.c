@@ -200,8 +200,8 @@ static void check_part(void *arg, unsigned i)
 	}
 }
 
-int owned_check_targets_par(const struct ruleset *rs, enum rs_table t, par_runner par,
-			    unsigned parts, struct diag_list *d)
+int owned_check_targets(const struct ruleset *rs, enum rs_table t, par_runner par,
+			unsigned parts, struct diag_list *d)
 {
 	const struct rs_chains *cs = &rs->t[t];
 	struct tcheck k = { .rs = rs, .t = t };
@@ -227,11 +227,6 @@ int owned_check_targets_par(const struct ruleset *rs, enum rs_table t, par_runne
 		return -EINVAL;
 	}
 	return 0;
-}
-
-int owned_check_targets(const struct ruleset *rs, enum rs_table t, struct diag_list *d)
-{
-	return owned_check_targets_par(rs, t, NULL, 1, d);
 }
 
 int owned_rule_copy_strings(struct ruleset *rs, struct rs_rule *r)

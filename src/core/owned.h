@@ -77,13 +77,14 @@ bool owned_rule_same(const struct rs_rule *a, const struct rs_rule *b);
 int owned_jumps_match(size_t nl, size_t np, bool (*same)(void *ctx, size_t i, size_t j),
 		      void *ctx, long *match, long *kept);
 
-/* Every jump in table t of the plan names a planned user chain; -EINVAL
- * with a diag naming the chain and rule otherwise. */
-int owned_check_targets(const struct ruleset *rs, enum rs_table t, struct diag_list *d);
-/* The same checked in up to parts parts at once by par (the chains split
- * in ranges; the diag is the first bad jump's in chain order, as above). */
-int owned_check_targets_par(const struct ruleset *rs, enum rs_table t, par_runner par,
-			    unsigned parts, struct diag_list *d);
+/*
+ * Every jump in table t of the plan names a planned user chain; -EINVAL
+ * with a diag naming the chain and rule otherwise (the first bad jump in
+ * chain order).  Checked in up to parts parts at once by par (the chains
+ * split in ranges); par NULL or parts 1: on the calling thread.
+ */
+int owned_check_targets(const struct ruleset *rs, enum rs_table t, par_runner par,
+			unsigned parts, struct diag_list *d);
 
 /* Copy the strings a decoded rule points to into rs's arena; -ENOMEM. */
 int owned_rule_copy_strings(struct ruleset *rs, struct rs_rule *r);

@@ -76,13 +76,22 @@ int pipeline_new(const struct pipeline_config *c, struct pipeline **ret, struct 
 	return 0;
 }
 
+/* What must be done before the process exits: warm stopped, the writer
+ * freed (the nft writer writes its kept state then). */
+static void pipeline_finish(struct pipeline *p)
+{
+	if (p->warm)
+		warm_stop();
+	p->warm = false;
+	backend_free(p->backend);
+	p->backend = NULL;
+}
+
 void pipeline_free(struct pipeline *p)
 {
 	if (!p)
 		return;
-	if (p->warm)
-		warm_stop();
-	backend_free(p->backend);
+	pipeline_finish(p);
 	for (size_t i = 0; i < PLAN_NFAMILIES; i++)
 		ruleset_free(p->spent[i]);
 	desired_free(&p->desired);
@@ -108,11 +117,7 @@ void pipeline_leave(struct pipeline *p)
 {
 	if (!p)
 		return;
-	if (p->warm)
-		warm_stop();
-	p->warm = false;
-	backend_free(p->backend);
-	p->backend = NULL;
+	pipeline_finish(p);
 	left = p;
 }
 
