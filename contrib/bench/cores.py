@@ -30,6 +30,11 @@ same run, just before the N-thread run with it.
 The 1-minute load average is printed with each figure: on a shared machine,
 compare the two thread counts of the same run, and CPU time more than wall.
 
+It ends with the floor: the first touch of new memory timed on one thread
+and on N at once (contrib/bench/touch), then per row the kernel's part plus
+the first touch of the table svcnat hands the kernel and, for the direct
+writer, of its peak RSS, in CPU time and in wall time on the row's threads.
+
     sudo python3 contrib/bench/cores.py --builddir BUILD [--sizes 10000x10]
         [--backends direct,nft] [--reps 3] [--threads N] [--nft-restore-size 2000x10]
         [--no-warm-too] [--pause S]
@@ -61,6 +66,7 @@ class Bench:
         self.svcnat = os.path.join(b, "svcnat")
         self.runin = os.path.join(b, "contrib/bench/runin")
         self.floor = os.path.join(b, "contrib/bench/floor")
+        self.touch = os.path.join(b, "contrib/bench/touch")
         self.ns_seq = 0
         for p in (self.svcnat, self.runin):
             if not os.access(p, os.X_OK):
@@ -172,7 +178,9 @@ class Bench:
 def first_touch(mb):
     """CPU seconds to write one byte per 4 KiB page of mb MiB of new
     anonymous memory (huge pages where the kernel gives them), as svcnat's
-    buffers are; then the same again at once, in pages just freed."""
+    buffers are; then the same again at once, in pages just freed.  The
+    fallback of contrib/bench/touch (one thread only: Python's threads hold
+    one lock while they touch)."""
     out = []
     for _ in range(2):
         n = mb << 20
@@ -185,6 +193,34 @@ def first_touch(mb):
         out.append(time.thread_time() - c)
         m.close()
     return out
+
+
+def touch_rates(b, mb, threads, pause):
+    """{threads: MiB/s of wall time} for the first touch of mb MiB of new
+    memory, on 1 thread and on `threads` at once (contrib/bench/touch), and
+    the 1-thread rate of pages freed and taken again at once; each after
+    `pause` seconds, as the svcnat runs (cold memory)."""
+    rates, again = {}, None
+    if os.access(b.touch, os.X_OK):
+        for t in sorted({1, threads}):
+            time.sleep(pause)
+            r = json.loads(subprocess.run([b.touch, str(mb), str(t)], check=True,
+                                          capture_output=True, text=True).stdout)
+            rates[t] = r["fresh_mib_per_s"]
+            if t == 1:
+                again = r["again_mib_per_s"]
+            print("first touch of %d MiB of new memory on %d thread%s at once: %.3f s wall, "
+                  "%.3f s CPU (%.0f MiB/s); of the same pages freed and taken again at once: "
+                  "%.3f s (%.0f MiB/s)" % (mb, t, "" if t == 1 else "s", r["fresh_wall"],
+                                           r["fresh_cpu"], r["fresh_mib_per_s"],
+                                           r["again_wall"], r["again_mib_per_s"]))
+    else:
+        fresh, a2 = first_touch(mb)
+        rates[1], again = mb / fresh, mb / a2
+        print("first touch of %d MiB of new memory: %.3f s CPU (%.0f MiB/s); of the same "
+              "pages freed and taken again at once: %.3f s (%.0f MiB/s) (no %s: one thread "
+              "only)" % (mb, fresh, rates[1], a2, again, b.touch))
+    return rates, again
 
 
 def med(rs, key):
@@ -204,6 +240,35 @@ def enc(w, c):
 def size(s):
     n, m = s.split("x")
     return int(n), int(m)
+
+
+def wall_floors(rates, walls):
+    """The floor in wall time: the kernel's part, after the first touch of
+    what svcnat must have written before it (the table it hands the kernel;
+    every page resident at its peak), spread over the row's threads at the
+    touch rate measured for that many threads at once."""
+    print()
+    print("The floor in wall time: the kernel's part (its wall time), plus the first touch, "
+          "on the row's threads at once, of the table svcnat hands it (no writer avoids it) "
+          "and, for the direct writer, of svcnat's peak RSS (every page of it was written "
+          "before the replace began; nothing is written after it but counters):")
+    print()
+    print("| size | writer | threads | svcnat wall / kernel's part | kernel's part | table: "
+          "MiB, floor, / kernel's part | peak RSS: MiB, floor, / kernel's part |")
+    print("|---|---|---|---|---|---|---|")
+    for s, be, label, t, w, k, nb, rss in walls:
+        r = rates.get(t) or rates.get(1)
+        if not (k and r):
+            continue
+        cells = []
+        # The nf_tables writer allocates after the commit too (its kept
+        # state): its peak is no floor of what comes before.
+        for mib in (nb / 2**20 if nb else None,
+                    rss / 1024 if rss and be == "direct" else None):
+            cells.append("%.0f, %.3f s, %.2fx" % (mib, k + mib / r, (k + mib / r) / k)
+                         if mib else "-")
+        print("| %s | %s | %s | %s | %s | %s | %s |" % (
+            s, be, label, "%.2fx" % (w / k) if w else "-", fmt(k), cells[0], cells[1]))
 
 
 def main():
@@ -239,14 +304,11 @@ def main():
 def measure(a, b):
     out = []
     print("load average at the start: %.2f %.2f %.2f" % os.getloadavg())
-    rate = None
+    rate, rates = None, {}
     if a.touch_mb:
-        fresh, again = first_touch(a.touch_mb)
-        rate = a.touch_mb / fresh
-        print("first touch of %d MiB of new memory: %.3f s CPU (%.0f MiB/s); of the same "
-              "pages freed and taken again at once: %.3f s (%.0f MiB/s)" % (
-                  a.touch_mb, fresh, rate, again, a.touch_mb / again))
-    floors = []
+        rates, _ = touch_rates(b, a.touch_mb, a.threads, a.pause)
+        rate = rates[1]
+    floors, walls = [], []
     print("| size | writer | threads | wall | CPU (user+sys) | peak RSS | plan | encode (its CPU) "
           "| kernel's part (floor) | its CPU | wall / floor | CPU / its CPU | load |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -280,6 +342,7 @@ def measure(a, b):
                           "%.2fx" % (w / k) if k else "-", "%.2fx" % (c / kc) if kc else "-",
                           min(r["load"] for r in rs), max(r["load"] for r in rs)))
                 floors.append((s, be, label, c, kc, med(rs, "bytes"), med(rs, "maxrss_kb")))
+                walls.append((s, be, label, t, w, k, med(rs, "bytes"), med(rs, "maxrss_kb")))
                 if be == "direct" and a.raw_floor:
                     print("| %s | floor --raw (nat read + replaced with itself) | %s | %s | %s "
                           "| - | - | - | - | - | - | - | - |" % (
@@ -310,10 +373,14 @@ def measure(a, b):
                 "%.0f, %.3f s" % (tb, tb / rate) if tb else "-",
                 "%.0f, %.3f s" % (rm, rm / rate) if rm else "-",
                 fmt(kc + tb / rate) if kc and tb else "-"))
+    if rates:
+        wall_floors(rates, walls)
     print("load average at the end: %.2f %.2f %.2f" % os.getloadavg())
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"touch_mib_per_s": rate, "rows": out}, f, indent=1)
+            json.dump({"touch_mib_per_s": rate,
+                       "touch_mib_per_s_threads": {str(t): v for t, v in rates.items()},
+                       "rows": out}, f, indent=1)
 
 
 if __name__ == "__main__":
