@@ -169,8 +169,17 @@ class Bench:
     def restore(self, cfg, backend):
         ns = self.netns()
         tool = "iptables-legacy-restore" if backend == "direct" else "iptables-nft-restore"
+        txt = self.dry_run(cfg)
         try:
-            return self.run([tool, "-w"], ns, stdin=self.dry_run(cfg))
+            # The nfacct counters the rules count in, made first as
+            # kube-proxy makes them at its start: the kernel refuses a rule
+            # naming a counter that does not exist.
+            with open(txt) as f:
+                names = sorted(set(re.findall(r"--nfacct-name\s+(\S+)", f.read())))
+            for name in names:
+                subprocess.run(["ip", "netns", "exec", ns, "nfacct", "add", name], check=True,
+                               stdout=subprocess.DEVNULL)
+            return self.run([tool, "-w"], ns, stdin=txt)
         finally:
             subprocess.run(["ip", "netns", "del", ns], check=False)
 
