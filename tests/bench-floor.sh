@@ -5,7 +5,8 @@
 # wall time): touch's JSON and its refusals, and the floor's arithmetic on
 # made-up rows (the kernel's part plus the first touch of the table, and of
 # the peak RSS for the direct writer only, at the rate of the row's
-# threads).  No kernel, no namespace: touch only maps memory of its own.
+# threads), and the nfacct counters cores.py makes before a restore tool
+# runs.  No kernel, no namespace: touch only maps memory of its own.
 set -eu
 
 top_srcdir=${top_srcdir:-.}
@@ -50,6 +51,15 @@ cores.wall_floors({1: 400.0, 2: 800.0}, [
 ])
 PY
 cat "$T/floors.txt"
+# The counters cores.py makes before a restore tool runs svcnat's dry-run
+# text (here the golden text of a run with kube-proxy's two counters).
+PYTHONPATH=$top_srcdir/contrib/bench python3 - "$top_srcdir/tests/data/golden/cluster@nfacct.rules" \
+	<<'PY' || fail "nfacct_names"
+import sys, cores
+names = cores.nfacct_names(open(sys.argv[1]).read())
+assert names == ["ct_state_invalid_dropped_pkts", "localhost_nps_accepted_pkts"], names
+assert cores.nfacct_names("-A X -j DROP\n") == []
+PY
 # 0.8 + 122/400 = 1.105 (1.38x); 0.8 + 300/400 = 1.550 (1.94x)
 grep -q '| 10000x10 | direct | 1 | 2.50x | 0.800 s | 122, 1.105 s, 1.38x | 300, 1.550 s, 1.94x |' \
 	"$T/floors.txt" || fail "direct, 1 thread"

@@ -175,13 +175,18 @@ class Bench:
             # kube-proxy makes them at its start: the kernel refuses a rule
             # naming a counter that does not exist.
             with open(txt) as f:
-                names = sorted(set(re.findall(r"--nfacct-name\s+(\S+)", f.read())))
+                names = nfacct_names(f.read())
             for name in names:
                 subprocess.run(["ip", "netns", "exec", ns, "nfacct", "add", name], check=True,
                                stdout=subprocess.DEVNULL)
             return self.run([tool, "-w"], ns, stdin=txt)
         finally:
             subprocess.run(["ip", "netns", "del", ns], check=False)
+
+
+def nfacct_names(text):
+    """The nfacct counters that restore text's rules count in, sorted."""
+    return sorted(set(re.findall(r"--nfacct-name\s+(\S+)", text)))
 
 
 def first_touch(mb):
