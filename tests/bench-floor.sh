@@ -50,7 +50,15 @@ cores.wall_floors({1: 400.0, 2: 800.0}, [
     ("10000x10", "nft", "2", 2, 7.0, 6.0, 240 << 20, 330 << 10),
 ])
 PY
+# Without a rate measured on 2 threads: the 1-thread rate twice (the fastest).
+PYTHONPATH=$top_srcdir/contrib/bench python3 - >> "$T/floors.txt" <<'PY' || fail "wall_floors"
+import cores
+cores.wall_floors({1: 400.0}, [("1000x10", "direct", "2", 2, 1.0, 0.5, 40 << 20, 80 << 10)])
+PY
 cat "$T/floors.txt"
+# 0.5 + 40/800 = 0.55 (1.10x); 0.5 + 80/800 = 0.6 (1.20x)
+grep -q '| 1000x10 | direct | 2 | 2.00x | 0.500 s | 40, 0.550 s, 1.10x | 80, 0.600 s, 1.20x |' \
+	"$T/floors.txt" || fail "direct, 2 threads, no 2-thread rate"
 # The counters cores.py makes before a restore tool runs svcnat's dry-run
 # text (here the golden text of a run with kube-proxy's two counters).
 PYTHONPATH=$top_srcdir/contrib/bench python3 - "$top_srcdir/tests/data/golden/cluster@nfacct.rules" \

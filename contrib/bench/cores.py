@@ -211,30 +211,28 @@ def first_touch(mb):
 
 def touch_rates(b, mb, threads, pause):
     """{threads: MiB/s of wall time} for the first touch of mb MiB of new
-    memory, on 1 thread and on `threads` at once (contrib/bench/touch), and
-    the 1-thread rate of pages freed and taken again at once; each after
-    `pause` seconds, as the svcnat runs (cold memory)."""
-    rates, again = {}, None
+    memory, on 1 thread and on `threads` at once (contrib/bench/touch),
+    each after `pause` seconds, as the svcnat runs (cold memory); printed
+    with the rate of the same pages freed and taken again at once."""
+    rates = {}
     if os.access(b.touch, os.X_OK):
         for t in sorted({1, threads}):
             time.sleep(pause)
             r = json.loads(subprocess.run([b.touch, str(mb), str(t)], check=True,
                                           capture_output=True, text=True).stdout)
             rates[t] = r["fresh_mib_per_s"]
-            if t == 1:
-                again = r["again_mib_per_s"]
             print("first touch of %d MiB of new memory on %d thread%s at once: %.3f s wall, "
                   "%.3f s CPU (%.0f MiB/s); of the same pages freed and taken again at once: "
                   "%.3f s (%.0f MiB/s)" % (mb, t, "" if t == 1 else "s", r["fresh_wall"],
                                            r["fresh_cpu"], r["fresh_mib_per_s"],
                                            r["again_wall"], r["again_mib_per_s"]))
     else:
-        fresh, a2 = first_touch(mb)
-        rates[1], again = mb / fresh, mb / a2
+        fresh, again = first_touch(mb)
+        rates[1] = mb / fresh
         print("first touch of %d MiB of new memory: %.3f s CPU (%.0f MiB/s); of the same "
               "pages freed and taken again at once: %.3f s (%.0f MiB/s) (no %s: one thread "
-              "only)" % (mb, fresh, rates[1], a2, again, b.touch))
-    return rates, again
+              "only)" % (mb, fresh, rates[1], again, mb / again, b.touch))
+    return rates
 
 
 def med(rs, key):
@@ -260,7 +258,9 @@ def wall_floors(rates, walls):
     """The floor in wall time: the kernel's part, after the first touch of
     what svcnat must have written before it (the table it hands the kernel;
     every page resident at its peak), spread over the row's threads at the
-    touch rate measured for that many threads at once."""
+    touch rate measured for that many threads at once.  Where that rate was
+    not measured, the one-thread rate times the threads: the fastest the
+    touch could be, so the floor stays one."""
     print()
     print("The floor in wall time: the kernel's part (its wall time), plus the first touch, "
           "on the row's threads at once, of the table svcnat hands it (no writer avoids it) "
@@ -271,7 +271,7 @@ def wall_floors(rates, walls):
           "MiB, floor, / kernel's part | peak RSS: MiB, floor, / kernel's part |")
     print("|---|---|---|---|---|---|---|")
     for s, be, label, t, w, k, nb, rss in walls:
-        r = rates.get(t) or rates.get(1)
+        r = rates.get(t) or (rates[1] * t if rates.get(1) else None)
         if not (k and r):
             continue
         cells = []
@@ -320,7 +320,7 @@ def measure(a, b):
     print("load average at the start: %.2f %.2f %.2f" % os.getloadavg())
     rate, rates = None, {}
     if a.touch_mb:
-        rates, _ = touch_rates(b, a.touch_mb, a.threads, a.pause)
+        rates = touch_rates(b, a.touch_mb, a.threads, a.pause)
         rate = rates[1]
     floors, walls = [], []
     print("| size | writer | threads | wall | CPU (user+sys) | peak RSS | plan | encode (its CPU) "
