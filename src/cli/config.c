@@ -87,6 +87,8 @@ void config_pipeline(const struct svcnat_options *o, struct pipeline_config *ret
 		 * and plans between syncs. */
 		.keep_plans = o->mode == MODE_DAEMON,
 		.sync_once = o->mode == MODE_ONCE,
+		/* Only the daemon reads its files again. */
+		.read_once = o->mode != MODE_DAEMON,
 		.no_net_admin = no_net_admin(o->mode),
 	};
 }

@@ -69,7 +69,7 @@ int pipeline_new(const struct pipeline_config *c, struct pipeline **ret, struct 
 			pipeline_free(p);
 			return r;
 		}
-		if (c->sync_once)
+		if (c->read_once)
 			filesrc_read_once(p->files[i]);
 	}
 	*ret = p;

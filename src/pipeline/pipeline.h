@@ -54,6 +54,8 @@ struct pipeline_config {
 				       * names and each family's plan between syncs */
 	bool sync_once;               /* one sync only: the merged and resolved state
 				       * is freed once planned */
+	bool read_once;               /* each file is read once: no items kept for
+				       * a reload (every mode but the daemon) */
 	const char *no_net_admin;     /* the error without CAP_NET_ADMIN */
 };
 

@@ -21,6 +21,7 @@
 #include "core/model.h"
 #include "core/plan.h"
 #include "core/render.h"
+#include "cli/config.h"
 #include "cli/options.h"
 #include "pipeline/pipeline.h"
 #include "cli/kpconfig.h"
@@ -950,6 +951,36 @@ static void test_kpconfig_parse(void **state)
 	diag_list_done(&d);
 }
 
+/* What each mode asks of the pipeline: only the daemon reads its files
+ * again (the others keep no items for a reload), only --once frees the
+ * merged state once planned, only the daemon keeps its plans. */
+static void test_pipeline_modes(void **state)
+{
+	static const struct {
+		const char *flag, *flag2; /* besides --config (NULL: none) */
+		bool read_once, sync_once, keep_plans;
+	} modes[] = {
+		{ NULL, NULL, false, false, true },
+		{ "--once", NULL, true, true, false },
+		{ "--dry-run", NULL, true, false, false },
+		{ "--dry-run", "--diff", true, false, false },
+		{ "--dump-state", NULL, true, false, false },
+	};
+	struct svcnat_options o;
+	struct pipeline_config c;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(modes); i++) {
+		assert_int_equal(parse(&o, "--config=/nonexistent", modes[i].flag, modes[i].flag2,
+				       NULL), 0);
+		config_pipeline(&o, &c);
+		assert_int_equal(c.read_once, modes[i].read_once);
+		assert_int_equal(c.sync_once, modes[i].sync_once);
+		assert_int_equal(c.keep_plans, modes[i].keep_plans);
+		options_done(&o);
+	}
+}
+
 /* Run parse() with stderr in a file; returns the exit code, *ret_err the text. */
 static int parse_quiet(struct svcnat_options *o, char **ret_err, const char **args, size_t n)
 {
@@ -1364,6 +1395,7 @@ int main(void)
 		cmocka_unit_test(test_ignored_field_defaults),
 		cmocka_unit_test(test_flag_over_file_warning),
 		cmocka_unit_test(test_flag_over_bad_field),
+		cmocka_unit_test(test_pipeline_modes),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
